@@ -1,0 +1,56 @@
+# SPDX-License-Identifier: MIT
+#
+# vmgpu: one entry point for building, booting and testing.
+#   make        build everything (QEMU device, vmgpu.ko, guest userspace, initramfs)
+#   make run    boot the guest and show vmgpu-info
+#   make test   boot every device configuration and run the tests
+#   make shell  boot the guest to an interactive shell
+#   make check  static checks (checkpatch, sparse)
+# Kbuild reads ./Kbuild, not this file, when it builds the module.
+
+SHELL := /bin/bash
+KVER = $(shell source scripts/common.sh && resolve_kernel_version)
+KDIR ?= /lib/modules/$(KVER)/build
+OUT := $(CURDIR)/out
+EXTRA ?=
+CONFIG ?= rebar
+CONFIGS ?=
+
+all: initramfs
+
+setup:
+	@scripts/setup.sh
+
+qemu: setup
+	@scripts/build-qemu.sh
+
+module: setup
+	@$(MAKE) -s -C $(KDIR) M=$(CURDIR) W=1 modules
+
+userspace: setup kernel-fetch
+	@$(MAKE) -s -C userspace OUT=$(OUT)/userspace
+
+kernel-fetch: setup
+	@scripts/fetch-kernel.sh >/dev/null
+
+initramfs: qemu module userspace
+	@scripts/build-initramfs.sh $(EXTRA)
+
+run: all
+	@scripts/run-guest.sh --mode run --config $(CONFIG) --log $(OUT)/run.log; \
+	sed -n '/^vmgpu-guest: kernel/,/^vmgpu-guest: done/p' $(OUT)/run.log | grep -v '^\['
+
+shell: all
+	@scripts/run-guest.sh --mode shell --config $(CONFIG)
+
+test: all
+	@scripts/test.sh $(CONFIGS)
+
+check: setup kernel-fetch
+	@scripts/check.sh $(KDIR)
+
+clean:
+	@$(MAKE) -s -C $(KDIR) M=$(CURDIR) clean 2>/dev/null || true
+	rm -rf $(OUT)
+
+.PHONY: all setup qemu module userspace kernel-fetch initramfs run shell test check clean

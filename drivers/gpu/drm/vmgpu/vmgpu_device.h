@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Copyright 2026 The vmgpu authors
+ */
+#ifndef _VMGPU_DEVICE_H_
+#define _VMGPU_DEVICE_H_
+
+#include <linux/io.h>
+#include <linux/pci.h>
+
+#include "vmgpu_device_types.h"
+
+static inline struct vmgpu_device *to_vmgpu_device(struct drm_device *drm)
+{
+	return container_of(drm, struct vmgpu_device, drm);
+}
+
+static inline struct pci_dev *vmgpu_pdev(struct vmgpu_device *vdev)
+{
+	return to_pci_dev(vdev->drm.dev);
+}
+
+static inline u32 vmgpu_read32(struct vmgpu_device *vdev, u32 reg)
+{
+	return readl(vdev->mmio + reg);
+}
+
+static inline u64 vmgpu_read64(struct vmgpu_device *vdev, u32 reg_lo)
+{
+	return vmgpu_read32(vdev, reg_lo) |
+	       (u64)vmgpu_read32(vdev, reg_lo + 4) << 32;
+}
+
+static inline void vmgpu_write32(struct vmgpu_device *vdev, u32 reg, u32 val)
+{
+	writel(val, vdev->mmio + reg);
+}
+
+#endif

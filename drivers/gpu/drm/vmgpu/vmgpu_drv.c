@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright 2026 The vmgpu authors
+ */
+
+#include <linux/module.h>
+#include <linux/pci.h>
+
+#include <drm/drm_drv.h>
+#include <drm/drm_file.h>
+#include <drm/drm_gem.h>
+#include <drm/drm_ioctl.h>
+#include <drm/drm_print.h>
+
+#include "vmgpu_drm.h"
+#include "vmgpu_device.h"
+#include "vmgpu_irq.h"
+#include "vmgpu_query.h"
+#include "vmgpu_vram.h"
+
+/**
+ * DOC: vmgpu
+ *
+ * vmgpu drives the vmgpu QEMU device: a GPU whose video memory management
+ * follows WDDM's VidMm (the seed documents). This file is the PCI and DRM
+ * glue; each concept lives in its own file, named in its DOC block.
+ */
+
+#define DRIVER_NAME	"vmgpu"
+#define DRIVER_DESC	"vmgpu virtual GPU"
+
+static const struct drm_ioctl_desc vmgpu_ioctls[] = {
+	DRM_IOCTL_DEF_DRV(VMGPU_QUERY, vmgpu_query_ioctl, DRM_RENDER_ALLOW),
+};
+
+DEFINE_DRM_GEM_FOPS(vmgpu_fops);
+
+static const struct drm_driver vmgpu_drm_driver = {
+	.driver_features = DRIVER_GEM | DRIVER_RENDER,
+	.ioctls = vmgpu_ioctls,
+	.num_ioctls = ARRAY_SIZE(vmgpu_ioctls),
+	.fops = &vmgpu_fops,
+	.name = DRIVER_NAME,
+	.desc = DRIVER_DESC,
+	.major = 1,
+	.minor = 0,
+};
+
+static int vmgpu_hw_init(struct vmgpu_device *vdev)
+{
+	u32 magic = vmgpu_read32(vdev, VMGPU_REG_MAGIC);
+
+	vdev->hw_version = vmgpu_read32(vdev, VMGPU_REG_VERSION);
+	if (magic != VMGPU_MAGIC ||
+	    vdev->hw_version >> 16 != VMGPU_VERSION_MAJOR) {
+		drm_err(&vdev->drm, "not a vmgpu v%u device (magic 0x%08x, version 0x%08x)\n",
+			VMGPU_VERSION_MAJOR, magic, vdev->hw_version);
+		return -ENODEV;
+	}
+	vmgpu_write32(vdev, VMGPU_REG_RESET, VMGPU_RESET_VALUE);
+	vdev->caps = vmgpu_read32(vdev, VMGPU_REG_CAPS);
+	return 0;
+}
+
+static int vmgpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+{
+	struct vmgpu_device *vdev;
+	int ret;
+
+	vdev = devm_drm_dev_alloc(&pdev->dev, &vmgpu_drm_driver,
+				  struct vmgpu_device, drm);
+	if (IS_ERR(vdev))
+		return PTR_ERR(vdev);
+
+	ret = pcim_enable_device(pdev);
+	if (ret)
+		return ret;
+	pci_set_master(pdev);
+	ret = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
+	if (ret)
+		return ret;
+
+	vdev->mmio = pcim_iomap_region(pdev, VMGPU_BAR_MMIO, DRIVER_NAME);
+	if (IS_ERR(vdev->mmio))
+		return PTR_ERR(vdev->mmio);
+
+	ret = vmgpu_hw_init(vdev);
+	if (ret)
+		return ret;
+	ret = vmgpu_vram_init(vdev);
+	if (ret)
+		return ret;
+	ret = vmgpu_irq_init(vdev);
+	if (ret)
+		return ret;
+
+	pci_set_drvdata(pdev, vdev);
+	ret = drm_dev_register(&vdev->drm, 0);
+	if (ret) {
+		vmgpu_irq_fini(vdev);
+		return ret;
+	}
+	return 0;
+}
+
+static void vmgpu_remove(struct pci_dev *pdev)
+{
+	struct vmgpu_device *vdev = pci_get_drvdata(pdev);
+
+	drm_dev_unplug(&vdev->drm);
+	vmgpu_irq_fini(vdev);
+}
+
+static const struct pci_device_id vmgpu_pci_ids[] = {
+	{ PCI_DEVICE(VMGPU_PCI_VENDOR_ID, VMGPU_PCI_DEVICE_ID) },
+	{ }
+};
+MODULE_DEVICE_TABLE(pci, vmgpu_pci_ids);
+
+static struct pci_driver vmgpu_pci_driver = {
+	.name = DRIVER_NAME,
+	.id_table = vmgpu_pci_ids,
+	.probe = vmgpu_probe,
+	.remove = vmgpu_remove,
+};
+module_pci_driver(vmgpu_pci_driver);
+
+MODULE_DESCRIPTION(DRIVER_DESC);
+MODULE_LICENSE("GPL");

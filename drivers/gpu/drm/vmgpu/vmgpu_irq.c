@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright 2026 The vmgpu authors
+ */
+
+#include <linux/interrupt.h>
+
+#include <drm/drm_print.h>
+
+#include "vmgpu_device.h"
+#include "vmgpu_irq.h"
+
+/**
+ * DOC: interrupts
+ *
+ * Each interrupt cause has its own MSI-X vector (VMGPU_MSIX_VEC_*), so
+ * handlers never share a line and never need to ask which cause fired; the
+ * status bits exist for acknowledgement. The error vector reports what the
+ * device latched in its error registers: a command that failed (bad opcode,
+ * out-of-range or IOMMU-faulting address) or a bad register write.
+ */
+
+static irqreturn_t vmgpu_irq_error(int irq, void *arg)
+{
+	struct vmgpu_device *vdev = arg;
+	u32 code, ring, slot;
+	u64 addr;
+
+	vmgpu_write32(vdev, VMGPU_REG_INT_STATUS, VMGPU_INT_ERROR);
+	code = vmgpu_read32(vdev, VMGPU_REG_ERROR_CODE);
+	if (code == VMGPU_ERR_NONE)
+		return IRQ_HANDLED;
+
+	ring = vmgpu_read32(vdev, VMGPU_REG_ERROR_RING);
+	slot = vmgpu_read32(vdev, VMGPU_REG_ERROR_SLOT);
+	addr = vmgpu_read64(vdev, VMGPU_REG_ERROR_ADDR_LO);
+	vmgpu_write32(vdev, VMGPU_REG_ERROR_ACK, 1);
+
+	if (ring == VMGPU_ERROR_RING_MMIO)
+		drm_err_ratelimited(&vdev->drm,
+				    "device rejected register 0x%x write (error %u, value 0x%llx)\n",
+				    slot, code, addr);
+	else
+		drm_err_ratelimited(&vdev->drm,
+				    "ring %u command %u failed: error %u at 0x%llx\n",
+				    ring, slot, code, addr);
+	return IRQ_HANDLED;
+}
+
+/**
+ * vmgpu_irq_init() - allocate the MSI-X vectors and enable error reports
+ * @vdev: the device
+ *
+ * Return: 0 or a negative errno; the device needs MSI-X.
+ */
+int vmgpu_irq_init(struct vmgpu_device *vdev)
+{
+	struct pci_dev *pdev = vmgpu_pdev(vdev);
+	int ret;
+
+	ret = pci_alloc_irq_vectors(pdev, VMGPU_MSIX_NUM_VECTORS,
+				    VMGPU_MSIX_NUM_VECTORS, PCI_IRQ_MSIX);
+	if (ret < 0) {
+		drm_err(&vdev->drm, "cannot get %u MSI-X vectors: %d\n",
+			VMGPU_MSIX_NUM_VECTORS, ret);
+		return ret;
+	}
+
+	ret = request_irq(pci_irq_vector(pdev, VMGPU_MSIX_VEC_ERROR),
+			  vmgpu_irq_error, 0, "vmgpu-error", vdev);
+	if (ret) {
+		pci_free_irq_vectors(pdev);
+		return ret;
+	}
+
+	vmgpu_write32(vdev, VMGPU_REG_INT_STATUS, ~0u);
+	vmgpu_write32(vdev, VMGPU_REG_INT_MASK, VMGPU_INT_ERROR);
+	return 0;
+}
+
+/**
+ * vmgpu_irq_fini() - silence the device and release the vectors
+ * @vdev: the device
+ */
+void vmgpu_irq_fini(struct vmgpu_device *vdev)
+{
+	struct pci_dev *pdev = vmgpu_pdev(vdev);
+
+	vmgpu_write32(vdev, VMGPU_REG_INT_MASK, 0);
+	free_irq(pci_irq_vector(pdev, VMGPU_MSIX_VEC_ERROR), vdev);
+	pci_free_irq_vectors(pdev);
+}

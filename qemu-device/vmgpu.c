@@ -1,0 +1,470 @@
+/*
+ * vmgpu: a virtual GPU whose memory model follows WDDM's video memory manager.
+ *
+ * PCI function, properties and the register file of BAR0. The programming
+ * model is Documentation/hw-contract.rst in the vmgpu tree; the numbers are
+ * in vmgpu_hw.h, shared with the guest driver.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/cutils.h"
+#include "qemu/log.h"
+#include "qemu/module.h"
+#include "qemu/units.h"
+#include "qapi/error.h"
+#include "hw/pci/msix.h"
+#include "hw/pci/pcie.h"
+#include "hw/qdev-properties.h"
+#include "vmgpu.h"
+#include "trace.h"
+
+#define VMGPU_PCIE_CAP_OFFSET   0x80
+#define VMGPU_REBAR_CAP_OFFSET  0x100
+#define VMGPU_DEFAULT_SEGMENTS  "192M:64K,64M:4K"
+
+void vmgpu_raise_irq(VmgpuState *s, uint32_t cause)
+{
+    PCIDevice *pdev = PCI_DEVICE(s);
+    unsigned vector = ctz32(cause);
+
+    s->int_status |= cause;
+    trace_vmgpu_irq(cause, s->int_mask);
+    if ((s->int_mask & cause) && msix_enabled(pdev)) {
+        msix_notify(pdev, vector);
+    }
+}
+
+void vmgpu_report_error(VmgpuState *s, enum vmgpu_error code, uint32_t ring,
+                        uint32_t slot, uint64_t addr)
+{
+    trace_vmgpu_error(code, ring, slot, addr);
+    s->error_count++;
+    if (s->error_code == VMGPU_ERR_NONE) {
+        s->error_code = code;
+        s->error_ring = ring;
+        s->error_slot = slot;
+        s->error_addr = addr;
+    }
+    vmgpu_raise_irq(s, VMGPU_INT_ERROR);
+}
+
+static void vmgpu_bad_register(VmgpuState *s, hwaddr addr, uint64_t val,
+                               const char *why)
+{
+    qemu_log_mask(LOG_GUEST_ERROR,
+                  "vmgpu: write 0x%" PRIx64 " to register 0x%" HWADDR_PRIx
+                  " ignored: %s\n", val, addr, why);
+    vmgpu_report_error(s, VMGPU_ERR_REGISTER, VMGPU_ERROR_RING_MMIO, addr, val);
+}
+
+static uint32_t vmgpu_caps(VmgpuState *s)
+{
+    uint32_t caps = 0;
+
+    if (s->rebar) {
+        caps |= VMGPU_CAP_REBAR;
+    }
+    if (s->hap_pages) {
+        caps |= VMGPU_CAP_HOST_APERTURE | VMGPU_CAP_SWIZZLE;
+    }
+    return caps;
+}
+
+static bool vmgpu_segment_reg(VmgpuState *s, hwaddr addr, uint32_t *val)
+{
+    unsigned index = (addr - VMGPU_REG_SEG(0)) / 0x20;
+    const VmgpuSegment *seg;
+
+    if (index >= s->num_segments) {
+        return false;
+    }
+    seg = &s->segments[index];
+    switch ((addr - VMGPU_REG_SEG(0)) % 0x20) {
+    case VMGPU_SEG_BASE_LO:
+        *val = seg->base;
+        return true;
+    case VMGPU_SEG_BASE_HI:
+        *val = seg->base >> 32;
+        return true;
+    case VMGPU_SEG_SIZE_LO:
+        *val = seg->size;
+        return true;
+    case VMGPU_SEG_SIZE_HI:
+        *val = seg->size >> 32;
+        return true;
+    case VMGPU_SEG_PAGE_SHIFT:
+        *val = seg->page_shift;
+        return true;
+    }
+    return false;
+}
+
+static bool vmgpu_reg_read(VmgpuState *s, hwaddr addr, uint32_t *val)
+{
+    switch (addr) {
+    case VMGPU_REG_MAGIC:
+        *val = VMGPU_MAGIC;
+        return true;
+    case VMGPU_REG_VERSION:
+        *val = VMGPU_VERSION_MAJOR << 16 | VMGPU_VERSION_MINOR;
+        return true;
+    case VMGPU_REG_CAPS:
+        *val = vmgpu_caps(s);
+        return true;
+    case VMGPU_REG_VRAM_SIZE_LO:
+        *val = s->vram_size;
+        return true;
+    case VMGPU_REG_VRAM_SIZE_HI:
+        *val = s->vram_size >> 32;
+        return true;
+    case VMGPU_REG_VRAM_BAR_SIZE_LO:
+        *val = vmgpu_vram_bar_size(s);
+        return true;
+    case VMGPU_REG_VRAM_BAR_SIZE_HI:
+        *val = vmgpu_vram_bar_size(s) >> 32;
+        return true;
+    case VMGPU_REG_HOST_APERTURE_PAGES:
+        *val = s->hap_pages;
+        return true;
+    case VMGPU_REG_GART_MAX_PAGES:
+        *val = s->gart_max_pages;
+        return true;
+    case VMGPU_REG_PAGING_VA_SIZE_MB:
+        *val = s->paging_va_mb;
+        return true;
+    case VMGPU_REG_NUM_SEGMENTS:
+        *val = s->num_segments;
+        return true;
+    case VMGPU_REG_INT_STATUS:
+        *val = s->int_status;
+        return true;
+    case VMGPU_REG_INT_MASK:
+        *val = s->int_mask;
+        return true;
+    case VMGPU_REG_ERROR_CODE:
+        *val = s->error_code;
+        return true;
+    case VMGPU_REG_ERROR_RING:
+        *val = s->error_ring;
+        return true;
+    case VMGPU_REG_ERROR_SLOT:
+        *val = s->error_slot;
+        return true;
+    case VMGPU_REG_ERROR_ADDR_LO:
+        *val = s->error_addr;
+        return true;
+    case VMGPU_REG_ERROR_ADDR_HI:
+        *val = s->error_addr >> 32;
+        return true;
+    case VMGPU_REG_ERROR_COUNT:
+        *val = s->error_count;
+        return true;
+    }
+    if (addr >= VMGPU_REG_SEG(0) && addr < VMGPU_REG_SEG(VMGPU_MAX_SEGMENTS)) {
+        return vmgpu_segment_reg(s, addr, val);
+    }
+    return false;
+}
+
+static void vmgpu_reset_state(VmgpuState *s)
+{
+    s->int_status = 0;
+    s->int_mask = 0;
+    s->error_code = VMGPU_ERR_NONE;
+    s->error_ring = 0;
+    s->error_slot = 0;
+    s->error_addr = 0;
+    s->error_count = 0;
+    vmgpu_hap_reset(s);
+}
+
+static void vmgpu_reg_write(VmgpuState *s, hwaddr addr, uint32_t val)
+{
+    switch (addr) {
+    case VMGPU_REG_RESET:
+        if (val != VMGPU_RESET_VALUE) {
+            vmgpu_bad_register(s, addr, val, "not VMGPU_RESET_VALUE");
+            return;
+        }
+        trace_vmgpu_reset();
+        vmgpu_reset_state(s);
+        return;
+    case VMGPU_REG_INT_STATUS:
+        s->int_status &= ~val;
+        return;
+    case VMGPU_REG_INT_MASK:
+        if (val & ~(VMGPU_INT_FENCE | VMGPU_INT_ERROR | VMGPU_INT_VBLANK)) {
+            vmgpu_bad_register(s, addr, val, "unknown interrupt bits");
+            return;
+        }
+        s->int_mask = val;
+        return;
+    case VMGPU_REG_ERROR_ACK:
+        s->error_code = VMGPU_ERR_NONE;
+        return;
+    }
+    vmgpu_bad_register(s, addr, val, "read-only or unimplemented register");
+}
+
+static uint64_t vmgpu_mmio_read(void *opaque, hwaddr addr, unsigned size)
+{
+    VmgpuState *s = opaque;
+    uint32_t val = 0;
+
+    if (addr >= VMGPU_HAP_TABLE_OFFSET) {
+        return vmgpu_hap_table_read(s, addr - VMGPU_HAP_TABLE_OFFSET, size);
+    }
+    if (size != 4 || !vmgpu_reg_read(s, addr, &val)) {
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "vmgpu: bad %u-byte read of register 0x%" HWADDR_PRIx
+                      "\n", size, addr);
+        return 0;
+    }
+    trace_vmgpu_mmio_read(addr, val);
+    return val;
+}
+
+static void vmgpu_mmio_write(void *opaque, hwaddr addr, uint64_t val,
+                             unsigned size)
+{
+    VmgpuState *s = opaque;
+
+    if (addr >= VMGPU_HAP_TABLE_OFFSET) {
+        vmgpu_hap_table_write(s, addr - VMGPU_HAP_TABLE_OFFSET, val, size);
+        return;
+    }
+    trace_vmgpu_mmio_write(addr, val);
+    if (size != 4) {
+        vmgpu_bad_register(s, addr, val, "registers are 32-bit");
+        return;
+    }
+    vmgpu_reg_write(s, addr, val);
+}
+
+static const MemoryRegionOps vmgpu_mmio_ops = {
+    .read = vmgpu_mmio_read,
+    .write = vmgpu_mmio_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = {
+        .min_access_size = 4,
+        .max_access_size = 8,
+    },
+};
+
+/* Parse "192M:64K,64M:4K" into consecutive memory segments. */
+static bool vmgpu_parse_segments(VmgpuState *s, Error **errp)
+{
+    g_auto(GStrv) parts = g_strsplit(s->segments_spec ?: VMGPU_DEFAULT_SEGMENTS,
+                                      ",", -1);
+    uint64_t base = 0;
+    unsigned i;
+
+    for (i = 0; parts[i]; i++) {
+        VmgpuSegment *seg = &s->segments[i];
+        const char *page;
+        uint64_t size, page_size;
+
+        if (i == VMGPU_MAX_SEGMENTS) {
+            error_setg(errp, "vmgpu: at most %d segments", VMGPU_MAX_SEGMENTS);
+            return false;
+        }
+        if (qemu_strtosz(parts[i], &page, &size) || *page != ':' ||
+            qemu_strtosz(page + 1, NULL, &page_size)) {
+            error_setg(errp, "vmgpu: segment '%s' is not SIZE:PAGESIZE",
+                       parts[i]);
+            return false;
+        }
+        if (page_size != 4 * KiB && page_size != 64 * KiB) {
+            error_setg(errp, "vmgpu: segment page size must be 4K or 64K");
+            return false;
+        }
+        if (!size || size % MiB) {
+            error_setg(errp, "vmgpu: segment size must be a non-zero "
+                       "multiple of 1M");
+            return false;
+        }
+        seg->base = base;
+        seg->size = size;
+        seg->page_shift = ctz64(page_size);
+        base += size;
+    }
+    if (!i) {
+        error_setg(errp, "vmgpu: 'segments' lists no segment");
+        return false;
+    }
+    s->num_segments = i;
+    s->vram_size = base;
+    return true;
+}
+
+static bool vmgpu_check_properties(VmgpuState *s, Error **errp)
+{
+    uint64_t max_bar = pow2ceil(s->vram_size);
+
+    if (!is_power_of_2(s->initial_bar_size) || s->initial_bar_size < MiB ||
+        s->initial_bar_size > max_bar) {
+        error_setg(errp, "vmgpu: bar-size must be a power of two between 1M "
+                   "and %" PRIu64 "M", max_bar / MiB);
+        return false;
+    }
+    if (s->host_aperture_size &&
+        (!is_power_of_2(s->host_aperture_size) ||
+         s->host_aperture_size < VMGPU_PAGE_SIZE ||
+         s->host_aperture_size > (uint64_t)VMGPU_HAP_MAX_PAGES * VMGPU_PAGE_SIZE)) {
+        error_setg(errp, "vmgpu: host-aperture-size must be 0 or a power of "
+                   "two between 4K and %uM",
+                   VMGPU_HAP_MAX_PAGES * VMGPU_PAGE_SIZE / (unsigned)MiB);
+        return false;
+    }
+    if (!s->gart_max_pages) {
+        error_setg(errp, "vmgpu: gart-pages must not be 0");
+        return false;
+    }
+    return true;
+}
+
+static void vmgpu_init_vram(VmgpuState *s, Error **errp)
+{
+    PCIDevice *pdev = PCI_DEVICE(s);
+    uint8_t type = PCI_BASE_ADDRESS_SPACE_MEMORY | PCI_BASE_ADDRESS_MEM_TYPE_64 |
+                   PCI_BASE_ADDRESS_MEM_PREFETCH;
+
+    if (!memory_region_init_ram(&s->vram, OBJECT(s), "vmgpu.vram",
+                                s->vram_size, errp)) {
+        return;
+    }
+    s->vram_ptr = memory_region_get_ram_ptr(&s->vram);
+
+    memory_region_init(&s->vram_bar, OBJECT(s), "vmgpu.vram-bar",
+                       s->initial_bar_size);
+    memory_region_init_alias(&s->vram_window, OBJECT(s), "vmgpu.vram-window",
+                             &s->vram, 0,
+                             MIN(s->initial_bar_size, s->vram_size));
+    memory_region_add_subregion(&s->vram_bar, 0, &s->vram_window);
+    pci_register_bar(pdev, VMGPU_BAR_VRAM, type, &s->vram_bar);
+
+    if (s->host_aperture_size) {
+        s->hap_pages = s->host_aperture_size / VMGPU_PAGE_SIZE;
+        s->hap_table = g_new0(uint64_t, s->hap_pages);
+        memory_region_init_io(&s->host_aperture, OBJECT(s), &vmgpu_hap_ops, s,
+                              "vmgpu.host-aperture", s->host_aperture_size);
+        pci_register_bar(pdev, VMGPU_BAR_HOST_APERTURE, type,
+                         &s->host_aperture);
+    }
+}
+
+static void vmgpu_realize(PCIDevice *pdev, Error **errp)
+{
+    VmgpuState *s = VMGPU(pdev);
+    ERRP_GUARD();
+    unsigned i;
+
+    if (!vmgpu_parse_segments(s, errp) || !vmgpu_check_properties(s, errp)) {
+        return;
+    }
+
+    pci_config_set_interrupt_pin(pdev->config, 1);
+    if (pcie_endpoint_cap_init(pdev, VMGPU_PCIE_CAP_OFFSET) < 0) {
+        error_setg(errp, "vmgpu: cannot add the PCIe capability");
+        return;
+    }
+
+    memory_region_init_io(&s->mmio, OBJECT(s), &vmgpu_mmio_ops, s,
+                          "vmgpu.mmio", VMGPU_MMIO_SIZE);
+    pci_register_bar(pdev, VMGPU_BAR_MMIO, PCI_BASE_ADDRESS_SPACE_MEMORY,
+                     &s->mmio);
+
+    if (msix_init_exclusive_bar(pdev, VMGPU_MSIX_NUM_VECTORS, VMGPU_BAR_MSIX,
+                                errp)) {
+        return;
+    }
+    for (i = 0; i < VMGPU_MSIX_NUM_VECTORS; i++) {
+        msix_vector_use(pdev, i);
+    }
+
+    vmgpu_init_vram(s, errp);
+    if (*errp) {
+        return;
+    }
+    if (s->rebar) {
+        vmgpu_rebar_init(s, VMGPU_REBAR_CAP_OFFSET);
+    }
+}
+
+static void vmgpu_exit(PCIDevice *pdev)
+{
+    VmgpuState *s = VMGPU(pdev);
+
+    msix_uninit_exclusive_bar(pdev);
+    g_free(s->hap_table);
+}
+
+static void vmgpu_config_write(PCIDevice *pdev, uint32_t addr, uint32_t val,
+                               int len)
+{
+    VmgpuState *s = VMGPU(pdev);
+
+    pci_default_write_config(pdev, addr, val, len);
+    if (s->rebar) {
+        vmgpu_rebar_config_write(s, addr, len);
+    }
+}
+
+static void vmgpu_device_reset(DeviceState *dev)
+{
+    VmgpuState *s = VMGPU(dev);
+
+    vmgpu_reset_state(s);
+    if (s->rebar) {
+        vmgpu_rebar_reset(s);
+    }
+}
+
+static const Property vmgpu_properties[] = {
+    DEFINE_PROP_STRING("segments", VmgpuState, segments_spec),
+    DEFINE_PROP_SIZE("bar-size", VmgpuState, initial_bar_size, 64 * MiB),
+    DEFINE_PROP_BOOL("rebar", VmgpuState, rebar, true),
+    DEFINE_PROP_SIZE("host-aperture-size", VmgpuState, host_aperture_size,
+                     16 * MiB),
+    DEFINE_PROP_UINT32("gart-pages", VmgpuState, gart_max_pages, 65536),
+    DEFINE_PROP_UINT32("paging-va-mb", VmgpuState, paging_va_mb, 0),
+};
+
+static void vmgpu_class_init(ObjectClass *klass, void *data)
+{
+    DeviceClass *dc = DEVICE_CLASS(klass);
+    PCIDeviceClass *k = PCI_DEVICE_CLASS(klass);
+
+    k->realize = vmgpu_realize;
+    k->exit = vmgpu_exit;
+    k->config_write = vmgpu_config_write;
+    k->vendor_id = VMGPU_PCI_VENDOR_ID;
+    k->device_id = VMGPU_PCI_DEVICE_ID;
+    k->revision = VMGPU_PCI_REVISION;
+    k->class_id = PCI_CLASS_DISPLAY_OTHER;
+    dc->desc = "vmgpu virtual GPU (WDDM VidMm memory model)";
+    device_class_set_props(dc, vmgpu_properties);
+    device_class_set_legacy_reset(dc, vmgpu_device_reset);
+    set_bit(DEVICE_CATEGORY_DISPLAY, dc->categories);
+}
+
+static void vmgpu_register_types(void)
+{
+    static InterfaceInfo interfaces[] = {
+        { INTERFACE_PCIE_DEVICE },
+        { },
+    };
+    static const TypeInfo vmgpu_info = {
+        .name = TYPE_VMGPU,
+        .parent = TYPE_PCI_DEVICE,
+        .instance_size = sizeof(VmgpuState),
+        .class_init = vmgpu_class_init,
+        .interfaces = interfaces,
+    };
+
+    type_register_static(&vmgpu_info);
+}
+
+type_init(vmgpu_register_types)

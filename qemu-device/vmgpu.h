@@ -1,0 +1,81 @@
+/*
+ * vmgpu: a virtual GPU whose memory model follows WDDM's video memory manager.
+ *
+ * Device state shared by the files of the device model.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef HW_VMGPU_H
+#define HW_VMGPU_H
+
+#include "hw/pci/pci_device.h"
+#include "hw/vmgpu/vmgpu_hw.h"
+#include "qom/object.h"
+
+#define TYPE_VMGPU "vmgpu"
+OBJECT_DECLARE_SIMPLE_TYPE(VmgpuState, VMGPU)
+
+typedef struct VmgpuSegment {
+    uint64_t base;              /* VRAM offset */
+    uint64_t size;
+    uint32_t page_shift;
+} VmgpuSegment;
+
+struct VmgpuState {
+    PCIDevice parent_obj;
+
+    /* Properties */
+    char *segments_spec;        /* "SIZE:PAGE[,SIZE:PAGE...]" */
+    uint64_t initial_bar_size;
+    bool rebar;
+    uint64_t host_aperture_size;
+    uint32_t gart_max_pages;
+    uint32_t paging_va_mb;
+
+    /* Memory */
+    VmgpuSegment segments[VMGPU_MAX_SEGMENTS];
+    uint32_t num_segments;
+    uint64_t vram_size;
+    uint8_t *vram_ptr;
+    MemoryRegion vram;          /* all VRAM */
+    MemoryRegion vram_bar;      /* BAR2: container that ReBAR resizes */
+    MemoryRegion vram_window;   /* alias of the VRAM that BAR2 decodes */
+    MemoryRegion mmio;          /* BAR0 */
+    MemoryRegion host_aperture; /* BAR4 */
+
+    /* Resizable BAR extended capability */
+    uint16_t rebar_offset;
+
+    /* Host aperture page table, VMGPU_HAP_PTE_* */
+    uint64_t *hap_table;
+    uint32_t hap_pages;
+
+    /* Interrupts and errors */
+    uint32_t int_status;
+    uint32_t int_mask;
+    uint32_t error_code;
+    uint32_t error_ring;
+    uint32_t error_slot;
+    uint64_t error_addr;
+    uint32_t error_count;
+};
+
+/* vmgpu.c */
+void vmgpu_raise_irq(VmgpuState *s, uint32_t cause);
+void vmgpu_report_error(VmgpuState *s, enum vmgpu_error code, uint32_t ring,
+                        uint32_t slot, uint64_t addr);
+
+/* vmgpu-rebar.c */
+void vmgpu_rebar_init(VmgpuState *s, uint16_t offset);
+void vmgpu_rebar_config_write(VmgpuState *s, uint32_t addr, int len);
+void vmgpu_rebar_reset(VmgpuState *s);
+uint64_t vmgpu_vram_bar_size(VmgpuState *s);
+
+/* vmgpu-hap.c */
+extern const MemoryRegionOps vmgpu_hap_ops;
+uint64_t vmgpu_hap_table_read(VmgpuState *s, hwaddr offset, unsigned size);
+void vmgpu_hap_table_write(VmgpuState *s, hwaddr offset, uint64_t val,
+                           unsigned size);
+void vmgpu_hap_reset(VmgpuState *s);
+
+#endif

@@ -1,0 +1,73 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# Build the guest initramfs: busybox, the DRM/TTM modules vmgpu.ko needs
+# (resolved through depmod, not listed by hand), vmgpu.ko, the userspace
+# programs and tests with their shared libraries, and the init script.
+#
+# usage: build-initramfs.sh [EXTRA_DIR]
+#   every executable in EXTRA_DIR is run after the project's tests.
+set -euo pipefail
+
+. "$(dirname "$0")/common.sh"
+
+extra=${1:-}
+kdir=$("$VMGPU_ROOT/scripts/fetch-kernel.sh")
+kver=$(resolve_kernel_version)
+kroot="$kdir/root"
+mods="lib/modules/$kver"
+root="$VMGPU_OUT/initramfs"
+module="$VMGPU_ROOT/drivers/gpu/drm/vmgpu/vmgpu.ko"
+userspace="$VMGPU_OUT/userspace"
+
+[ -f "$module" ] || die "$module not built"
+
+rm -rf "$root"
+mkdir -p "$root"/{bin,dev,proc,sys,tmp,etc,usr/bin,"$mods/extra"} \
+	"$root/usr/lib/vmgpu/tests" "$root/usr/lib/vmgpu/extra"
+ln -s bin "$root/sbin"
+
+cp /bin/busybox "$root/bin/busybox"
+for app in $("$root/bin/busybox" --list); do
+	[ -e "$root/bin/$app" ] || ln -s busybox "$root/bin/$app"
+done
+
+# Modules: what vmgpu.ko depends on, and what those depend on, from the
+# kernel's own modules.dep. Decompressed, since busybox insmod may not
+# understand .ko.xz.
+deps=$(modinfo -F depends "$module" | tr ',' ' ')
+for dep in $deps; do
+	modprobe -d "$kroot" -S "$kver" --show-depends "$dep" | awk '$1 == "insmod" { print $2 }'
+done | sort -u | while read -r ko; do
+	rel=${ko#"$kroot/$mods/"}
+	mkdir -p "$root/$mods/$(dirname "$rel")"
+	case "$ko" in
+	*.xz) xz -dc "$ko" >"$root/$mods/${rel%.xz}" ;;
+	*) cp "$ko" "$root/$mods/$rel" ;;
+	esac
+done
+cp "$kroot/$mods"/modules.{builtin,builtin.modinfo,order} "$root/$mods/"
+cp "$module" "$root/$mods/extra/"
+depmod -b "$root" "$kver"
+
+cp "$userspace"/bin/* "$root/usr/bin/"
+cp "$userspace"/tests/* "$root/usr/lib/vmgpu/tests/"
+if [ -n "$extra" ]; then
+	[ -d "$extra" ] || die "EXTRA=$extra is not a directory"
+	find "$extra" -maxdepth 1 -type f -perm -u+x -exec cp {} "$root/usr/lib/vmgpu/extra/" \;
+fi
+
+# Shared libraries of every dynamically linked program, with the loader.
+find "$root/usr" -type f -perm -u+x -exec ldd {} \; 2>/dev/null |
+	awk '/=> \// { print $3 } /^\t\// { print $1 }' | sort -u |
+	while read -r lib; do
+		mkdir -p "$root$(dirname "$lib")"
+		cp -L "$lib" "$root$lib"
+	done
+
+install -m 755 "$VMGPU_ROOT/scripts/guest/init" "$root/init"
+install -m 755 "$VMGPU_ROOT/scripts/guest/run-tests" "$root/usr/bin/vmgpu-run-tests"
+
+(cd "$root" && find . -print0 | cpio --null -o -H newc --quiet) | gzip -1 >"$VMGPU_OUT/initramfs.cpio.gz"
+cp "$kroot/boot/vmlinuz-$kver" "$VMGPU_OUT/vmlinuz"
+echo "$kver" >"$VMGPU_OUT/kernel-version"

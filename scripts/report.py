@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Turn guest serial logs into test results and one closing line.
+
+Each log is one boot of one device configuration. Inside a boot:
+- a project test (kselftest harness) counts every top-level KTAP
+  "ok N" / "not ok N" line; "# SKIP" marks a skip. A test program that
+  exits non-zero without a "not ok" line, or never reaches its end
+  marker, counts as one failure.
+- an extra program counts as one test: exit 0 pass, 77 skip, else fail.
+- the boot itself passes "guest-log-clean" only if the kernel printed no
+  WARNING, BUG, Oops, DMAR fault, lockdep report or hung task, and
+  "guest-finished" only if the guest reached its last line.
+
+usage: report.py LOG...    (exit status 1 if anything failed)
+"""
+import os
+import re
+import sys
+
+BEGIN = re.compile(r"^vmgpu-test: begin (\w+) (\S+)$")
+END = re.compile(r"^vmgpu-test: end (\w+) (\S+) rc=(\d+)$")
+KTAP = re.compile(r"^(not ok|ok) \d+ (.*?)(\s+#\s*(SKIP|skip).*)?$")
+KERNEL_PREFIX = re.compile(r"^\[\s*\d+\.\d+\]\s?")
+BAD_KERNEL = re.compile(
+    r"(WARNING:|BUG:|Oops|DMAR: \[DMA|DMAR:.*[Ff]ault|possible circular locking|"
+    r"possible recursive locking|INFO: task .* blocked|Kernel panic|"
+    r"general protection fault|UBSAN:|KASAN:)")
+
+
+class Report:
+    def __init__(self):
+        self.results = []  # (status, name, detail)
+
+    def add(self, status, name, detail=""):
+        self.results.append((status, name, detail))
+
+    def count(self, status):
+        return sum(1 for r in self.results if r[0] == status)
+
+
+def parse_boot(path, report):
+    config = os.path.splitext(os.path.basename(path))[0]
+    with open(path, errors="replace") as f:
+        lines = [line.rstrip("\r\n") for line in f]
+
+    current = None  # (kind, name, saw_not_ok, output)
+    bad_kernel = []
+    finished = False
+    for raw in lines:
+        line = KERNEL_PREFIX.sub("", raw) if KERNEL_PREFIX.match(raw) else raw
+        if KERNEL_PREFIX.match(raw) and BAD_KERNEL.search(line):
+            bad_kernel.append(raw)
+        if line == "vmgpu-guest: done":
+            finished = True
+        m = BEGIN.match(line)
+        if m:
+            current = [m.group(1), m.group(2), False]
+            continue
+        m = END.match(line)
+        if m and current:
+            kind, name, saw_not_ok = current
+            rc = int(m.group(3))
+            full = f"{config}/{name}"
+            if kind == "extra":
+                status = "pass" if rc == 0 else "skip" if rc == 77 else "fail"
+                report.add(status, full, f"exit {rc}")
+            elif rc not in (0, 4) and not saw_not_ok:
+                report.add("fail", full, f"exited {rc} without a failing test line")
+            current = None
+            continue
+        if current and current[0] == "test":
+            m = KTAP.match(line)
+            if m:
+                name = f"{config}/{current[1]}/{m.group(2).strip()}"
+                if m.group(1) == "not ok":
+                    current[2] = True
+                    report.add("fail", name)
+                elif m.group(4):
+                    report.add("skip", name)
+                else:
+                    report.add("pass", name)
+    if current:
+        report.add("fail", f"{config}/{current[1]}", "never finished (crash or timeout)")
+    report.add("pass" if finished else "fail", f"{config}/guest-finished")
+    report.add("fail" if bad_kernel else "pass", f"{config}/guest-log-clean",
+               "; ".join(bad_kernel[:3]))
+
+
+def main(paths):
+    report = Report()
+    for path in paths:
+        parse_boot(path, report)
+    for status, name, detail in report.results:
+        tag = {"pass": "PASS", "fail": "FAIL", "skip": "SKIP"}[status]
+        print(f"{tag} {name}" + (f" ({detail})" if detail and status != "pass" else ""))
+    line = f"{report.count('pass')} passed, {report.count('fail')} failed"
+    if report.count("skip"):
+        line += f", {report.count('skip')} skipped"
+    print(line)
+    return 1 if report.count("fail") or not report.results else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

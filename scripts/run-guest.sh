@@ -1,0 +1,62 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# Boot the guest on a vmgpu device configuration.
+#
+# usage: run-guest.sh [--mode run|test|shell] [--config NAME] [--log FILE]
+#   NAME is a file in scripts/configs/ (default: rebar).
+set -euo pipefail
+
+. "$(dirname "$0")/common.sh"
+
+mode=run
+config=rebar
+logfile=
+
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--mode) mode=$2; shift 2 ;;
+	--config) config=$2; shift 2 ;;
+	--log) logfile=$2; shift 2 ;;
+	*) die "unknown argument $1" ;;
+	esac
+done
+
+conf="$VMGPU_ROOT/scripts/configs/$config"
+[ -f "$conf" ] || die "no device configuration $conf"
+SEGMENTS= BAR_SIZE= REBAR= HOST_APERTURE= BUS=
+# shellcheck source=/dev/null
+. "$conf"
+
+# QEMU option values escape commas by doubling them.
+device="vmgpu,segments=${SEGMENTS//,/,,},bar-size=$BAR_SIZE,rebar=$REBAR"
+device+=",host-aperture-size=$HOST_APERTURE"
+bus_args=()
+if [ "$BUS" = root-port ]; then
+	bus_args=(-device pcie-root-port,id=rp0,chassis=1,slot=1)
+	device+=",bus=rp0"
+fi
+
+cmdline="console=ttyS0 loglevel=7 panic=-1 intel_iommu=on iommu.passthrough=0 iommu.strict=1"
+cmdline+=" VMGPU_MODE=$mode VMGPU_CONFIG=$config VMGPU_SEGMENTS=$SEGMENTS"
+cmdline+=" VMGPU_BAR_SIZE=$BAR_SIZE VMGPU_REBAR=$REBAR VMGPU_HOST_APERTURE=$HOST_APERTURE"
+
+qemu=(
+	"$VMGPU_OUT/qemu-system-x86_64" -L /usr/share/seabios -L /usr/share/qemu
+	-machine q35,kernel-irqchip=split -accel tcg -cpu max -smp 2 -m 2G
+	-nodefaults -display none -no-reboot
+	-device intel-iommu,intremap=on,caching-mode=on
+	"${bus_args[@]}" -device "$device"
+	-kernel "$VMGPU_OUT/vmlinuz" -initrd "$VMGPU_OUT/initramfs.cpio.gz"
+	-append "$cmdline"
+)
+
+case "$mode" in
+shell)
+	exec "${qemu[@]}" -serial mon:stdio
+	;;
+*)
+	[ -n "$logfile" ] || logfile=/dev/stdout
+	timeout "${VMGPU_BOOT_TIMEOUT:-900}" "${qemu[@]}" -serial stdio </dev/null >"$logfile" 2>&1
+	;;
+esac

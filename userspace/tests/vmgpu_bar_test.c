@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The VRAM BAR: grown to cover all VRAM when the device has a Resizable BAR
+ * capability, left at its power-on size when it has none; the query and
+ * sysfs agree either way.
+ */
+#include <stdlib.h>
+
+#include "kselftest_harness.h"
+#include "hw/vmgpu_hw.h"
+#include "vmgpu_testlib.h"
+
+FIXTURE(bar) {
+	vmgpu_device *dev;
+	struct vmgpu_expect expect;
+	struct drm_vmgpu_query_device info;
+	char pci_path[256];
+};
+
+FIXTURE_SETUP(bar)
+{
+	ASSERT_EQ(0, vmgpu_device_open(&self->dev));
+	ASSERT_EQ(0, vmgpu_test_expect(&self->expect));
+	ASSERT_EQ(0, vmgpu_query_device(self->dev, &self->info));
+	ASSERT_EQ(0, vmgpu_test_pci_path(self->dev, self->pci_path,
+					 sizeof(self->pci_path)));
+}
+
+FIXTURE_TEARDOWN(bar)
+{
+	vmgpu_device_unref(self->dev);
+}
+
+TEST_F(bar, sysfs_agrees)
+{
+	uint64_t vram_bar, hap_bar;
+
+	ASSERT_EQ(0, vmgpu_test_bar_size(self->pci_path, VMGPU_BAR_VRAM, &vram_bar));
+	EXPECT_EQ(vram_bar, self->info.vram_bar_size);
+	ASSERT_EQ(0, vmgpu_test_bar_size(self->pci_path, VMGPU_BAR_HOST_APERTURE,
+					 &hap_bar));
+	EXPECT_EQ(hap_bar, self->info.host_aperture_size);
+}
+
+TEST_F(bar, resized_to_cover_vram)
+{
+	if (!self->expect.rebar)
+		SKIP(return, "device configured with rebar=off");
+	EXPECT_GE(self->info.vram_bar_size, self->info.vram_size);
+	/* The driver grew it, or a previous load of the driver did. */
+	EXPECT_GE(self->info.vram_bar_probe_size, self->expect.bar_size);
+}
+
+TEST_F(bar, stays_without_rebar)
+{
+	if (self->expect.rebar)
+		SKIP(return, "device configured with rebar=on");
+	EXPECT_EQ(self->expect.bar_size, self->info.vram_bar_size);
+	EXPECT_EQ(self->expect.bar_size, self->info.vram_bar_probe_size);
+}
+
+/* What the BAR does not reach is reported as host-aperture access. */
+TEST_F(bar, segments_follow_bar)
+{
+	struct drm_vmgpu_query_segments *s;
+	uint64_t visible = 0;
+	uint32_t i;
+
+	ASSERT_EQ(0, vmgpu_query_segments(self->dev, &s));
+	for (i = 0; i < s->num_segments; i++) {
+		const struct drm_vmgpu_segment *seg = &s->segments[i];
+
+		if (seg->kind != DRM_VMGPU_SEGMENT_MEMORY)
+			continue;
+		visible += seg->cpu_visible_size;
+		if (seg->cpu_visible_size < seg->size) {
+			EXPECT_EQ(!!self->info.host_aperture_size,
+				  !!(seg->flags & DRM_VMGPU_SEGMENT_HOST_APERTURE));
+		}
+	}
+	if (self->info.vram_bar_size < self->info.vram_size) {
+		EXPECT_EQ(self->info.vram_bar_size, visible);
+	} else {
+		EXPECT_EQ(self->info.vram_size, visible);
+	}
+	free(s);
+}
+
+TEST_HARNESS_MAIN

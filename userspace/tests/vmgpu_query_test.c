@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: MIT
+/*
+ * DRM_IOCTL_VMGPU_QUERY: the device and its segment table, and rejection of
+ * malformed requests.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "kselftest_harness.h"
+#include "hw/vmgpu_hw.h"
+#include "vmgpu_testlib.h"
+
+FIXTURE(query) {
+	vmgpu_device *dev;
+	struct vmgpu_expect expect;
+};
+
+FIXTURE_SETUP(query)
+{
+	ASSERT_EQ(0, vmgpu_device_open(&self->dev));
+	ASSERT_EQ(0, vmgpu_test_expect(&self->expect))
+		TH_LOG("VMGPU_* environment missing or malformed");
+}
+
+FIXTURE_TEARDOWN(query)
+{
+	vmgpu_device_unref(self->dev);
+}
+
+TEST_F(query, device)
+{
+	struct drm_vmgpu_query_device info;
+	uint64_t vram = 0;
+	uint32_t i;
+
+	for (i = 0; i < self->expect.num_segments; i++)
+		vram += self->expect.segment_size[i];
+
+	ASSERT_EQ(0, vmgpu_query_device(self->dev, &info));
+	EXPECT_EQ(VMGPU_PCI_VENDOR_ID, info.pci_vendor);
+	EXPECT_EQ(VMGPU_PCI_DEVICE_ID, info.pci_device);
+	EXPECT_EQ(VMGPU_VERSION_MAJOR, info.hw_version >> 16);
+	EXPECT_EQ(self->expect.num_segments + 2, info.num_segments);
+	EXPECT_EQ(vram, info.vram_size);
+	EXPECT_EQ(self->expect.host_aperture_size, info.host_aperture_size);
+	EXPECT_EQ(!!self->expect.rebar, !!(info.flags & DRM_VMGPU_DEVICE_REBAR));
+	EXPECT_NE(0, info.paging_va_size);
+	for (i = 0; i < 8; i++)
+		EXPECT_EQ(0, info.reserved[i]);
+}
+
+TEST_F(query, segments)
+{
+	struct drm_vmgpu_query_segments *s;
+	const struct drm_vmgpu_segment *seg;
+	uint32_t i, n = self->expect.num_segments;
+
+	ASSERT_EQ(0, vmgpu_query_segments(self->dev, &s));
+	ASSERT_EQ(n + 2, s->num_segments);
+
+	seg = &s->segments[0];
+	EXPECT_EQ(0, seg->id);
+	EXPECT_EQ(DRM_VMGPU_SEGMENT_SYSTEM, seg->kind);
+	EXPECT_NE(0, seg->size);
+
+	for (i = 0; i < n; i++) {
+		seg = &s->segments[i + 1];
+		EXPECT_EQ(i + 1, seg->id);
+		EXPECT_EQ(DRM_VMGPU_SEGMENT_MEMORY, seg->kind);
+		EXPECT_EQ(self->expect.segment_size[i], seg->size);
+		EXPECT_EQ(self->expect.segment_page_size[i], seg->page_size);
+		EXPECT_LE(seg->cpu_visible_size, seg->size);
+		EXPECT_EQ(seg->cpu_visible_size == seg->size,
+			  !!(seg->flags & DRM_VMGPU_SEGMENT_CPU_VISIBLE));
+	}
+
+	seg = &s->segments[n + 1];
+	EXPECT_EQ(n + 1, seg->id);
+	EXPECT_EQ(DRM_VMGPU_SEGMENT_APERTURE, seg->kind);
+	EXPECT_EQ(4096, seg->page_size);
+	EXPECT_NE(0, seg->size);
+	free(s);
+}
+
+TEST_F(query, size_probe)
+{
+	struct drm_vmgpu_query q = { .query = DRM_VMGPU_QUERY_DEVICE };
+
+	ASSERT_EQ(0, vmgpu_query_raw(self->dev, &q));
+	EXPECT_EQ(sizeof(struct drm_vmgpu_query_device), q.size);
+
+	q = (struct drm_vmgpu_query){ .query = DRM_VMGPU_QUERY_SEGMENTS };
+	ASSERT_EQ(0, vmgpu_query_raw(self->dev, &q));
+	EXPECT_EQ(sizeof(struct drm_vmgpu_query_segments) +
+		  (self->expect.num_segments + 2) * sizeof(struct drm_vmgpu_segment),
+		  q.size);
+}
+
+TEST_F(query, rejects_bad_input)
+{
+	struct drm_vmgpu_query_device info;
+	struct drm_vmgpu_query good = {
+		.query = DRM_VMGPU_QUERY_DEVICE,
+		.size = sizeof(info),
+		.data = (uintptr_t)&info,
+	};
+	struct drm_vmgpu_query q;
+
+	q = good;
+	q.extensions = 1;
+	EXPECT_EQ(-EINVAL, vmgpu_query_raw(self->dev, &q));
+	q = good;
+	q.reserved[0] = 1;
+	EXPECT_EQ(-EINVAL, vmgpu_query_raw(self->dev, &q));
+	q = good;
+	q.reserved[1] = 1;
+	EXPECT_EQ(-EINVAL, vmgpu_query_raw(self->dev, &q));
+	q = good;
+	q.query = 0x1000;
+	EXPECT_EQ(-EINVAL, vmgpu_query_raw(self->dev, &q));
+	q = good;
+	q.size = sizeof(info) - 8;
+	EXPECT_EQ(-EINVAL, vmgpu_query_raw(self->dev, &q));
+	q = good;
+	q.size = sizeof(info) + 8;
+	EXPECT_EQ(-EINVAL, vmgpu_query_raw(self->dev, &q));
+	q = good;
+	q.data = 8;
+	EXPECT_EQ(-EFAULT, vmgpu_query_raw(self->dev, &q));
+	q = good;
+	EXPECT_EQ(0, vmgpu_query_raw(self->dev, &q));
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include <xf86drm.h>
+
+#include "vmgpu_testlib.h"
+
+int vmgpu_test_parse_size(const char *s, uint64_t *out, const char **end)
+{
+	char *suffix;
+	uint64_t v = strtoull(s, &suffix, 0);
+
+	if (suffix == s)
+		return -EINVAL;
+	switch (*suffix) {
+	case 'G':
+		v <<= 10;
+		/* fallthrough */
+	case 'M':
+		v <<= 10;
+		/* fallthrough */
+	case 'K':
+		v <<= 10;
+		suffix++;
+		break;
+	}
+	*out = v;
+	if (end)
+		*end = suffix;
+	else if (*suffix)
+		return -EINVAL;
+	return 0;
+}
+
+static int env_size(const char *name, uint64_t *out)
+{
+	const char *v = getenv(name);
+
+	return v ? vmgpu_test_parse_size(v, out, NULL) : -ENOENT;
+}
+
+int vmgpu_test_expect(struct vmgpu_expect *e)
+{
+	const char *p = getenv("VMGPU_SEGMENTS");
+	const char *rebar = getenv("VMGPU_REBAR");
+
+	memset(e, 0, sizeof(*e));
+	if (!p || !rebar || env_size("VMGPU_BAR_SIZE", &e->bar_size) ||
+	    env_size("VMGPU_HOST_APERTURE", &e->host_aperture_size))
+		return -ENOENT;
+	e->rebar = !strcmp(rebar, "on");
+
+	while (*p && e->num_segments < 8) {
+		uint64_t page;
+		uint32_t i = e->num_segments++;
+
+		if (vmgpu_test_parse_size(p, &e->segment_size[i], &p) || *p != ':' ||
+		    vmgpu_test_parse_size(p + 1, &page, &p))
+			return -EINVAL;
+		e->segment_page_size[i] = page;
+		if (*p == ',')
+			p++;
+	}
+	return *p ? -EINVAL : 0;
+}
+
+int vmgpu_test_pci_path(vmgpu_device *dev, char *buf, size_t len)
+{
+	drmDevicePtr d;
+	int ret;
+
+	ret = drmGetDevice2(vmgpu_device_fd(dev), 0, &d);
+	if (ret)
+		return ret;
+	snprintf(buf, len, "/sys/bus/pci/devices/%04x:%02x:%02x.%u",
+		 d->businfo.pci->domain, d->businfo.pci->bus,
+		 d->businfo.pci->dev, d->businfo.pci->func);
+	drmFreeDevice(&d);
+	return 0;
+}
+
+int vmgpu_test_bar_size(const char *pci_path, int bar, uint64_t *size)
+{
+	unsigned long long start, end, flags;
+	char path[256];
+	FILE *f;
+	int i, ret = -EIO;
+
+	snprintf(path, sizeof(path), "%s/resource", pci_path);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	for (i = 0; i <= bar; i++) {
+		if (fscanf(f, "%llx %llx %llx", &start, &end, &flags) != 3)
+			goto out;
+	}
+	*size = end ? end - start + 1 : 0;
+	ret = 0;
+out:
+	fclose(f);
+	return ret;
+}
+
+int vmgpu_test_run(const char *cmd)
+{
+	int status = system(cmd);
+
+	if (status < 0 || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}

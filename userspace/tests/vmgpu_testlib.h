@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Helpers shared by the vmgpu guest tests.
+ *
+ * The host boots each device configuration with the same settings in the
+ * QEMU command line and in the guest environment (VMGPU_*), so that tests
+ * can check what the driver reports against what the device was given.
+ */
+#ifndef VMGPU_TESTLIB_H
+#define VMGPU_TESTLIB_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+#include "libvmgpu.h"
+
+struct vmgpu_expect {
+	uint32_t num_segments;
+	uint64_t segment_size[8];
+	uint32_t segment_page_size[8];
+	int rebar;			/* ReBAR capability present */
+	uint64_t bar_size;		/* VRAM BAR size at power-on */
+	uint64_t host_aperture_size;
+};
+
+/* Fill *e from VMGPU_SEGMENTS, VMGPU_REBAR, VMGPU_BAR_SIZE, VMGPU_HOST_APERTURE. */
+int vmgpu_test_expect(struct vmgpu_expect *e);
+/* Parse "64M", "4K", "1G" or plain bytes; returns 0 on success. */
+int vmgpu_test_parse_size(const char *s, uint64_t *out, const char **end);
+/* /sys/bus/pci/devices/<address> of the device behind dev. */
+int vmgpu_test_pci_path(vmgpu_device *dev, char *buf, size_t len);
+/* Length of a BAR from the sysfs resource file. */
+int vmgpu_test_bar_size(const char *pci_path, int bar, uint64_t *size);
+/* Run a shell command, return its exit status (or -1). */
+int vmgpu_test_run(const char *cmd);
+
+#endif
