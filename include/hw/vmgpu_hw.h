@@ -4,8 +4,9 @@
  *
  * This header is the single source of truth shared by the QEMU device
  * (qemu-device/) and the Linux driver (drivers/gpu/drm/vmgpu/). Everything
- * here is little endian. Documentation/hw-contract.rst explains the model;
- * this file only gives it names and numbers.
+ * here is little endian. Documentation/hw-contract.rst explains the model
+ * and says which parts are implemented yet; this file only gives it names
+ * and numbers.
  */
 #ifndef VMGPU_HW_H
 #define VMGPU_HW_H

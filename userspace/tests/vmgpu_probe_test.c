@@ -23,7 +23,8 @@ static int count_entries(const char *path, const char *prefix)
 	if (!d)
 		return -1;
 	while ((e = readdir(d)))
-		if (!strncmp(e->d_name, prefix, strlen(prefix)))
+		if (e->d_name[0] != '.' &&
+		    !strncmp(e->d_name, prefix, strlen(prefix)))
 			n++;
 	closedir(d);
 	return n;

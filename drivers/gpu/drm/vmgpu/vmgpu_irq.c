@@ -15,7 +15,7 @@
  *
  * Each interrupt cause has its own MSI-X vector (VMGPU_MSIX_VEC_*), so
  * handlers never share a line and never need to ask which cause fired; the
- * status bits exist for acknowledgement. The error vector reports what the
+ * status bits exist to be acknowledged. The error vector reports what the
  * device latched in its error registers: a command that failed (bad opcode,
  * out-of-range or IOMMU-faulting address) or a bad register write.
  */
