@@ -24,7 +24,7 @@ done
 
 conf="$VMGPU_ROOT/scripts/configs/$config"
 [ -f "$conf" ] || die "no device configuration $conf"
-SEGMENTS= BAR_SIZE= REBAR= HOST_APERTURE= BUS=
+SEGMENTS= BAR_SIZE= REBAR= BAR_EXPECT= HOST_APERTURE= BUS= ROOT_PORT_RESERVE=
 # shellcheck source=/dev/null
 . "$conf"
 
@@ -33,13 +33,16 @@ device="vmgpu,segments=${SEGMENTS//,/,,},bar-size=$BAR_SIZE,rebar=$REBAR"
 device+=",host-aperture-size=$HOST_APERTURE"
 bus_args=()
 if [ "$BUS" = root-port ]; then
-	bus_args=(-device pcie-root-port,id=rp0,chassis=1,slot=1)
+	port=pcie-root-port,id=rp0,chassis=1,slot=1
+	[ -z "$ROOT_PORT_RESERVE" ] || port+=",pref64-reserve=$ROOT_PORT_RESERVE"
+	bus_args=(-device "$port")
 	device+=",bus=rp0"
 fi
 
 cmdline="console=ttyS0 loglevel=7 panic=-1 intel_iommu=on iommu.passthrough=0 iommu.strict=1"
 cmdline+=" VMGPU_MODE=$mode VMGPU_CONFIG=$config VMGPU_SEGMENTS=$SEGMENTS"
-cmdline+=" VMGPU_BAR_SIZE=$BAR_SIZE VMGPU_REBAR=$REBAR VMGPU_HOST_APERTURE=$HOST_APERTURE"
+cmdline+=" VMGPU_BAR_SIZE=$BAR_SIZE VMGPU_REBAR=$REBAR VMGPU_BAR_EXPECT=$BAR_EXPECT"
+cmdline+=" VMGPU_HOST_APERTURE=$HOST_APERTURE"
 
 qemu=(
 	"$VMGPU_OUT/qemu-system-x86_64" -L /usr/share/seabios -L /usr/share/qemu

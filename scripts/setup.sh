@@ -32,7 +32,8 @@ add_sources() {
 			as_root tee "$f" >/dev/null
 		changed=1
 	fi
-	if [ $changed = 1 ] || [ ! -f "$VMGPU_CACHE/.apt-updated" ]; then
+	# Refresh daily: package versions on the mirror move and old ones vanish.
+	if [ $changed = 1 ] || [ -z "$(find "$VMGPU_CACHE/.apt-updated" -mmin -1440 2>/dev/null)" ]; then
 		as_root apt-get update -qq
 		touch "$VMGPU_CACHE/.apt-updated"
 	fi

@@ -47,12 +47,14 @@ int vmgpu_test_expect(struct vmgpu_expect *e)
 {
 	const char *p = getenv("VMGPU_SEGMENTS");
 	const char *rebar = getenv("VMGPU_REBAR");
+	const char *bar = getenv("VMGPU_BAR_EXPECT");
 
 	memset(e, 0, sizeof(*e));
-	if (!p || !rebar || env_size("VMGPU_BAR_SIZE", &e->bar_size) ||
+	if (!p || !rebar || !bar || env_size("VMGPU_BAR_SIZE", &e->bar_size) ||
 	    env_size("VMGPU_HOST_APERTURE", &e->host_aperture_size))
 		return -ENOENT;
 	e->rebar = !strcmp(rebar, "on");
+	e->bar_full = !strcmp(bar, "full");
 
 	while (*p && e->num_segments < 8) {
 		uint64_t page;

@@ -19,11 +19,15 @@ struct vmgpu_expect {
 	uint64_t segment_size[8];
 	uint32_t segment_page_size[8];
 	int rebar;			/* ReBAR capability present */
+	int bar_full;			/* the BAR is expected to cover VRAM */
 	uint64_t bar_size;		/* VRAM BAR size at power-on */
 	uint64_t host_aperture_size;
 };
 
-/* Fill *e from VMGPU_SEGMENTS, VMGPU_REBAR, VMGPU_BAR_SIZE, VMGPU_HOST_APERTURE. */
+/*
+ * Fill *e from VMGPU_SEGMENTS, VMGPU_REBAR, VMGPU_BAR_EXPECT (full or
+ * initial), VMGPU_BAR_SIZE and VMGPU_HOST_APERTURE.
+ */
 int vmgpu_test_expect(struct vmgpu_expect *e);
 /* Parse "64M", "4K", "1G" or plain bytes; returns 0 on success. */
 int vmgpu_test_parse_size(const char *s, uint64_t *out, const char **end);
