@@ -61,7 +61,7 @@ static void vmgpu_bad_register(VmgpuState *s, hwaddr addr, uint64_t val,
 
 static uint32_t vmgpu_caps(VmgpuState *s)
 {
-    uint32_t caps = 0;
+    uint32_t caps = VMGPU_CAP_PAGING_ENGINE | VMGPU_CAP_GPU_MMU;
 
     if (s->rebar) {
         caps |= VMGPU_CAP_REBAR;
@@ -101,6 +101,53 @@ static bool vmgpu_segment_reg(VmgpuState *s, hwaddr addr, uint32_t *val)
     return false;
 }
 
+static bool vmgpu_vm_reg_read(VmgpuState *s, hwaddr addr, uint32_t *val)
+{
+    const VmgpuVm *vm = &s->vms[(addr - VMGPU_REG_VM(0)) / 0x10];
+
+    switch ((addr - VMGPU_REG_VM(0)) % 0x10) {
+    case VMGPU_VM_ROOT_LO:
+        *val = vm->root;
+        return true;
+    case VMGPU_VM_ROOT_HI:
+        *val = vm->root >> 32;
+        return true;
+    case VMGPU_VM_CTRL:
+        *val = (vm->enabled ? VMGPU_VM_CTRL_ENABLE : 0) |
+               vm->root_space << VMGPU_VM_CTRL_SPACE_SHIFT;
+        return true;
+    }
+    return false;
+}
+
+static const char *vmgpu_vm_reg_write(VmgpuState *s, hwaddr addr, uint32_t val)
+{
+    VmgpuVm *vm = &s->vms[(addr - VMGPU_REG_VM(0)) / 0x10];
+    uint32_t space;
+
+    switch ((addr - VMGPU_REG_VM(0)) % 0x10) {
+    case VMGPU_VM_ROOT_LO:
+        if (val & (VMGPU_PAGE_SIZE - 1)) {
+            return "page-table root not page aligned";
+        }
+        vm->root = deposit64(vm->root, 0, 32, val);
+        return NULL;
+    case VMGPU_VM_ROOT_HI:
+        vm->root = deposit64(vm->root, 32, 32, val);
+        return NULL;
+    case VMGPU_VM_CTRL:
+        space = (val & VMGPU_VM_CTRL_SPACE_MASK) >> VMGPU_VM_CTRL_SPACE_SHIFT;
+        if ((val & ~(VMGPU_VM_CTRL_ENABLE | VMGPU_VM_CTRL_SPACE_MASK)) ||
+            space == VMGPU_SPACE_VIRTUAL) {
+            return "bad VM control value";
+        }
+        vm->enabled = val & VMGPU_VM_CTRL_ENABLE;
+        vm->root_space = space;
+        return NULL;
+    }
+    return "unknown VM register";
+}
+
 static bool vmgpu_reg_read(VmgpuState *s, hwaddr addr, uint32_t *val)
 {
     switch (addr) {
@@ -137,6 +184,21 @@ static bool vmgpu_reg_read(VmgpuState *s, hwaddr addr, uint32_t *val)
     case VMGPU_REG_NUM_SEGMENTS:
         *val = s->num_segments;
         return true;
+    case VMGPU_REG_NUM_RINGS:
+        *val = VMGPU_MAX_RINGS;
+        return true;
+    case VMGPU_REG_NUM_VMS:
+        *val = VMGPU_MAX_VMS;
+        return true;
+    case VMGPU_REG_GART_BASE_LO:
+        *val = s->gart_base;
+        return true;
+    case VMGPU_REG_GART_BASE_HI:
+        *val = s->gart_base >> 32;
+        return true;
+    case VMGPU_REG_GART_NUM_PAGES:
+        *val = s->gart_num_pages;
+        return true;
     case VMGPU_REG_INT_STATUS:
         *val = s->int_status;
         return true;
@@ -165,6 +227,16 @@ static bool vmgpu_reg_read(VmgpuState *s, hwaddr addr, uint32_t *val)
     if (addr >= VMGPU_REG_SEG(0) && addr < VMGPU_REG_SEG(VMGPU_MAX_SEGMENTS)) {
         return vmgpu_segment_reg(s, addr, val);
     }
+    if (addr >= VMGPU_REG_VM(0) && addr < VMGPU_REG_VM(VMGPU_MAX_VMS)) {
+        return vmgpu_vm_reg_read(s, addr, val);
+    }
+    if (addr >= VMGPU_REG_RING(0) && addr < VMGPU_REG_RING(VMGPU_MAX_RINGS)) {
+        bool ok;
+
+        *val = vmgpu_ring_reg_read(s, (addr - VMGPU_REG_RING(0)) / 0x40,
+                                   (addr - VMGPU_REG_RING(0)) % 0x40, &ok);
+        return ok;
+    }
     return false;
 }
 
@@ -178,6 +250,8 @@ static void vmgpu_reset_state(VmgpuState *s)
     s->error_addr = 0;
     s->error_count = 0;
     vmgpu_hap_reset(s);
+    vmgpu_engine_reset(s);
+    memset(s->vms, 0, sizeof(s->vms));
 }
 
 static void vmgpu_reg_write(VmgpuState *s, hwaddr addr, uint32_t val)
@@ -203,6 +277,40 @@ static void vmgpu_reg_write(VmgpuState *s, hwaddr addr, uint32_t val)
         return;
     case VMGPU_REG_ERROR_ACK:
         s->error_code = VMGPU_ERR_NONE;
+        return;
+    case VMGPU_REG_GART_BASE_LO:
+        if (val & (VMGPU_PAGE_SIZE - 1)) {
+            vmgpu_bad_register(s, addr, val, "GART table not page aligned");
+            return;
+        }
+        s->gart_base = deposit64(s->gart_base, 0, 32, val);
+        return;
+    case VMGPU_REG_GART_BASE_HI:
+        s->gart_base = deposit64(s->gart_base, 32, 32, val);
+        return;
+    case VMGPU_REG_GART_NUM_PAGES:
+        if (val > s->gart_max_pages) {
+            vmgpu_bad_register(s, addr, val, "more GART pages than GART_MAX_PAGES");
+            return;
+        }
+        s->gart_num_pages = val;
+        return;
+    }
+    if (addr >= VMGPU_REG_VM(0) && addr < VMGPU_REG_VM(VMGPU_MAX_VMS)) {
+        const char *why = vmgpu_vm_reg_write(s, addr, val);
+
+        if (why) {
+            vmgpu_bad_register(s, addr, val, why);
+        }
+        return;
+    }
+    if (addr >= VMGPU_REG_RING(0) && addr < VMGPU_REG_RING(VMGPU_MAX_RINGS)) {
+        const char *why = vmgpu_ring_reg_write(s, (addr - VMGPU_REG_RING(0)) / 0x40,
+                                               (addr - VMGPU_REG_RING(0)) % 0x40,
+                                               val);
+        if (why) {
+            vmgpu_bad_register(s, addr, val, why);
+        }
         return;
     }
     vmgpu_bad_register(s, addr, val, "read-only or unimplemented register");
@@ -391,12 +499,14 @@ static void vmgpu_realize(PCIDevice *pdev, Error **errp)
     if (s->rebar) {
         vmgpu_rebar_init(s, VMGPU_REBAR_CAP_OFFSET);
     }
+    vmgpu_engine_init(s);
 }
 
 static void vmgpu_exit(PCIDevice *pdev)
 {
     VmgpuState *s = VMGPU(pdev);
 
+    vmgpu_engine_exit(s);
     msix_uninit_exclusive_bar(pdev);
     g_free(s->hap_table);
 }

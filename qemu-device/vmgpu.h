@@ -10,10 +10,34 @@
 
 #include "hw/pci/pci_device.h"
 #include "hw/vmgpu/vmgpu_hw.h"
+#include "qemu/timer.h"
 #include "qom/object.h"
 
 #define TYPE_VMGPU "vmgpu"
 OBJECT_DECLARE_SIMPLE_TYPE(VmgpuState, VMGPU)
+
+typedef struct VmgpuRing {
+    struct VmgpuState *owner;
+    uint64_t base;
+    uint32_t size_shift;
+    uint32_t head;
+    uint32_t tail;
+    uint32_t vm;
+    bool enabled;
+    bool halted;
+    QEMUTimer delay;            /* a NOP's busy time */
+} VmgpuRing;
+
+typedef struct VmgpuVm {
+    uint64_t root;              /* top-level table */
+    uint32_t root_space;        /* enum vmgpu_space of the root */
+    bool enabled;
+} VmgpuVm;
+
+typedef struct VmgpuMemError {
+    enum vmgpu_error code;
+    uint64_t addr;
+} VmgpuMemError;
 
 typedef struct VmgpuSegment {
     uint64_t base;              /* VRAM offset */
@@ -50,6 +74,13 @@ struct VmgpuState {
     uint64_t *hap_table;
     uint32_t hap_pages;
 
+    /* Paging engine and the aperture segment */
+    VmgpuRing rings[VMGPU_MAX_RINGS];
+    VmgpuVm vms[VMGPU_MAX_VMS];
+    QEMUBH *engine_bh;
+    uint64_t gart_base;
+    uint32_t gart_num_pages;
+
     /* Interrupts and errors */
     uint32_t int_status;
     uint32_t int_mask;
@@ -70,6 +101,20 @@ void vmgpu_rebar_init(VmgpuState *s, uint16_t offset);
 void vmgpu_rebar_config_write(VmgpuState *s, uint32_t addr, int len);
 void vmgpu_rebar_reset(VmgpuState *s);
 uint64_t vmgpu_vram_bar_size(VmgpuState *s);
+
+/* vmgpu-engine.c */
+void vmgpu_engine_init(VmgpuState *s);
+void vmgpu_engine_reset(VmgpuState *s);
+void vmgpu_engine_exit(VmgpuState *s);
+uint32_t vmgpu_ring_reg_read(VmgpuState *s, unsigned index, hwaddr reg,
+                             bool *ok);
+const char *vmgpu_ring_reg_write(VmgpuState *s, unsigned index, hwaddr reg,
+                                 uint32_t val);
+
+/* vmgpu-mem.c */
+bool vmgpu_mem_check_addr(const struct vmgpu_addr *a, VmgpuMemError *err);
+bool vmgpu_mem_rw(VmgpuState *s, const struct vmgpu_addr *a, uint64_t offset,
+                  void *buf, uint32_t len, bool write, VmgpuMemError *err);
 
 /* vmgpu-hap.c */
 extern const MemoryRegionOps vmgpu_hap_ops;

@@ -12,7 +12,10 @@ Each log is one boot of one device configuration. Inside a boot:
   WARNING, BUG, Oops, DMAR fault, lockdep report or hung task, and
   "guest-finished" only if the guest reached its last line.
 
-usage: report.py LOG...    (exit status 1 if anything failed)
+Logs given with --host come from tests that run on the host (the device
+tests over qtest): they have test markers but no guest kernel.
+
+usage: report.py [--host LOG]... LOG...    (exit status 1 if anything failed)
 """
 import os
 import re
@@ -39,7 +42,7 @@ class Report:
         return sum(1 for r in self.results if r[0] == status)
 
 
-def parse_boot(path, report):
+def parse_boot(path, report, guest=True):
     config = os.path.splitext(os.path.basename(path))[0]
     with open(path, errors="replace") as f:
         lines = [line.rstrip("\r\n") for line in f]
@@ -82,15 +85,22 @@ def parse_boot(path, report):
                     report.add("pass", name)
     if current:
         report.add("fail", f"{config}/{current[1]}", "never finished (crash or timeout)")
+    if not guest:
+        return
     report.add("pass" if finished else "fail", f"{config}/guest-finished")
     report.add("fail" if bad_kernel else "pass", f"{config}/guest-log-clean",
                "; ".join(bad_kernel[:3]))
 
 
-def main(paths):
+def main(args):
     report = Report()
-    for path in paths:
-        parse_boot(path, report)
+    while args:
+        if args[0] == "--host":
+            parse_boot(args[1], report, guest=False)
+            args = args[2:]
+        else:
+            parse_boot(args[0], report)
+            args = args[1:]
     for status, name, detail in report.results:
         tag = {"pass": "PASS", "fail": "FAIL", "skip": "SKIP"}[status]
         print(f"{tag} {name}" + (f" ({detail})" if detail and status != "pass" else ""))

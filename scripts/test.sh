@@ -16,7 +16,11 @@ fi
 
 logs="$VMGPU_OUT/logs"
 mkdir -p "$logs"
-files=()
+
+log "device tests (qtest, no guest)"
+python3 "$VMGPU_ROOT/tests/device/vmgpu_device_test.py" "$VMGPU_OUT/qemu-system-x86_64" \
+	>"$logs/device.log" 2>&1
+files=(--host "$logs/device.log")
 for c in "${configs[@]}"; do
 	log "booting configuration '$c'"
 	start=$(date +%s)

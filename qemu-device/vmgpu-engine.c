@@ -1,0 +1,457 @@
+/*
+ * vmgpu: the command processor.
+ *
+ * Rings live in guest memory; a doorbell (TAIL write) schedules a bottom
+ * half that executes commands outside the MMIO write, a bounded number per
+ * run so that a long ring never stalls the main loop. NOP with a delay
+ * parks the ring on a virtual-clock timer. A failing command halts its
+ * ring, latches the error and raises the error interrupt; RESUME skips it.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/cutils.h"
+#include "qemu/log.h"
+#include "qemu/main-loop.h"
+#include "qemu/timer.h"
+#include "system/dma.h"
+#include "vmgpu.h"
+#include "trace.h"
+
+#define VMGPU_ENGINE_BATCH  64      /* commands per bottom-half run */
+
+static bool vmgpu_exec_fill(VmgpuState *s, const struct vmgpu_cmd_fill *c,
+                            uint32_t pattern, VmgpuMemError *err)
+{
+    uint64_t size = le64_to_cpu(c->size);
+    uint64_t dst = le64_to_cpu(c->dst.addr);
+    uint32_t page[VMGPU_PAGE_SIZE / 4];
+    uint64_t done = 0;
+    unsigned i;
+
+    if (size % 4 || dst % 4) {
+        err->code = VMGPU_ERR_BAD_FIELD;
+        err->addr = dst;
+        return false;
+    }
+    for (i = 0; i < ARRAY_SIZE(page); i++) {
+        page[i] = cpu_to_le32(pattern);
+    }
+    while (done < size) {
+        uint32_t chunk = MIN(size - done, VMGPU_PAGE_SIZE -
+                             ((dst + done) & (VMGPU_PAGE_SIZE - 1)));
+
+        if (!vmgpu_mem_rw(s, &c->dst, done, page, chunk, true, err)) {
+            return false;
+        }
+        done += chunk;
+    }
+    return true;
+}
+
+static void vmgpu_swizzle_page(uint8_t *out, const uint8_t *in, bool swizzle)
+{
+    unsigned block = 1u << VMGPU_SWIZZLE_BLOCK_SHIFT;
+    unsigned off;
+
+    for (off = 0; off < VMGPU_PAGE_SIZE; off += block) {
+        unsigned other = vmgpu_swizzle_offset(off);
+
+        memcpy(swizzle ? out + other : out + off,
+               swizzle ? in + off : in + other, block);
+    }
+}
+
+static bool vmgpu_exec_transfer(VmgpuState *s,
+                                const struct vmgpu_cmd_transfer *c,
+                                VmgpuMemError *err)
+{
+    uint16_t flags = le16_to_cpu(c->hdr.flags);
+    uint64_t size = le64_to_cpu(c->size);
+    uint64_t src = le64_to_cpu(c->src.addr);
+    uint64_t dst = le64_to_cpu(c->dst.addr);
+    bool swizzle = flags & VMGPU_TRANSFER_FLAG_SWIZZLE;
+    bool unswizzle = flags & VMGPU_TRANSFER_FLAG_UNSWIZZLE;
+    uint8_t buf[VMGPU_PAGE_SIZE], tiled[VMGPU_PAGE_SIZE];
+    uint64_t done = 0;
+
+    if ((flags & ~(VMGPU_TRANSFER_FLAG_SWIZZLE | VMGPU_TRANSFER_FLAG_UNSWIZZLE)) ||
+        (swizzle && unswizzle) ||
+        ((swizzle || unswizzle) &&
+         ((src | dst | size) & (VMGPU_PAGE_SIZE - 1)))) {
+        err->code = VMGPU_ERR_BAD_FIELD;
+        err->addr = flags;
+        return false;
+    }
+    while (done < size) {
+        uint32_t chunk = MIN(size - done,
+                             VMGPU_PAGE_SIZE - ((src + done) & (VMGPU_PAGE_SIZE - 1)));
+
+        chunk = MIN(chunk, VMGPU_PAGE_SIZE - ((dst + done) & (VMGPU_PAGE_SIZE - 1)));
+        if (!vmgpu_mem_rw(s, &c->src, done, buf, chunk, false, err)) {
+            return false;
+        }
+        if (swizzle || unswizzle) {
+            vmgpu_swizzle_page(tiled, buf, swizzle);
+            memcpy(buf, tiled, sizeof(buf));
+        }
+        if (!vmgpu_mem_rw(s, &c->dst, done, buf, chunk, true, err)) {
+            return false;
+        }
+        done += chunk;
+    }
+    return true;
+}
+
+static bool vmgpu_exec_fence(VmgpuState *s, const struct vmgpu_cmd_fence *c,
+                             VmgpuMemError *err)
+{
+    uint16_t flags = le16_to_cpu(c->hdr.flags);
+    uint64_t value = c->value;      /* already little endian */
+
+    if ((flags & ~VMGPU_FENCE_FLAG_IRQ) || le64_to_cpu(c->dst.addr) % 8) {
+        err->code = VMGPU_ERR_BAD_FIELD;
+        err->addr = le64_to_cpu(c->dst.addr);
+        return false;
+    }
+    if (!vmgpu_mem_rw(s, &c->dst, 0, &value, sizeof(value), true, err)) {
+        return false;
+    }
+    if (flags & VMGPU_FENCE_FLAG_IRQ) {
+        vmgpu_raise_irq(s, VMGPU_INT_FENCE);
+    }
+    return true;
+}
+
+/*
+ * User rings reach memory only through their own VM and may not run the
+ * paging-only commands; the paging ring (ring 0) may do anything.
+ */
+static bool vmgpu_ring_allows(const VmgpuRing *ring, unsigned index,
+                              const union vmgpu_cmd *cmd, VmgpuMemError *err)
+{
+    uint16_t opcode = le16_to_cpu(cmd->hdr.opcode);
+    const struct vmgpu_addr *addrs[2] = { NULL, NULL };
+    unsigned i;
+
+    if (index == VMGPU_RING_PAGING) {
+        return true;
+    }
+    switch (opcode) {
+    case VMGPU_OP_FENCE:
+        addrs[0] = &cmd->fence.dst;
+        break;
+    case VMGPU_OP_FILL:
+        addrs[0] = &cmd->fill.dst;
+        break;
+    case VMGPU_OP_TRANSFER:
+        addrs[0] = &cmd->transfer.src;
+        addrs[1] = &cmd->transfer.dst;
+        break;
+    case VMGPU_OP_WAIT:
+        addrs[0] = &cmd->wait.addr;
+        break;
+    case VMGPU_OP_NOP:
+        break;
+    default:
+        err->code = VMGPU_ERR_PRIVILEGE;
+        err->addr = opcode;
+        return false;
+    }
+    for (i = 0; i < ARRAY_SIZE(addrs); i++) {
+        if (addrs[i] && (le32_to_cpu(addrs[i]->space) != VMGPU_SPACE_VIRTUAL ||
+                         le32_to_cpu(addrs[i]->vm) != ring->vm)) {
+            err->code = VMGPU_ERR_PRIVILEGE;
+            err->addr = le64_to_cpu(addrs[i]->addr);
+            return false;
+        }
+    }
+    return true;
+}
+
+/*
+ * Execute one command. Returns the virtual-clock delay it asks for (NOP)
+ * in *delay_ns, or false with *err filled in.
+ */
+static bool vmgpu_exec(VmgpuState *s, const union vmgpu_cmd *cmd,
+                       int64_t *delay_ns, VmgpuMemError *err)
+{
+    uint16_t opcode = le16_to_cpu(cmd->hdr.opcode);
+
+    *delay_ns = 0;
+    err->addr = opcode;
+    if (cmd->hdr.reserved) {
+        err->code = VMGPU_ERR_BAD_FIELD;
+        return false;
+    }
+    switch (opcode) {
+    case VMGPU_OP_NOP: {
+        uint32_t delay_us = le32_to_cpu(cmd->nop.delay_us);
+
+        if (cmd->hdr.flags || delay_us > VMGPU_NOP_MAX_DELAY_US ||
+            !buffer_is_zero(cmd->nop.reserved,
+                                     sizeof(cmd->nop.reserved))) {
+            err->code = VMGPU_ERR_BAD_FIELD;
+            return false;
+        }
+        *delay_ns = (int64_t)delay_us * SCALE_US;
+        return true;
+    }
+    case VMGPU_OP_FENCE:
+        if (!buffer_is_zero(cmd->fence.reserved,
+                                     sizeof(cmd->fence.reserved))) {
+            break;
+        }
+        return vmgpu_mem_check_addr(&cmd->fence.dst, err) &&
+               vmgpu_exec_fence(s, &cmd->fence, err);
+    case VMGPU_OP_FILL:
+        if (cmd->hdr.flags || !buffer_is_zero(
+                cmd->fill.reserved, sizeof(cmd->fill.reserved))) {
+            break;
+        }
+        return vmgpu_mem_check_addr(&cmd->fill.dst, err) &&
+               vmgpu_exec_fill(s, &cmd->fill, le32_to_cpu(cmd->fill.pattern),
+                               err);
+    case VMGPU_OP_DISCARD: {
+        struct vmgpu_cmd_fill fill = {
+            .dst = cmd->range.addr,
+            .size = cmd->range.size,
+        };
+
+        if (cmd->hdr.flags || !buffer_is_zero(
+                cmd->range.reserved, sizeof(cmd->range.reserved))) {
+            break;
+        }
+        return vmgpu_mem_check_addr(&fill.dst, err) &&
+               vmgpu_exec_fill(s, &fill, VMGPU_DISCARD_PATTERN, err);
+    }
+    case VMGPU_OP_TRANSFER:
+        if (!buffer_is_zero(cmd->transfer.reserved,
+                                     sizeof(cmd->transfer.reserved))) {
+            break;
+        }
+        return vmgpu_mem_check_addr(&cmd->transfer.src, err) &&
+               vmgpu_mem_check_addr(&cmd->transfer.dst, err) &&
+               vmgpu_exec_transfer(s, &cmd->transfer, err);
+    default:
+        /* NOTIFY, COMPRESS, DECOMPRESS, CACHE_FLUSH and WAIT come later. */
+        qemu_log_mask(LOG_GUEST_ERROR, "vmgpu: unsupported opcode %u\n",
+                      opcode);
+        err->code = VMGPU_ERR_BAD_OPCODE;
+        return false;
+    }
+    err->code = VMGPU_ERR_BAD_FIELD;
+    return false;
+}
+
+static void vmgpu_ring_halt(VmgpuState *s, VmgpuRing *ring,
+                            const VmgpuMemError *err)
+{
+    unsigned index = ring - s->rings;
+
+    qemu_log_mask(LOG_GUEST_ERROR,
+                  "vmgpu: ring %u command %u failed: error %u at 0x%" PRIx64
+                  "\n", index, ring->head, err->code, err->addr);
+    ring->halted = true;
+    vmgpu_report_error(s, err->code, index, ring->head, err->addr);
+}
+
+static void vmgpu_ring_run(VmgpuState *s, VmgpuRing *ring)
+{
+    uint32_t mask = (1u << ring->size_shift) - 1;
+    unsigned done;
+
+    for (done = 0; done < VMGPU_ENGINE_BATCH; done++) {
+        union vmgpu_cmd cmd;
+        VmgpuMemError err = { 0 };
+        int64_t delay_ns;
+
+        if (!ring->enabled || ring->halted || ring->head == ring->tail ||
+            timer_pending(&ring->delay)) {
+            return;
+        }
+        if (pci_dma_read(PCI_DEVICE(s), ring->base + ring->head * sizeof(cmd),
+                         &cmd, sizeof(cmd)) != MEMTX_OK) {
+            err.code = VMGPU_ERR_DMA;
+            err.addr = ring->base + ring->head * sizeof(cmd);
+            vmgpu_ring_halt(s, ring, &err);
+            return;
+        }
+        trace_vmgpu_cmd(ring - s->rings, ring->head, le16_to_cpu(cmd.hdr.opcode));
+        if (!vmgpu_ring_allows(ring, ring - s->rings, &cmd, &err) ||
+            !vmgpu_exec(s, &cmd, &delay_ns, &err)) {
+            vmgpu_ring_halt(s, ring, &err);
+            return;
+        }
+        ring->head = (ring->head + 1) & mask;
+        if (delay_ns) {
+            timer_mod(&ring->delay,
+                      qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + delay_ns);
+            return;
+        }
+    }
+    qemu_bh_schedule(s->engine_bh);
+}
+
+static void vmgpu_engine_bh(void *opaque)
+{
+    VmgpuState *s = opaque;
+    unsigned i;
+
+    for (i = 0; i < VMGPU_MAX_RINGS; i++) {
+        vmgpu_ring_run(s, &s->rings[i]);
+    }
+}
+
+static void vmgpu_ring_delay_done(void *opaque)
+{
+    VmgpuRing *ring = opaque;
+
+    qemu_bh_schedule(ring->owner->engine_bh);
+}
+
+static void vmgpu_ring_enable(VmgpuState *s, VmgpuRing *ring, bool enable)
+{
+    if (enable && (ring->base & (VMGPU_PAGE_SIZE - 1) ||
+                   ring->size_shift < VMGPU_RING_SIZE_SHIFT_MIN ||
+                   ring->size_shift > VMGPU_RING_SIZE_SHIFT_MAX)) {
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "vmgpu: ring %td enabled with base 0x%" PRIx64
+                      " and size shift %u\n", ring - s->rings, ring->base,
+                      ring->size_shift);
+        vmgpu_report_error(s, VMGPU_ERR_RING_SETUP, ring - s->rings, 0,
+                           ring->base);
+        return;
+    }
+    ring->enabled = enable;
+    if (!enable) {
+        ring->head = ring->tail = 0;
+        ring->halted = false;
+        timer_del(&ring->delay);
+    }
+}
+
+uint32_t vmgpu_ring_reg_read(VmgpuState *s, unsigned index, hwaddr reg,
+                             bool *ok)
+{
+    VmgpuRing *ring = &s->rings[index];
+
+    *ok = true;
+    switch (reg) {
+    case VMGPU_RING_BASE_LO:
+        return ring->base;
+    case VMGPU_RING_BASE_HI:
+        return ring->base >> 32;
+    case VMGPU_RING_SIZE_SHIFT:
+        return ring->size_shift;
+    case VMGPU_RING_HEAD:
+        return ring->head;
+    case VMGPU_RING_TAIL:
+        return ring->tail;
+    case VMGPU_RING_CTRL:
+        return ring->enabled ? VMGPU_RING_CTRL_ENABLE : 0;
+    case VMGPU_RING_STATUS:
+        return (ring->enabled ? VMGPU_RING_STATUS_ENABLED : 0) |
+               (ring->head != ring->tail && !ring->halted ?
+                VMGPU_RING_STATUS_BUSY : 0) |
+               (ring->halted ? VMGPU_RING_STATUS_HALTED : 0);
+    case VMGPU_RING_VM:
+        return ring->vm;
+    }
+    *ok = false;
+    return 0;
+}
+
+const char *vmgpu_ring_reg_write(VmgpuState *s, unsigned index, hwaddr reg,
+                                 uint32_t val)
+{
+    VmgpuRing *ring = &s->rings[index];
+    uint32_t mask = (1u << ring->size_shift) - 1;
+
+    if (reg != VMGPU_RING_TAIL && reg != VMGPU_RING_CTRL && ring->enabled) {
+        return "ring registers are fixed while the ring is enabled";
+    }
+    switch (reg) {
+    case VMGPU_RING_BASE_LO:
+        ring->base = deposit64(ring->base, 0, 32, val);
+        return NULL;
+    case VMGPU_RING_BASE_HI:
+        ring->base = deposit64(ring->base, 32, 32, val);
+        return NULL;
+    case VMGPU_RING_SIZE_SHIFT:
+        ring->size_shift = val;
+        return NULL;
+    case VMGPU_RING_TAIL:
+        if (!ring->enabled || val > mask) {
+            return "tail beyond the ring, or ring disabled";
+        }
+        ring->tail = val;
+        trace_vmgpu_doorbell(index, ring->head, val);
+        qemu_bh_schedule(s->engine_bh);
+        return NULL;
+    case VMGPU_RING_CTRL:
+        if (val & ~(VMGPU_RING_CTRL_ENABLE | VMGPU_RING_CTRL_RESUME)) {
+            return "unknown ring control bits";
+        }
+        if (val & VMGPU_RING_CTRL_RESUME) {
+            if (!ring->halted) {
+                return "resume of a ring that is not halted";
+            }
+            ring->halted = false;
+            ring->head = (ring->head + 1) & mask;
+            qemu_bh_schedule(s->engine_bh);
+            return NULL;
+        }
+        vmgpu_ring_enable(s, ring, val & VMGPU_RING_CTRL_ENABLE);
+        return NULL;
+    case VMGPU_RING_VM:
+        if (val >= VMGPU_MAX_VMS) {
+            return "no such VM";
+        }
+        ring->vm = val;
+        return NULL;
+    }
+    return "read-only or unknown ring register";
+}
+
+void vmgpu_engine_init(VmgpuState *s)
+{
+    unsigned i;
+
+    s->engine_bh = qemu_bh_new_guarded(vmgpu_engine_bh, s,
+                                       &DEVICE(s)->mem_reentrancy_guard);
+    for (i = 0; i < VMGPU_MAX_RINGS; i++) {
+        s->rings[i].owner = s;
+        timer_init_ns(&s->rings[i].delay, QEMU_CLOCK_VIRTUAL,
+                      vmgpu_ring_delay_done, &s->rings[i]);
+    }
+}
+
+void vmgpu_engine_reset(VmgpuState *s)
+{
+    unsigned i;
+
+    for (i = 0; i < VMGPU_MAX_RINGS; i++) {
+        VmgpuRing *ring = &s->rings[i];
+
+        timer_del(&ring->delay);
+        ring->enabled = ring->halted = false;
+        ring->base = 0;
+        ring->size_shift = 0;
+        ring->head = ring->tail = 0;
+        ring->vm = 0;
+    }
+    s->gart_base = 0;
+    s->gart_num_pages = 0;
+}
+
+void vmgpu_engine_exit(VmgpuState *s)
+{
+    unsigned i;
+
+    for (i = 0; i < VMGPU_MAX_RINGS; i++) {
+        timer_del(&s->rings[i].delay);
+    }
+    qemu_bh_delete(s->engine_bh);
+}

@@ -1,0 +1,178 @@
+/*
+ * vmgpu: how commands reach memory.
+ *
+ * A command names memory as (space, address). VRAM is device memory; the
+ * aperture (GART) segment and system addresses end in DMA through the PCI
+ * address space, so the emulated IOMMU translates and checks every access.
+ * System memory is touched one page at a time and nothing is written
+ * unless the read before it succeeded, so a fault never half-writes a page
+ * and never runs past a bad one. VIRTUAL addresses are translated a page
+ * at a time through the VM's page table (FillVirtual, TransferVirtual).
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/log.h"
+#include "system/dma.h"
+#include "vmgpu.h"
+#include "trace.h"
+
+static bool vmgpu_mem_fail(VmgpuMemError *err, enum vmgpu_error code,
+                           uint64_t addr)
+{
+    err->code = code;
+    err->addr = addr;
+    return false;
+}
+
+/* Bus address of one aperture byte, through the GART entry of its page. */
+static bool vmgpu_gart_translate(VmgpuState *s, uint64_t offset,
+                                 dma_addr_t *bus, VmgpuMemError *err)
+{
+    uint64_t index = offset >> VMGPU_PAGE_SHIFT;
+    uint64_t pte;
+
+    if (index >= s->gart_num_pages) {
+        return vmgpu_mem_fail(err, VMGPU_ERR_RANGE, offset);
+    }
+    if (pci_dma_read(PCI_DEVICE(s), s->gart_base + index * sizeof(pte),
+                     &pte, sizeof(pte)) != MEMTX_OK) {
+        return vmgpu_mem_fail(err, VMGPU_ERR_DMA,
+                              s->gart_base + index * sizeof(pte));
+    }
+    pte = le64_to_cpu(pte);
+    if (!(pte & VMGPU_GART_PTE_VALID)) {
+        return vmgpu_mem_fail(err, VMGPU_ERR_GART_FAULT, offset);
+    }
+    *bus = (pte & VMGPU_GART_PTE_ADDR_MASK) + (offset & (VMGPU_PAGE_SIZE - 1));
+    return true;
+}
+
+static bool vmgpu_mem_page_rw(VmgpuState *s, uint32_t space, uint64_t addr,
+                              void *buf, uint32_t len, bool write,
+                              VmgpuMemError *err);
+
+/*
+ * Walk VM vm's 4-level page table for va. Every level's entry says in which
+ * space the next table (or, last, the page) lives.
+ */
+static bool vmgpu_vm_translate(VmgpuState *s, uint32_t vm, uint64_t va,
+                               bool write, uint32_t *space, uint64_t *addr,
+                               VmgpuMemError *err)
+{
+    uint32_t table_space;
+    uint64_t table;
+    int level;
+
+    if (vm >= VMGPU_MAX_VMS || !s->vms[vm].enabled) {
+        return vmgpu_mem_fail(err, VMGPU_ERR_VM_FAULT, va);
+    }
+    table_space = s->vms[vm].root_space;
+    table = s->vms[vm].root;
+    if (va >> VMGPU_VA_BITS) {
+        return vmgpu_mem_fail(err, VMGPU_ERR_RANGE, va);
+    }
+    for (level = VMGPU_PT_LEVELS - 1; level >= 0; level--) {
+        unsigned index = (va >> (VMGPU_PAGE_SHIFT + 9 * level)) &
+                         (VMGPU_PT_ENTRIES - 1);
+        uint64_t pte;
+
+        if (!vmgpu_mem_page_rw(s, table_space, table + index * sizeof(pte),
+                               &pte, sizeof(pte), false, err)) {
+            return false;
+        }
+        pte = le64_to_cpu(pte);
+        if (!(pte & VMGPU_PTE_VALID) ||
+            (!level && write && !(pte & VMGPU_PTE_WRITE))) {
+            return vmgpu_mem_fail(err, VMGPU_ERR_VM_FAULT, va);
+        }
+        table_space = (pte & VMGPU_PTE_SPACE_MASK) >> VMGPU_PTE_SPACE_SHIFT;
+        table = pte & VMGPU_PTE_ADDR_MASK;
+        if (table_space == VMGPU_SPACE_VIRTUAL) {
+            return vmgpu_mem_fail(err, VMGPU_ERR_VM_FAULT, va);
+        }
+    }
+    *space = table_space;
+    *addr = table + (va & (VMGPU_PAGE_SIZE - 1));
+    return true;
+}
+
+/*
+ * Access len bytes at (space, addr); len never crosses a 4 KiB boundary of
+ * addr, so one translation covers it.
+ */
+static bool vmgpu_mem_page_rw(VmgpuState *s, uint32_t space, uint64_t addr,
+                              void *buf, uint32_t len, bool write,
+                              VmgpuMemError *err)
+{
+    DMADirection dir = write ? DMA_DIRECTION_FROM_DEVICE :
+                               DMA_DIRECTION_TO_DEVICE;
+    dma_addr_t bus = addr;
+
+    switch (space) {
+    case VMGPU_SPACE_VRAM:
+        if (addr >= s->vram_size || len > s->vram_size - addr) {
+            return vmgpu_mem_fail(err, VMGPU_ERR_RANGE, addr);
+        }
+        if (write) {
+            memcpy(s->vram_ptr + addr, buf, len);
+        } else {
+            memcpy(buf, s->vram_ptr + addr, len);
+        }
+        return true;
+    case VMGPU_SPACE_GART:
+        if (!vmgpu_gart_translate(s, addr, &bus, err)) {
+            return false;
+        }
+        /* fall through */
+    case VMGPU_SPACE_SYSTEM:
+        if (pci_dma_rw(PCI_DEVICE(s), bus, buf, len, dir,
+                       MEMTXATTRS_UNSPECIFIED) != MEMTX_OK) {
+            return vmgpu_mem_fail(err, VMGPU_ERR_DMA, bus);
+        }
+        return true;
+    }
+    return vmgpu_mem_fail(err, VMGPU_ERR_BAD_FIELD, space);
+}
+
+bool vmgpu_mem_check_addr(const struct vmgpu_addr *a, VmgpuMemError *err)
+{
+    uint32_t space = le32_to_cpu(a->space);
+    uint32_t vm = le32_to_cpu(a->vm);
+
+    if (space > VMGPU_SPACE_VIRTUAL ||
+        (space == VMGPU_SPACE_VIRTUAL ? vm >= VMGPU_MAX_VMS : vm != 0)) {
+        return vmgpu_mem_fail(err, VMGPU_ERR_BAD_FIELD, space);
+    }
+    return true;
+}
+
+bool vmgpu_mem_rw(VmgpuState *s, const struct vmgpu_addr *a, uint64_t offset,
+                  void *buf, uint32_t len, bool write, VmgpuMemError *err)
+{
+    uint32_t space = le32_to_cpu(a->space);
+    uint64_t addr = le64_to_cpu(a->addr) + offset;
+    uint8_t *p = buf;
+
+    while (len) {
+        uint32_t chunk = MIN(len, VMGPU_PAGE_SIZE - (addr & (VMGPU_PAGE_SIZE - 1)));
+        uint32_t page_space = space;
+        uint64_t page_addr = addr;
+
+        if (space == VMGPU_SPACE_VIRTUAL &&
+            !vmgpu_vm_translate(s, le32_to_cpu(a->vm), addr, write,
+                                &page_space, &page_addr, err)) {
+            trace_vmgpu_mem_fault(space, addr, err->code);
+            return false;
+        }
+        if (!vmgpu_mem_page_rw(s, page_space, page_addr, p, chunk, write, err)) {
+            trace_vmgpu_mem_fault(space, addr, err->code);
+            return false;
+        }
+        addr += chunk;
+        p += chunk;
+        len -= chunk;
+    }
+    return true;
+}

@@ -1,0 +1,449 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Device-level tests of the vmgpu paging engine, without a guest driver.
+
+QEMU runs with -accel qtest; this script plays the driver over the qtest
+protocol: it assigns the BARs through PCI config space, builds rings, GART
+tables and page tables in guest RAM, rings the doorbell and checks memory.
+Output is KTAP between the markers scripts/report.py reads.
+
+usage: vmgpu_device_test.py QEMU_BINARY
+"""
+import base64
+import os
+import shutil
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "scripts"))
+from vmgpu_hw import HW  # noqa: E402
+
+MMIO = 0xF0000000
+MSIX = 0xF0100000
+VRAM_BAR = 0xC0000000
+HAP_BAR = 0xD0000000
+RING = 0x100000
+RING_SHIFT = 6
+FENCE = 0x110000
+GART_TABLE = 0x120000
+DATA = 0x200000
+VRAM_SIZE = 16 << 20
+
+
+class QTest:
+    def __init__(self, qemu, device_args):
+        self.dir = tempfile.mkdtemp(prefix="vmgpu-qtest-")
+        path = os.path.join(self.dir, "qtest.sock")
+        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        server.bind(path)
+        server.listen(1)
+        self.proc = subprocess.Popen(
+            [qemu, "-L", "/usr/share/seabios", "-L", "/usr/share/qemu",
+             "-machine", "q35", "-accel", "qtest", "-nodefaults",
+             "-display", "none", "-m", "64M", "-qtest", f"unix:{path}",
+             "-qtest-log", "/dev/null",
+             "-device", device_args, "-d", "guest_errors",
+             "-D", os.path.join(self.dir, "qemu.log")],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+        server.settimeout(30)
+        self.sock, _ = server.accept()
+        server.close()
+        self.buf = b""
+
+    def cmd(self, line):
+        self.sock.sendall(line.encode() + b"\n")
+        while True:
+            while b"\n" not in self.buf:
+                chunk = self.sock.recv(65536)
+                if not chunk:
+                    raise RuntimeError("QEMU went away")
+                self.buf += chunk
+            reply, self.buf = self.buf.split(b"\n", 1)
+            reply = reply.decode()
+            if reply.startswith("IRQ"):
+                continue
+            if not reply.startswith("OK"):
+                raise RuntimeError(f"{line!r}: {reply}")
+            return reply[3:]
+
+    def close(self):
+        # Like libqtest: QEMU does not exit when the qtest socket closes.
+        self.sock.close()
+        self.proc.terminate()
+        self.proc.wait(timeout=30)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def guest_log(self):
+        with open(os.path.join(self.dir, "qemu.log"), errors="replace") as f:
+            return f.read()
+
+    # Guest memory and MMIO
+    def write(self, addr, data):
+        self.cmd(f"b64write 0x{addr:x} {len(data)} {base64.b64encode(data).decode()}")
+
+    def read(self, addr, size):
+        return base64.b64decode(self.cmd(f"b64read 0x{addr:x} {size}"))
+
+    def writel(self, addr, val):
+        self.cmd(f"writel 0x{addr:x} 0x{val:x}")
+
+    def readl(self, addr):
+        return int(self.cmd(f"readl 0x{addr:x}"), 16)
+
+    def writeq(self, addr, val):
+        self.cmd(f"writeq 0x{addr:x} 0x{val:x}")
+
+    def step(self, ns=None):
+        self.cmd("clock_step" + (f" {ns}" if ns else ""))
+
+    # PCI config space through the legacy 0xcf8/0xcfc ports
+    def cfg_addr(self, dev, reg):
+        return 0x80000000 | (dev << 11) | (reg & 0xFC)
+
+    def cfg_read(self, dev, reg):
+        self.cmd(f"outl 0xcf8 0x{self.cfg_addr(dev, reg):x}")
+        return int(self.cmd("inl 0xcfc"), 16)
+
+    def cfg_write(self, dev, reg, val):
+        self.cmd(f"outl 0xcf8 0x{self.cfg_addr(dev, reg):x}")
+        self.cmd(f"outl 0xcfc 0x{val:x}")
+
+
+class Device:
+    """The vmgpu function with its BARs assigned and a paging ring."""
+
+    def __init__(self, qt):
+        self.qt = qt
+        self.dev = next(d for d in range(32)
+                        if qt.cfg_read(d, 0) == (HW["VMGPU_PCI_DEVICE_ID"] << 16 |
+                                                 HW["VMGPU_PCI_VENDOR_ID"]))
+        qt.cfg_write(self.dev, 0x10, MMIO)
+        qt.cfg_write(self.dev, 0x14, MSIX)
+        qt.cfg_write(self.dev, 0x18, VRAM_BAR)
+        qt.cfg_write(self.dev, 0x1C, 0)
+        qt.cfg_write(self.dev, 0x20, HAP_BAR)
+        qt.cfg_write(self.dev, 0x24, 0)
+        qt.cfg_write(self.dev, 0x04, 0x6)  # memory decode + bus master
+        self.tail = 0
+        self.reg_write("VMGPU_REG_RESET", HW["VMGPU_RESET_VALUE"])
+        self.ring_reg_write("VMGPU_RING_BASE_LO", RING)
+        self.ring_reg_write("VMGPU_RING_BASE_HI", 0)
+        self.ring_reg_write("VMGPU_RING_SIZE_SHIFT", RING_SHIFT)
+        self.ring_reg_write("VMGPU_RING_CTRL", HW["VMGPU_RING_CTRL_ENABLE"])
+
+    def reg(self, name):
+        return self.qt.readl(MMIO + HW[name])
+
+    def reg_write(self, name, val):
+        self.qt.writel(MMIO + HW[name], val)
+
+    def ring_reg(self, name):
+        return self.qt.readl(MMIO + HW["VMGPU_REG_RING0"] + HW[name])
+
+    def ring_reg_write(self, name, val):
+        self.qt.writel(MMIO + HW["VMGPU_REG_RING0"] + HW[name], val)
+
+    def submit(self, *cmds):
+        for c in cmds:
+            assert len(c) == 64
+            self.qt.write(RING + self.tail * 64, c)
+            self.tail = (self.tail + 1) % (1 << RING_SHIFT)
+        self.ring_reg_write("VMGPU_RING_TAIL", self.tail)
+
+    def wait_idle(self, max_steps=1000):
+        for _ in range(max_steps):
+            status = self.ring_reg("VMGPU_RING_STATUS")
+            if not status & HW["VMGPU_RING_STATUS_BUSY"]:
+                return status
+            self.qt.step(100000)
+        raise RuntimeError("ring never went idle")
+
+
+def addr(space, a, vm=0):
+    return struct.pack("<QII", a, HW[f"VMGPU_SPACE_{space}"], vm)
+
+
+def header(op, flags=0):
+    return struct.pack("<HHI", HW[f"VMGPU_OP_{op}"], flags, 0)
+
+
+def cmd_nop(delay_us=0):
+    return header("NOP") + struct.pack("<I", delay_us) + bytes(52)
+
+
+def cmd_fence(dst, value, irq=True):
+    return header("FENCE", HW["VMGPU_FENCE_FLAG_IRQ"] if irq else 0) + dst + \
+        struct.pack("<Q", value) + bytes(32)
+
+
+def cmd_fill(dst, size, pattern):
+    return header("FILL") + dst + struct.pack("<QI", size, pattern) + bytes(28)
+
+
+def cmd_transfer(src, dst, size, flags=0):
+    return header("TRANSFER", flags) + src + dst + struct.pack("<Q", size) + bytes(16)
+
+
+def cmd_range(op, a, size, flags=0):
+    return header(op, flags) + a + struct.pack("<Q", size) + bytes(32)
+
+
+def swizzle_offset(off):
+    block = (off >> 6) & 63
+    return ((((block & 7) << 3) | (block >> 3)) << 6) | (off & 63)
+
+
+def pattern_bytes(seed, size):
+    return bytes((seed * 131 + i * 7 + (i >> 8)) & 0xFF for i in range(size))
+
+
+# Tests: each takes (qt, dev) and raises AssertionError on failure.
+
+def test_identification(qt, dev):
+    assert dev.reg("VMGPU_REG_MAGIC") == HW["VMGPU_MAGIC"]
+    assert dev.reg("VMGPU_REG_VERSION") >> 16 == HW["VMGPU_VERSION_MAJOR"]
+    assert dev.reg("VMGPU_REG_CAPS") & HW["VMGPU_CAP_PAGING_ENGINE"]
+    assert dev.reg("VMGPU_REG_VRAM_SIZE_LO") == VRAM_SIZE
+    assert dev.reg("VMGPU_REG_NUM_SEGMENTS") == 2
+
+
+def test_fill_vram(qt, dev):
+    dev.submit(cmd_fill(addr("VRAM", 0x3000), 0x2000, 0xA5A55A5A),
+               cmd_fence(addr("SYSTEM", FENCE), 1))
+    dev.wait_idle()
+    assert struct.unpack("<Q", qt.read(FENCE, 8))[0] == 1
+    assert qt.readl(VRAM_BAR + 0x3000) == 0xA5A55A5A
+    assert qt.readl(VRAM_BAR + 0x4FFC) == 0xA5A55A5A
+    assert qt.readl(VRAM_BAR + 0x5000) != 0xA5A55A5A
+
+
+def test_transfer_roundtrip(qt, dev):
+    data = pattern_bytes(3, 3 * 4096 + 100)
+    qt.write(DATA, data)
+    dev.submit(cmd_transfer(addr("SYSTEM", DATA), addr("VRAM", 0x10000 + 12), len(data)),
+               cmd_transfer(addr("VRAM", 0x10000 + 12), addr("SYSTEM", DATA + 0x10000),
+                            len(data)),
+               cmd_fence(addr("SYSTEM", FENCE), 2))
+    dev.wait_idle()
+    assert qt.read(DATA + 0x10000, len(data)) == data
+
+
+def map_gart(qt, dev, pages):
+    for i, page in enumerate(pages):
+        qt.write(GART_TABLE + i * 8, struct.pack("<Q", page | HW["VMGPU_GART_PTE_VALID"]))
+    dev.reg_write("VMGPU_REG_GART_BASE_LO", GART_TABLE)
+    dev.reg_write("VMGPU_REG_GART_BASE_HI", 0)
+    dev.reg_write("VMGPU_REG_GART_NUM_PAGES", len(pages) + 1)
+
+
+def test_gart_scatter(qt, dev):
+    # Three scattered system pages look contiguous through the aperture.
+    pages = [DATA + 0x30000, DATA + 0x21000, DATA + 0x45000]
+    map_gart(qt, dev, pages)
+    data = pattern_bytes(5, 3 * 4096)
+    qt.write(DATA, data)
+    dev.submit(cmd_transfer(addr("SYSTEM", DATA), addr("GART", 0), len(data)))
+    dev.wait_idle()
+    for i, page in enumerate(pages):
+        assert qt.read(page, 4096) == data[i * 4096:(i + 1) * 4096]
+
+
+def build_page_table(qt, base, va, pages):
+    """4-level table at base (system memory) mapping va.. to pages."""
+    levels = [base, base + 0x1000, base + 0x2000, base + 0x3000]
+    for i in range(3):
+        index = (va >> (12 + 9 * (3 - i))) & 511
+        entry = levels[i + 1] | HW["VMGPU_PTE_VALID"] | \
+            (HW["VMGPU_SPACE_SYSTEM"] << HW["VMGPU_PTE_SPACE_SHIFT"])
+        qt.write(levels[i] + index * 8, struct.pack("<Q", entry))
+    for n, (space, page) in enumerate(pages):
+        index = ((va >> 12) + n) & 511
+        entry = page | HW["VMGPU_PTE_VALID"] | HW["VMGPU_PTE_WRITE"] | \
+            (HW[f"VMGPU_SPACE_{space}"] << HW["VMGPU_PTE_SPACE_SHIFT"])
+        qt.write(levels[3] + index * 8, struct.pack("<Q", entry))
+
+
+def enable_vm(dev, vm, root):
+    base = HW["VMGPU_REG_VM0"] + vm * 0x10
+    dev.qt.writel(MMIO + base + HW["VMGPU_VM_ROOT_LO"], root)
+    dev.qt.writel(MMIO + base + HW["VMGPU_VM_ROOT_HI"], 0)
+    dev.qt.writel(MMIO + base + HW["VMGPU_VM_CTRL"], HW["VMGPU_VM_CTRL_ENABLE"] |
+                  HW["VMGPU_SPACE_SYSTEM"] << HW["VMGPU_VM_CTRL_SPACE_SHIFT"])
+
+
+def test_fill_and_transfer_virtual(qt, dev):
+    va = 0x1234_5000_0000 & ((1 << 48) - 1)
+    va &= ~0x1FFFFF
+    build_page_table(qt, 0x400000, va,
+                     [("SYSTEM", DATA + 0x60000), ("VRAM", 0x80000), ("SYSTEM", DATA + 0x50000)])
+    enable_vm(dev, 0, 0x400000)
+    dev.submit(cmd_fill(addr("VIRTUAL", va + 0x800), 0x2000, 0x11223344))
+    dev.wait_idle()
+    assert qt.read(DATA + 0x60800, 4) == struct.pack("<I", 0x11223344)
+    assert qt.readl(VRAM_BAR + 0x80000) == 0x11223344
+    data = pattern_bytes(9, 3 * 4096)
+    qt.write(DATA, data)
+    dev.submit(cmd_transfer(addr("SYSTEM", DATA), addr("VIRTUAL", va), len(data)),
+               cmd_transfer(addr("VIRTUAL", va), addr("SYSTEM", DATA + 0x70000), len(data)))
+    dev.wait_idle()
+    assert qt.read(DATA + 0x60000, 4096) == data[:4096]
+    assert qt.read(DATA + 0x50000, 4096) == data[8192:]
+    assert qt.read(DATA + 0x70000, len(data)) == data
+
+
+def test_discard(qt, dev):
+    dev.submit(cmd_range("DISCARD", addr("VRAM", 0x90000), 0x1000))
+    dev.wait_idle()
+    assert qt.readl(VRAM_BAR + 0x90000) == HW["VMGPU_DISCARD_PATTERN"]
+    assert qt.readl(VRAM_BAR + 0x90FFC) == HW["VMGPU_DISCARD_PATTERN"]
+
+
+def test_swizzle_roundtrip(qt, dev):
+    data = pattern_bytes(11, 2 * 4096)
+    qt.write(DATA, data)
+    dev.submit(cmd_transfer(addr("SYSTEM", DATA), addr("VRAM", 0xA0000), len(data),
+                            HW["VMGPU_TRANSFER_FLAG_SWIZZLE"]),
+               cmd_transfer(addr("VRAM", 0xA0000), addr("SYSTEM", DATA + 0x8000), len(data),
+                            HW["VMGPU_TRANSFER_FLAG_UNSWIZZLE"]))
+    dev.wait_idle()
+    tiled = qt.read(VRAM_BAR + 0xA0000, 4096)
+    assert tiled != data[:4096]
+    for off in (0, 64, 0x1C0, 0xFC0):
+        assert tiled[swizzle_offset(off):swizzle_offset(off) + 64] == data[off:off + 64]
+    assert qt.read(DATA + 0x8000, len(data)) == data
+
+
+def test_host_aperture_detile(qt, dev):
+    # Host aperture page 3 shows the swizzled VRAM page linearly.
+    pte = 0xA0000 | HW["VMGPU_HAP_PTE_VALID"] | HW["VMGPU_HAP_PTE_DETILE"]
+    qt.writeq(MMIO + HW["VMGPU_HAP_TABLE_OFFSET"] + 3 * 8, pte)
+    linear = pattern_bytes(11, 4096)
+    for off in (0, 0x40, 0x208, 0xFF8):
+        assert qt.readl(HAP_BAR + 3 * 4096 + off) == struct.unpack_from("<I", linear, off)[0]
+
+
+def test_nop_delay_keeps_engine_busy(qt, dev):
+    dev.submit(cmd_nop(5000), cmd_fence(addr("SYSTEM", FENCE), 7))
+    status = dev.ring_reg("VMGPU_RING_STATUS")
+    assert status & HW["VMGPU_RING_STATUS_BUSY"]
+    qt.step(1000000)
+    assert struct.unpack("<Q", qt.read(FENCE, 8))[0] != 7
+    qt.step(5000000)
+    dev.wait_idle()
+    assert struct.unpack("<Q", qt.read(FENCE, 8))[0] == 7
+    assert dev.reg("VMGPU_REG_INT_STATUS") & HW["VMGPU_INT_FENCE"]
+    dev.reg_write("VMGPU_REG_INT_STATUS", HW["VMGPU_INT_FENCE"])
+    assert not dev.reg("VMGPU_REG_INT_STATUS") & HW["VMGPU_INT_FENCE"]
+
+
+def expect_halt(dev, code, bad_cmd):
+    dev.reg_write("VMGPU_REG_ERROR_ACK", 1)
+    slot = dev.tail
+    dev.submit(bad_cmd, cmd_fence(addr("SYSTEM", FENCE), 0x99))
+    status = dev.wait_idle()
+    assert status & HW["VMGPU_RING_STATUS_HALTED"], "ring did not halt"
+    assert dev.reg("VMGPU_REG_ERROR_CODE") == HW[code], \
+        f"error {dev.reg('VMGPU_REG_ERROR_CODE')} instead of {code}"
+    assert dev.reg("VMGPU_REG_ERROR_SLOT") == slot
+    assert dev.reg("VMGPU_REG_INT_STATUS") & HW["VMGPU_INT_ERROR"]
+    assert struct.unpack("<Q", dev.qt.read(FENCE, 8))[0] != 0x99
+    dev.ring_reg_write("VMGPU_RING_CTRL", HW["VMGPU_RING_CTRL_ENABLE"] |
+                       HW["VMGPU_RING_CTRL_RESUME"])
+    dev.wait_idle()
+    assert struct.unpack("<Q", dev.qt.read(FENCE, 8))[0] == 0x99
+    dev.qt.write(FENCE, bytes(8))
+    dev.reg_write("VMGPU_REG_ERROR_ACK", 1)
+    dev.reg_write("VMGPU_REG_INT_STATUS", HW["VMGPU_INT_ERROR"])
+
+
+def test_error_bad_opcode(qt, dev):
+    expect_halt(dev, "VMGPU_ERR_BAD_OPCODE", struct.pack("<HHI", 0x7777, 0, 0) + bytes(56))
+
+
+def test_error_reserved_field(qt, dev):
+    expect_halt(dev, "VMGPU_ERR_BAD_FIELD", cmd_nop()[:60] + b"\x01\x00\x00\x00")
+
+
+def test_error_vram_range(qt, dev):
+    expect_halt(dev, "VMGPU_ERR_RANGE", cmd_fill(addr("VRAM", VRAM_SIZE - 8), 16, 0))
+
+
+def test_error_gart_fault(qt, dev):
+    qt.write(GART_TABLE, bytes(8))
+    expect_halt(dev, "VMGPU_ERR_GART_FAULT", cmd_fill(addr("GART", 0), 16, 0))
+
+
+def test_error_dma(qt, dev):
+    before = qt.read(DATA, 4096)
+    expect_halt(dev, "VMGPU_ERR_DMA",
+                cmd_transfer(addr("SYSTEM", 0xFFFF_F000_0000), addr("SYSTEM", DATA), 4096))
+    assert qt.read(DATA, 4096) == before, "failed DMA read still wrote the destination"
+
+
+def test_error_vm_fault(qt, dev):
+    expect_halt(dev, "VMGPU_ERR_VM_FAULT", cmd_fill(addr("VIRTUAL", 0x7000_0000_0000, 0), 4, 0))
+
+
+def test_error_bad_register(qt, dev):
+    dev.reg_write("VMGPU_REG_ERROR_ACK", 1)
+    dev.reg_write("VMGPU_REG_MAGIC", 1)
+    assert dev.reg("VMGPU_REG_ERROR_CODE") == HW["VMGPU_ERR_REGISTER"]
+    assert dev.reg("VMGPU_REG_ERROR_SLOT") == HW["VMGPU_REG_MAGIC"]
+    assert "vmgpu" in qt.guest_log()
+    dev.reg_write("VMGPU_REG_ERROR_ACK", 1)
+
+
+def test_user_ring_privilege(qt, dev):
+    base = HW["VMGPU_REG_RING0"] + 0x40
+    for reg, val in (("VMGPU_RING_BASE_LO", RING + 0x2000), ("VMGPU_RING_BASE_HI", 0),
+                     ("VMGPU_RING_SIZE_SHIFT", 4), ("VMGPU_RING_VM", 1),
+                     ("VMGPU_RING_CTRL", HW["VMGPU_RING_CTRL_ENABLE"])):
+        qt.writel(MMIO + base + HW[reg], val)
+    dev.reg_write("VMGPU_REG_ERROR_ACK", 1)
+    qt.write(RING + 0x2000, cmd_fill(addr("VRAM", 0), 4, 0))
+    qt.writel(MMIO + base + HW["VMGPU_RING_TAIL"], 1)
+    for _ in range(100):
+        if qt.readl(MMIO + base + HW["VMGPU_RING_STATUS"]) & HW["VMGPU_RING_STATUS_HALTED"]:
+            break
+        qt.step(100000)
+    assert dev.reg("VMGPU_REG_ERROR_CODE") == HW["VMGPU_ERR_PRIVILEGE"]
+    assert dev.reg("VMGPU_REG_ERROR_RING") == 1
+    dev.reg_write("VMGPU_REG_ERROR_ACK", 1)
+
+
+TESTS = [
+    test_identification, test_fill_vram, test_transfer_roundtrip, test_gart_scatter,
+    test_fill_and_transfer_virtual, test_discard, test_swizzle_roundtrip,
+    test_host_aperture_detile, test_nop_delay_keeps_engine_busy, test_error_bad_opcode,
+    test_error_reserved_field, test_error_vram_range, test_error_gart_fault,
+    test_error_dma, test_error_vm_fault, test_error_bad_register, test_user_ring_privilege,
+]
+
+
+def main(qemu):
+    print("vmgpu-test: begin test vmgpu_device_test")
+    print("TAP version 13")
+    print(f"1..{len(TESTS)}")
+    qt = QTest(qemu, "vmgpu,segments=8M:64K,,8M:4K,bar-size=4M,host-aperture-size=1M")
+    failed = 0
+    try:
+        dev = Device(qt)
+        for n, test in enumerate(TESTS, 1):
+            try:
+                test(qt, dev)
+                print(f"ok {n} {test.__name__}")
+            except (AssertionError, RuntimeError) as e:
+                failed += 1
+                print(f"# {test.__name__}: {e!r}")
+                print(f"not ok {n} {test.__name__}")
+    finally:
+        qt.close()
+    print(f"vmgpu-test: end test vmgpu_device_test rc={1 if failed else 0}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))
