@@ -16,9 +16,21 @@ extern "C" {
 #endif
 
 #define DRM_VMGPU_QUERY			0x00
+#define DRM_VMGPU_GEM_CREATE		0x01
+#define DRM_VMGPU_GEM_INFO		0x02
+#define DRM_VMGPU_GEM_MMAP_OFFSET	0x03
+#define DRM_VMGPU_GEM_MAKE_RESIDENT	0x04
 
 #define DRM_IOCTL_VMGPU_QUERY \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_VMGPU_QUERY, struct drm_vmgpu_query)
+#define DRM_IOCTL_VMGPU_GEM_CREATE \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_VMGPU_GEM_CREATE, struct drm_vmgpu_gem_create)
+#define DRM_IOCTL_VMGPU_GEM_INFO \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_VMGPU_GEM_INFO, struct drm_vmgpu_gem_info)
+#define DRM_IOCTL_VMGPU_GEM_MMAP_OFFSET \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_VMGPU_GEM_MMAP_OFFSET, struct drm_vmgpu_gem_mmap_offset)
+#define DRM_IOCTL_VMGPU_GEM_MAKE_RESIDENT \
+	DRM_IOW(DRM_COMMAND_BASE + DRM_VMGPU_GEM_MAKE_RESIDENT, struct drm_vmgpu_gem_make_resident)
 
 /**
  * DOC: segments
@@ -67,8 +79,13 @@ struct drm_vmgpu_segment {
 	__u32 page_size;
 	/** @flags: DRM_VMGPU_SEGMENT_* flags. */
 	__u32 flags;
+	/**
+	 * @used: bytes allocated in the segment now. For the system segment,
+	 * allocations in system memory that are not mapped into the aperture.
+	 */
+	__u64 used;
 	/** @reserved: written as zero. */
-	__u64 reserved[4];
+	__u64 reserved[3];
 };
 
 /**
@@ -153,6 +170,145 @@ struct drm_vmgpu_query {
 	__u32 size;
 	/** @data: user pointer the answer is written to. */
 	__u64 data;
+	/** @reserved: must be zero. */
+	__u64 reserved[2];
+};
+
+/**
+ * DOC: allocations
+ *
+ * An allocation is a GEM object that lives in one segment at a time and
+ * moves between segments by paging operations the device executes. Its
+ * creation flags are those of WDDM's allocation info:
+ *
+ * %DRM_VMGPU_ALLOC_CPU_ACCESS: the CPU maps the allocation. In a memory
+ * segment it is then placed where the VRAM BAR reaches. A memory segment the
+ * BAR does not wholly cover is only allowed together with the aperture
+ * segment, so that the allocation can always be placed in system memory
+ * (Lock2 rules).
+ *
+ * %DRM_VMGPU_ALLOC_CACHED: CPU-cached mapping. The CPU cannot be coherent
+ * with a memory segment, so the supported set must be the aperture segment
+ * alone.
+ *
+ * %DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY: engines reach the allocation by
+ * physical address: contiguous in a memory segment, mapped into the
+ * aperture whenever it is resident in system memory.
+ *
+ * %DRM_VMGPU_ALLOC_PRIMARY: a primary surface: contiguous in a memory
+ * segment; mapped into the aperture only while displayed.
+ *
+ * %DRM_VMGPU_ALLOC_SWIZZLED, %DRM_VMGPU_ALLOC_NOTIFY_EVICTION,
+ * %DRM_VMGPU_ALLOC_NOTIFY_IOMMU_UNMAP: stored and reported; acted on by the
+ * swizzled-locking and notification features.
+ *
+ * New allocations never show earlier contents: the device clears them
+ * before userspace can see them.
+ */
+#define DRM_VMGPU_ALLOC_CPU_ACCESS		(1 << 0)
+#define DRM_VMGPU_ALLOC_CACHED			(1 << 1)
+#define DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY	(1 << 2)
+#define DRM_VMGPU_ALLOC_PRIMARY			(1 << 3)
+#define DRM_VMGPU_ALLOC_SWIZZLED		(1 << 4)
+#define DRM_VMGPU_ALLOC_NOTIFY_EVICTION		(1 << 5)
+#define DRM_VMGPU_ALLOC_NOTIFY_IOMMU_UNMAP	(1 << 6)
+
+/**
+ * struct drm_vmgpu_gem_create - argument of %DRM_IOCTL_VMGPU_GEM_CREATE
+ *
+ * Fails with -EINVAL for unknown flags, non-zero extensions or reserved
+ * words, an empty or unknown segment set, the system segment (id 0) in the
+ * set (system memory is reached through the aperture segment's id), a
+ * preferred segment outside the set, or a flag combination the rules above
+ * forbid; with -E2BIG for a size no segment of the set can ever hold.
+ */
+struct drm_vmgpu_gem_create {
+	/** @extensions: must be zero. */
+	__u64 extensions;
+	/** @size: bytes; rounded up to the largest page size of the set. */
+	__u64 size;
+	/** @flags: DRM_VMGPU_ALLOC_* flags. */
+	__u32 flags;
+	/** @segments: supported segment set, bit n for segment id n. */
+	__u32 segments;
+	/** @preferred_segment: the segment id tried first, in @segments. */
+	__u32 preferred_segment;
+	/** @handle: out, the GEM handle. */
+	__u32 handle;
+	/** @reserved: must be zero. */
+	__u64 reserved[2];
+};
+
+/* The allocation has a physical reference: contiguous at @offset. */
+#define DRM_VMGPU_RESIDENCY_PHYSICAL		(1 << 0)
+
+/**
+ * struct drm_vmgpu_gem_info - argument of %DRM_IOCTL_VMGPU_GEM_INFO
+ *
+ * Reports an allocation and where it lives now.
+ */
+struct drm_vmgpu_gem_info {
+	/** @handle: in, the GEM handle. */
+	__u32 handle;
+	/** @pad: must be zero. */
+	__u32 pad;
+	/** @size: out, bytes. */
+	__u64 size;
+	/** @flags: out, the creation flags. */
+	__u32 flags;
+	/** @segments: out, the supported segment set. */
+	__u32 segments;
+	/**
+	 * @segment_id: out, the segment it is resident in: a memory segment,
+	 * the aperture segment (system memory mapped into the aperture) or 0
+	 * (system memory, not mapped).
+	 */
+	__u32 segment_id;
+	/** @residency: out, DRM_VMGPU_RESIDENCY_* flags. */
+	__u32 residency;
+	/**
+	 * @offset: out, with %DRM_VMGPU_RESIDENCY_PHYSICAL the physical
+	 * reference (@segment_id, @offset): the allocation's offset in that
+	 * segment. 0 otherwise.
+	 */
+	__u64 offset;
+	/** @reserved: must be zero. */
+	__u64 reserved[2];
+};
+
+/**
+ * struct drm_vmgpu_gem_mmap_offset - argument of
+ * %DRM_IOCTL_VMGPU_GEM_MMAP_OFFSET
+ *
+ * The fake offset to mmap() an allocation at on the DRM fd. Only
+ * allocations created with %DRM_VMGPU_ALLOC_CPU_ACCESS can be mapped
+ * (-EINVAL otherwise).
+ */
+struct drm_vmgpu_gem_mmap_offset {
+	/** @handle: in, the GEM handle. */
+	__u32 handle;
+	/** @flags: must be zero. */
+	__u32 flags;
+	/** @offset: out, the offset to pass to mmap(). */
+	__u64 offset;
+	/** @reserved: must be zero. */
+	__u64 reserved[2];
+};
+
+/**
+ * struct drm_vmgpu_gem_make_resident - argument of
+ * %DRM_IOCTL_VMGPU_GEM_MAKE_RESIDENT
+ *
+ * WDDM's MakeResident: bring an allocation into the best segment of its
+ * supported set that has room, preferred segment first, evicting others if
+ * needed. Returns once the paging operations are queued; CPU access through
+ * a mapping waits for them. -ENOSPC if no segment of the set can take it.
+ */
+struct drm_vmgpu_gem_make_resident {
+	/** @handle: the GEM handle. */
+	__u32 handle;
+	/** @flags: must be zero. */
+	__u32 flags;
 	/** @reserved: must be zero. */
 	__u64 reserved[2];
 };
