@@ -5,11 +5,27 @@
 #ifndef _VMGPU_DEVICE_TYPES_H_
 #define _VMGPU_DEVICE_TYPES_H_
 
+#include <linux/gpu_buddy.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/spinlock.h>
 #include <linux/types.h>
 
 #include <drm/drm_device.h>
+#include <drm/drm_mm.h>
+#include <drm/gpu_scheduler.h>
+#include <drm/ttm/ttm_device.h>
+#include <drm/ttm/ttm_placement.h>
+#include <drm/ttm/ttm_resource.h>
 
 #include "hw/vmgpu_hw.h"
+
+/*
+ * Memory segments become TTM memory types from TTM_PL_VRAM on; TTM has
+ * TTM_NUM_MEM_TYPES of them, SYSTEM and TT taken.
+ */
+#define VMGPU_TTM_FIRST_SEGMENT		TTM_PL_VRAM
+#define VMGPU_MAX_DRIVER_SEGMENTS	(TTM_NUM_MEM_TYPES - TTM_PL_VRAM)
 
 /**
  * struct vmgpu_segment - a memory segment: a range of VRAM the device
@@ -24,6 +40,74 @@ struct vmgpu_segment {
 	u64 vram_base;
 	/** @size: bytes in the segment. */
 	u64 size;
+	/** @mem_type: the TTM memory type that manages it. */
+	u32 mem_type;
+};
+
+/**
+ * struct vmgpu_vram_mgr - page pool of one memory segment, on a buddy
+ * allocator whose chunk is the segment's page size
+ */
+struct vmgpu_vram_mgr {
+	/** @manager: the TTM resource manager. */
+	struct ttm_resource_manager manager;
+	/** @mm: the buddy allocator, offsets relative to the segment. */
+	struct gpu_buddy mm;
+	/** @lock: protects @mm. */
+	struct mutex lock;
+	/** @segment: the segment managed. */
+	const struct vmgpu_segment *segment;
+};
+
+/**
+ * struct vmgpu_gart - the aperture segment: the device's GART table and the
+ * manager of the TT memory type (system memory, optionally mapped)
+ */
+struct vmgpu_gart {
+	/** @manager: TTM manager of TTM_PL_TT. */
+	struct ttm_resource_manager manager;
+	/** @mm: aperture ranges, in pages. */
+	struct drm_mm mm;
+	/** @lock: protects @mm and @mapped_bytes. */
+	spinlock_t lock;
+	/** @table: CPU address of the GART entries. */
+	__le64 *table;
+	/** @table_bus: bus address of the table, as the device sees it. */
+	dma_addr_t table_bus;
+	/** @num_pages: entries in the table. */
+	u32 num_pages;
+	/** @mapped_bytes: bytes of allocations mapped into the aperture. */
+	u64 mapped_bytes;
+};
+
+/**
+ * struct vmgpu_ring - the privileged paging ring and its scheduler
+ */
+struct vmgpu_ring {
+	/** @sched: orders paging jobs after their dependencies. */
+	struct drm_gpu_scheduler sched;
+	/** @entity: the kernel's one entity on @sched. */
+	struct drm_sched_entity entity;
+	/** @cmds: the ring's command slots. */
+	union vmgpu_cmd *cmds;
+	/** @cmds_bus: bus address of @cmds. */
+	dma_addr_t cmds_bus;
+	/** @num_slots: slots in the ring, a power of two. */
+	u32 num_slots;
+	/** @tail: next slot to write; only run_job touches it. */
+	u32 tail;
+	/** @seqno_cpu: where the device writes completed fence seqnos. */
+	u64 *seqno_cpu;
+	/** @seqno_bus: bus address of @seqno_cpu. */
+	dma_addr_t seqno_bus;
+	/** @fence_context: dma-fence context of the ring's fences. */
+	u64 fence_context;
+	/** @next_seqno: seqno of the next fence. */
+	u64 next_seqno;
+	/** @fence_lock: protects @pending and the fences' state. */
+	spinlock_t fence_lock;
+	/** @pending: emitted fences not yet signalled, in seqno order. */
+	struct list_head pending;
 };
 
 /**
@@ -47,18 +131,34 @@ struct vmgpu_device {
 		u64 bar_probe_size;
 		/** @vram.bar_size: BAR2 length now. */
 		u64 bar_size;
+		/** @vram.bar_start: CPU physical address of BAR2. */
+		resource_size_t bar_start;
 		/** @vram.host_aperture_size: BAR4 length, 0 if none. */
 		u64 host_aperture_size;
 	} vram;
 
 	/** @segments: memory segments, in device order. */
-	struct vmgpu_segment segments[VMGPU_MAX_SEGMENTS];
+	struct vmgpu_segment segments[VMGPU_MAX_DRIVER_SEGMENTS];
 	/** @num_segments: valid entries of @segments. */
 	u32 num_segments;
 	/** @gart_pages: pages in the aperture segment. */
 	u32 gart_pages;
 	/** @paging_va_size: bytes of the paging process GPU VA space. */
 	u64 paging_va_size;
+
+	/** @ttm: the TTM device. */
+	struct ttm_device ttm;
+	/** @vram_mgrs: one manager per memory segment. */
+	struct vmgpu_vram_mgr vram_mgrs[VMGPU_MAX_DRIVER_SEGMENTS];
+	/** @gart: the aperture segment. */
+	struct vmgpu_gart gart;
+	/** @paging: the paging ring. */
+	struct vmgpu_ring paging;
+
+	/** @bos: every allocation, for debugfs. */
+	struct list_head bos;
+	/** @bos_lock: protects @bos. */
+	struct mutex bos_lock;
 };
 
 #endif

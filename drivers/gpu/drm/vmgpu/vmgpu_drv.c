@@ -10,12 +10,17 @@
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
 #include <drm/drm_ioctl.h>
+#include <drm/drm_managed.h>
 #include <drm/drm_print.h>
 
 #include "vmgpu_drm.h"
+#include "vmgpu_debugfs.h"
 #include "vmgpu_device.h"
+#include "vmgpu_gem.h"
 #include "vmgpu_irq.h"
 #include "vmgpu_query.h"
+#include "vmgpu_ring.h"
+#include "vmgpu_ttm.h"
 #include "vmgpu_vram.h"
 
 /**
@@ -31,6 +36,12 @@
 
 static const struct drm_ioctl_desc vmgpu_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(VMGPU_QUERY, vmgpu_query_ioctl, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(VMGPU_GEM_CREATE, vmgpu_gem_create_ioctl, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(VMGPU_GEM_INFO, vmgpu_gem_info_ioctl, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(VMGPU_GEM_MMAP_OFFSET, vmgpu_gem_mmap_offset_ioctl,
+			  DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(VMGPU_GEM_MAKE_RESIDENT, vmgpu_gem_make_resident_ioctl,
+			  DRM_RENDER_ALLOW),
 };
 
 DEFINE_DRM_GEM_FOPS(vmgpu_fops);
@@ -40,6 +51,7 @@ static const struct drm_driver vmgpu_drm_driver = {
 	.ioctls = vmgpu_ioctls,
 	.num_ioctls = ARRAY_SIZE(vmgpu_ioctls),
 	.fops = &vmgpu_fops,
+	.show_fdinfo = vmgpu_gem_show_fdinfo,
 	.name = DRIVER_NAME,
 	.desc = DRIVER_DESC,
 	.major = 1,
@@ -90,17 +102,34 @@ static int vmgpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = vmgpu_vram_init(vdev);
 	if (ret)
 		return ret;
+	INIT_LIST_HEAD(&vdev->bos);
+	ret = drmm_mutex_init(&vdev->drm, &vdev->bos_lock);
+	if (ret)
+		return ret;
 	ret = vmgpu_irq_init(vdev);
 	if (ret)
 		return ret;
+	ret = vmgpu_ring_init(vdev);
+	if (ret)
+		goto err_irq;
+	ret = vmgpu_ttm_init(vdev);
+	if (ret)
+		goto err_ring;
+	vmgpu_debugfs_init(vdev);
 
 	pci_set_drvdata(pdev, vdev);
 	ret = drm_dev_register(&vdev->drm, 0);
-	if (ret) {
-		vmgpu_irq_fini(vdev);
-		return ret;
-	}
+	if (ret)
+		goto err_ttm;
 	return 0;
+
+err_ttm:
+	vmgpu_ttm_fini(vdev);
+err_ring:
+	vmgpu_ring_fini(vdev);
+err_irq:
+	vmgpu_irq_fini(vdev);
+	return ret;
 }
 
 static void vmgpu_remove(struct pci_dev *pdev)
@@ -108,6 +137,8 @@ static void vmgpu_remove(struct pci_dev *pdev)
 	struct vmgpu_device *vdev = pci_get_drvdata(pdev);
 
 	drm_dev_unplug(&vdev->drm);
+	vmgpu_ttm_fini(vdev);
+	vmgpu_ring_fini(vdev);
 	vmgpu_irq_fini(vdev);
 }
 

@@ -9,6 +9,7 @@
 
 #include "vmgpu_device.h"
 #include "vmgpu_irq.h"
+#include "vmgpu_ring.h"
 
 /**
  * DOC: interrupts
@@ -17,7 +18,9 @@
  * handlers never share a line and never need to ask which cause fired; the
  * status bits exist to be acknowledged. The error vector reports what the
  * device latched in its error registers: a command that failed (bad opcode,
- * out-of-range or IOMMU-faulting address) or a bad register write.
+ * out-of-range or IOMMU-faulting address) or a bad register write. A failed
+ * paging command halts the paging ring; the ring code fails the job and
+ * resumes it.
  */
 
 static irqreturn_t vmgpu_irq_error(int irq, void *arg)
@@ -36,14 +39,16 @@ static irqreturn_t vmgpu_irq_error(int irq, void *arg)
 	addr = vmgpu_read64(vdev, VMGPU_REG_ERROR_ADDR_LO);
 	vmgpu_write32(vdev, VMGPU_REG_ERROR_ACK, 1);
 
-	if (ring == VMGPU_ERROR_RING_MMIO)
+	if (ring == VMGPU_ERROR_RING_MMIO) {
 		drm_err_ratelimited(&vdev->drm,
 				    "device rejected register 0x%x write (error %u, value 0x%llx)\n",
 				    slot, code, addr);
-	else
-		drm_err_ratelimited(&vdev->drm,
-				    "ring %u command %u failed: error %u at 0x%llx\n",
-				    ring, slot, code, addr);
+		return IRQ_HANDLED;
+	}
+	drm_err_ratelimited(&vdev->drm, "ring %u command %u failed: error %u at 0x%llx\n",
+			    ring, slot, code, addr);
+	if (ring == VMGPU_RING_PAGING)
+		vmgpu_ring_handle_error(vdev);
 	return IRQ_HANDLED;
 }
 

@@ -13,6 +13,7 @@
 #include "vmgpu_drm.h"
 #include "vmgpu_device.h"
 #include "vmgpu_query.h"
+#include "vmgpu_ttm.h"
 #include "vmgpu_vram.h"
 
 /**
@@ -75,6 +76,7 @@ static void vmgpu_query_fill_segments(struct vmgpu_device *vdev,
 	entry->cpu_visible_size = entry->size;
 	entry->page_size = PAGE_SIZE;
 	entry->flags = DRM_VMGPU_SEGMENT_CPU_VISIBLE;
+	entry->used = vmgpu_ttm_segment_used(vdev, entry->id);
 	entry++;
 
 	for (i = 0; i < vdev->num_segments; i++, entry++) {
@@ -89,6 +91,7 @@ static void vmgpu_query_fill_segments(struct vmgpu_device *vdev,
 			entry->flags |= DRM_VMGPU_SEGMENT_CPU_VISIBLE;
 		else if (vdev->vram.host_aperture_size)
 			entry->flags |= DRM_VMGPU_SEGMENT_HOST_APERTURE;
+		entry->used = vmgpu_ttm_segment_used(vdev, entry->id);
 	}
 
 	entry->id = vdev->num_segments + 1;
@@ -97,6 +100,7 @@ static void vmgpu_query_fill_segments(struct vmgpu_device *vdev,
 	entry->cpu_visible_size = entry->size;
 	entry->page_size = VMGPU_PAGE_SIZE;
 	entry->flags = DRM_VMGPU_SEGMENT_CPU_VISIBLE;
+	entry->used = vmgpu_ttm_segment_used(vdev, entry->id);
 }
 
 static int vmgpu_query_segments(struct vmgpu_device *vdev,

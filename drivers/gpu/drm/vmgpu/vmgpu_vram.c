@@ -89,8 +89,9 @@ static int vmgpu_vram_read_segments(struct vmgpu_device *vdev)
 	u64 end = 0;
 	u32 i;
 
-	if (!count || count > VMGPU_MAX_SEGMENTS) {
-		drm_err(&vdev->drm, "device reports %u memory segments\n", count);
+	if (!count || count > VMGPU_MAX_DRIVER_SEGMENTS) {
+		drm_err(&vdev->drm, "device reports %u memory segments, the driver manages 1 to %u\n",
+			count, VMGPU_MAX_DRIVER_SEGMENTS);
 		return -ENODEV;
 	}
 
@@ -100,6 +101,7 @@ static int vmgpu_vram_read_segments(struct vmgpu_device *vdev)
 		u32 shift = vmgpu_read32(vdev, reg + VMGPU_SEG_PAGE_SHIFT);
 
 		seg->id = i + 1;
+		seg->mem_type = VMGPU_TTM_FIRST_SEGMENT + i;
 		seg->vram_base = vmgpu_read64(vdev, reg + VMGPU_SEG_BASE_LO);
 		seg->size = vmgpu_read64(vdev, reg + VMGPU_SEG_SIZE_LO);
 		if ((shift != VMGPU_PAGE_SHIFT && shift != VMGPU_PAGE_SHIFT_64K) ||
@@ -161,6 +163,7 @@ int vmgpu_vram_init(struct vmgpu_device *vdev)
 	vdev->vram.bar_probe_size = pci_resource_len(pdev, VMGPU_BAR_VRAM);
 	vmgpu_vram_resize_bar(vdev);
 	vdev->vram.bar_size = pci_resource_len(pdev, VMGPU_BAR_VRAM);
+	vdev->vram.bar_start = pci_resource_start(pdev, VMGPU_BAR_VRAM);
 
 	device_bar = vmgpu_read64(vdev, VMGPU_REG_VRAM_BAR_SIZE_LO);
 	if (device_bar != vdev->vram.bar_size) {

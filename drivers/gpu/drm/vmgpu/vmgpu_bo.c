@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright 2026 The vmgpu authors
+ */
+
+#include <linux/mm.h>
+#include <linux/slab.h>
+
+#include <drm/drm_gem_ttm_helper.h>
+#include <drm/drm_print.h>
+#include <drm/ttm/ttm_placement.h>
+
+#include "vmgpu_drm.h"
+#include "vmgpu_bo.h"
+#include "vmgpu_device.h"
+#include "vmgpu_gart.h"
+#include "vmgpu_vram.h"
+#include "vmgpu_vram_mgr.h"
+
+/**
+ * DOC: allocations
+ *
+ * An allocation (seed "GPU segments") is a TTM buffer object with WDDM's
+ * allocation flags, a supported segment set and a preferred segment. Its
+ * placement lists the preferred segment first; the others are fallbacks
+ * TTM only uses when the preferred one cannot be made to fit, so under
+ * pressure TTM evicts from the preferred segment before spilling. Memory
+ * segments become TTM memory types, the aperture segment becomes TT.
+ *
+ * Placement rules: AccessedPhysically and primary allocations are
+ * contiguous in a memory segment. CPU-accessible allocations stay where the
+ * VRAM BAR reaches. Eviction sends an allocation to system memory (TT) if
+ * the aperture segment is in its set, else out of the GPU's reach (TTM
+ * system), where it is not resident.
+ */
+
+static const struct drm_gem_object_funcs vmgpu_gem_funcs;
+
+static u32 vmgpu_aperture_id(struct vmgpu_device *vdev)
+{
+	return vdev->num_segments + 1;
+}
+
+static const struct vmgpu_segment *vmgpu_bo_mem_segment(struct vmgpu_device *vdev,
+							u32 mem_type)
+{
+	u32 index = mem_type - VMGPU_TTM_FIRST_SEGMENT;
+
+	return mem_type >= VMGPU_TTM_FIRST_SEGMENT && index < vdev->num_segments ?
+	       &vdev->segments[index] : NULL;
+}
+
+/**
+ * vmgpu_bo_needs_aperture() - whether a TT placement must map the aperture
+ * @tbo: the allocation
+ * @place: the TT place being allocated
+ *
+ * Return: true for AccessedPhysically allocations, except for the temporary
+ * hop of a multi-step move, which the device reaches by bus address.
+ */
+bool vmgpu_bo_needs_aperture(struct ttm_buffer_object *tbo,
+			     const struct ttm_place *place)
+{
+	if (tbo->base.funcs != &vmgpu_gem_funcs || (place->flags & TTM_PL_FLAG_TEMPORARY))
+		return false;
+	return to_vmgpu_bo(tbo)->flags & DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY;
+}
+
+static void vmgpu_bo_add_place(struct vmgpu_bo *vbo, u32 segment_id, u32 flags)
+{
+	struct vmgpu_device *vdev = vmgpu_bo_device(vbo);
+	struct ttm_place *place = &vbo->places[vbo->placement.num_placement];
+	const struct vmgpu_segment *seg;
+	u64 visible;
+
+	*place = (struct ttm_place){ .flags = flags };
+	if (segment_id == vmgpu_aperture_id(vdev)) {
+		place->mem_type = TTM_PL_TT;
+		vbo->placement.num_placement++;
+		return;
+	}
+
+	seg = &vdev->segments[segment_id - 1];
+	place->mem_type = seg->mem_type;
+	if (vbo->flags & (DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY | DRM_VMGPU_ALLOC_PRIMARY))
+		place->flags |= TTM_PL_FLAG_CONTIGUOUS;
+
+	visible = vmgpu_segment_cpu_visible_size(vdev, seg);
+	if (vbo->flags & DRM_VMGPU_ALLOC_CPU_ACCESS) {
+		/* A segment the BAR misses is no place for it. */
+		if (visible < vbo->tbo.base.size)
+			return;
+		if (visible < seg->size)
+			place->lpfn = visible >> PAGE_SHIFT;
+	} else if (visible && visible < seg->size) {
+		place->flags |= TTM_PL_FLAG_TOPDOWN;
+	}
+	vbo->placement.num_placement++;
+}
+
+/* Preferred segment first; the rest of the set are fallbacks, in id order. */
+static void vmgpu_bo_build_placement(struct vmgpu_bo *vbo)
+{
+	u32 id;
+
+	vbo->placement.placement = vbo->places;
+	vbo->placement.num_placement = 0;
+	vmgpu_bo_add_place(vbo, vbo->preferred, 0);
+	for (id = 1; id < BITS_PER_TYPE(vbo->segments); id++)
+		if ((vbo->segments & BIT(id)) && id != vbo->preferred)
+			vmgpu_bo_add_place(vbo, id, TTM_PL_FLAG_FALLBACK);
+}
+
+/**
+ * vmgpu_bo_evict_placement() - where TTM sends an allocation it evicts
+ * @tbo: the allocation
+ * @placement: out
+ *
+ * System memory (TT) when the aperture segment is in the set, else TTM
+ * system, out of the GPU's reach. An AccessedPhysically allocation that
+ * finds the aperture full falls back to TTM system as well: it is then not
+ * resident, which the seed allows.
+ */
+void vmgpu_bo_evict_placement(struct ttm_buffer_object *tbo,
+			      struct ttm_placement *placement)
+{
+	static const struct ttm_place tt_then_system[] = {
+		{ .mem_type = TTM_PL_TT },
+		{ .mem_type = TTM_PL_SYSTEM, .flags = TTM_PL_FLAG_FALLBACK },
+	};
+	static const struct ttm_place system = { .mem_type = TTM_PL_SYSTEM };
+	struct vmgpu_bo *vbo;
+
+	if (tbo->base.funcs != &vmgpu_gem_funcs || tbo->resource->mem_type == TTM_PL_TT) {
+		placement->placement = &system;
+		placement->num_placement = 1;
+		return;
+	}
+	vbo = to_vmgpu_bo(tbo);
+	if (vbo->segments & BIT(vmgpu_aperture_id(vmgpu_bo_device(vbo)))) {
+		placement->placement = tt_then_system;
+		placement->num_placement = ARRAY_SIZE(tt_then_system);
+	} else {
+		placement->placement = &system;
+		placement->num_placement = 1;
+	}
+}
+
+/**
+ * vmgpu_bo_residency() - the segment an allocation is resident in
+ * @vbo: the allocation, reserved
+ * @offset: out, its physical reference offset, if it has one
+ *
+ * Return: the segment id, with DRM_VMGPU_RESIDENCY_PHYSICAL in the upper
+ * half when (segment id, *offset) is a physical reference.
+ */
+u64 vmgpu_bo_residency(struct vmgpu_bo *vbo, u64 *offset)
+{
+	struct vmgpu_device *vdev = vmgpu_bo_device(vbo);
+	struct ttm_resource *res = vbo->tbo.resource;
+	const struct vmgpu_segment *seg;
+
+	dma_resv_assert_held(vbo->tbo.base.resv);
+	*offset = 0;
+	if (!res)
+		return 0;
+	if (res->mem_type == TTM_PL_TT)
+		return vmgpu_gart_res_offset(res, offset) ?
+		       (u64)DRM_VMGPU_RESIDENCY_PHYSICAL << 32 | vmgpu_aperture_id(vdev) : 0;
+	seg = vmgpu_bo_mem_segment(vdev, res->mem_type);
+	if (!seg)
+		return 0;
+	if (!vmgpu_vram_res_is_contiguous(vdev, res))
+		return seg->id;
+	*offset = (u64)res->start << PAGE_SHIFT;
+	return (u64)DRM_VMGPU_RESIDENCY_PHYSICAL << 32 | seg->id;
+}
+
+/**
+ * vmgpu_bo_segment_id() - the segment an allocation is resident in
+ * @vbo: the allocation, reserved
+ *
+ * Return: its segment id (0 for system memory not mapped into the aperture).
+ */
+u32 vmgpu_bo_segment_id(struct vmgpu_bo *vbo)
+{
+	u64 offset;
+
+	return lower_32_bits(vmgpu_bo_residency(vbo, &offset));
+}
+
+static void vmgpu_bo_destroy(struct ttm_buffer_object *tbo)
+{
+	struct vmgpu_bo *vbo = to_vmgpu_bo(tbo);
+	struct vmgpu_device *vdev = vmgpu_bo_device(vbo);
+
+	mutex_lock(&vdev->bos_lock);
+	list_del(&vbo->link);
+	mutex_unlock(&vdev->bos_lock);
+	drm_gem_object_release(&tbo->base);
+	kfree(vbo);
+}
+
+static void vmgpu_gem_free(struct drm_gem_object *obj)
+{
+	ttm_bo_put(&to_vmgpu_bo(container_of(obj, struct ttm_buffer_object, base))->tbo);
+}
+
+static enum drm_gem_object_status vmgpu_gem_status(struct drm_gem_object *obj)
+{
+	return DRM_GEM_OBJECT_RESIDENT;
+}
+
+static const struct drm_gem_object_funcs vmgpu_gem_funcs = {
+	.free = vmgpu_gem_free,
+	.mmap = drm_gem_ttm_mmap,
+	.print_info = drm_gem_ttm_print_info,
+	.status = vmgpu_gem_status,
+};
+
+/**
+ * vmgpu_bo_create() - create an allocation and place it
+ * @vdev: the device
+ * @size: bytes, already rounded up to the set's largest page size
+ * @flags: DRM_VMGPU_ALLOC_* flags, already validated
+ * @segments: supported set, already validated
+ * @preferred: preferred segment id, in @segments
+ *
+ * The allocation's first backing is cleared by the device (see the move
+ * callback) before the caller can map it.
+ *
+ * Return: the allocation with one GEM reference, or an ERR_PTR.
+ */
+struct vmgpu_bo *vmgpu_bo_create(struct vmgpu_device *vdev, u64 size, u32 flags,
+				 u32 segments, u32 preferred)
+{
+	struct ttm_operation_ctx ctx = { .interruptible = true };
+	struct vmgpu_bo *vbo;
+	int ret;
+
+	vbo = kzalloc(sizeof(*vbo), GFP_KERNEL);
+	if (!vbo)
+		return ERR_PTR(-ENOMEM);
+	vbo->flags = flags;
+	vbo->segments = segments;
+	vbo->preferred = preferred;
+	INIT_LIST_HEAD(&vbo->link);
+
+	drm_gem_private_object_init(&vdev->drm, &vbo->tbo.base, size);
+	vbo->tbo.base.funcs = &vmgpu_gem_funcs;
+	vmgpu_bo_build_placement(vbo);
+	if (!vbo->placement.num_placement) {
+		drm_gem_object_release(&vbo->tbo.base);
+		kfree(vbo);
+		return ERR_PTR(-E2BIG);
+	}
+
+	mutex_lock(&vdev->bos_lock);
+	list_add_tail(&vbo->link, &vdev->bos);
+	mutex_unlock(&vdev->bos_lock);
+
+	/* On failure TTM drops the object through vmgpu_bo_destroy(). */
+	ret = ttm_bo_init_reserved(&vdev->ttm, &vbo->tbo, ttm_bo_type_device,
+				   &vbo->placement, 0, &ctx, NULL, NULL,
+				   vmgpu_bo_destroy);
+	if (ret)
+		return ERR_PTR(ret);
+	ttm_bo_unreserve(&vbo->tbo);
+	return vbo;
+}
+
+/**
+ * vmgpu_bo_make_resident() - WDDM MakeResident for one allocation
+ * @vbo: the allocation
+ *
+ * Tries the preferred segment alone first, evicting what is needed, then
+ * the whole supported set. The moves are queued, not waited for.
+ *
+ * Return: 0, -ENOSPC if no segment of the set can take it, or an error of
+ * TTM's (-EINTR, -ERESTARTSYS, -ENOMEM).
+ */
+int vmgpu_bo_make_resident(struct vmgpu_bo *vbo)
+{
+	struct ttm_operation_ctx ctx = { .interruptible = true };
+	struct ttm_placement preferred = {
+		.num_placement = 1,
+		.placement = &vbo->places[0],
+	};
+	int ret;
+
+	ret = ttm_bo_reserve(&vbo->tbo, true, false, NULL);
+	if (ret)
+		return ret;
+	ret = ttm_bo_validate(&vbo->tbo, &preferred, &ctx);
+	if (ret == -ENOSPC || ret == -ENOMEM)
+		ret = ttm_bo_validate(&vbo->tbo, &vbo->placement, &ctx);
+	ttm_bo_unreserve(&vbo->tbo);
+	return ret;
+}

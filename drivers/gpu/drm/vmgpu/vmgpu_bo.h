@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Copyright 2026 The vmgpu authors
+ */
+#ifndef _VMGPU_BO_H_
+#define _VMGPU_BO_H_
+
+#include <linux/list.h>
+
+#include <drm/ttm/ttm_bo.h>
+#include <drm/ttm/ttm_placement.h>
+
+#include "vmgpu_device_types.h"
+
+/**
+ * struct vmgpu_bo - an allocation
+ */
+struct vmgpu_bo {
+	/** @tbo: the TTM object, its GEM object inside. */
+	struct ttm_buffer_object tbo;
+	/** @placement: where it may live, preferred segment first. */
+	struct ttm_placement placement;
+	/** @places: entries of @placement. */
+	struct ttm_place places[VMGPU_MAX_DRIVER_SEGMENTS + 1];
+	/** @flags: DRM_VMGPU_ALLOC_* creation flags. */
+	u32 flags;
+	/** @segments: supported segment set, bit n for id n. */
+	u32 segments;
+	/** @preferred: preferred segment id. */
+	u32 preferred;
+	/** @cleared: the device has cleared its first backing. */
+	bool cleared;
+	/** @link: in &vmgpu_device.bos. */
+	struct list_head link;
+};
+
+static inline struct vmgpu_bo *to_vmgpu_bo(struct ttm_buffer_object *tbo)
+{
+	return container_of(tbo, struct vmgpu_bo, tbo);
+}
+
+static inline struct vmgpu_bo *gem_to_vmgpu_bo(struct drm_gem_object *obj)
+{
+	return to_vmgpu_bo(container_of(obj, struct ttm_buffer_object, base));
+}
+
+static inline struct vmgpu_device *vmgpu_bo_device(struct vmgpu_bo *vbo)
+{
+	return container_of(vbo->tbo.base.dev, struct vmgpu_device, drm);
+}
+
+struct vmgpu_bo *vmgpu_bo_create(struct vmgpu_device *vdev, u64 size, u32 flags,
+				 u32 segments, u32 preferred);
+int vmgpu_bo_make_resident(struct vmgpu_bo *vbo);
+bool vmgpu_bo_needs_aperture(struct ttm_buffer_object *tbo,
+			     const struct ttm_place *place);
+void vmgpu_bo_evict_placement(struct ttm_buffer_object *tbo,
+			      struct ttm_placement *placement);
+u64 vmgpu_bo_residency(struct vmgpu_bo *vbo, u64 *offset);
+u32 vmgpu_bo_segment_id(struct vmgpu_bo *vbo);
+
+#endif

@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright 2026 The vmgpu authors
+ */
+
+#include <linux/dma-mapping.h>
+#include <linux/slab.h>
+
+#include <drm/drm_print.h>
+#include <drm/ttm/ttm_bo.h>
+#include <drm/ttm/ttm_placement.h>
+#include <drm/ttm/ttm_tt.h>
+
+#include "vmgpu_bo.h"
+#include "vmgpu_device.h"
+#include "vmgpu_gart.h"
+
+/**
+ * DOC: aperture segment
+ *
+ * Seed "GPU segments": the aperture segment is one global page table that
+ * makes scattered system pages look contiguous to the GPU, and the system
+ * segment (id 0) is how VidMm names system memory that is not mapped. In
+ * TTM both are the TT memory type: system pages, DMA-mapped through the
+ * IOMMU. Only allocations that need a physical reference get a range of
+ * the aperture: AccessedPhysically ones whenever they are resident in
+ * system memory (primaries will while displayed). Everything else in TT
+ * is "not mapped", reported as the system segment, and reached by the
+ * device through its pages' bus addresses, which keeps aperture pressure
+ * low as the seed asks.
+ *
+ * The table is an array of 64-bit entries in coherent system memory that
+ * the device reads on every access; entries are written when a range is
+ * bound after TTM populated the pages, and cleared when the range is freed,
+ * which TTM does only once the allocation's moves have completed.
+ */
+
+struct vmgpu_gart_resource {
+	struct ttm_resource base;
+	struct drm_mm_node node;
+};
+
+static struct vmgpu_gart_resource *to_gart_res(struct ttm_resource *res)
+{
+	return container_of(res, struct vmgpu_gart_resource, base);
+}
+
+static struct vmgpu_gart *to_gart(struct ttm_resource_manager *man)
+{
+	return container_of(man, struct vmgpu_gart, manager);
+}
+
+static int vmgpu_gart_alloc(struct ttm_resource_manager *man,
+			    struct ttm_buffer_object *tbo,
+			    const struct ttm_place *place,
+			    struct ttm_resource **res)
+{
+	struct vmgpu_gart *gart = to_gart(man);
+	struct vmgpu_gart_resource *gres;
+	unsigned long pages = PFN_UP(tbo->base.size);
+	int ret;
+
+	gres = kzalloc(sizeof(*gres), GFP_KERNEL);
+	if (!gres)
+		return -ENOMEM;
+	ttm_resource_init(tbo, place, &gres->base);
+
+	if (vmgpu_bo_needs_aperture(tbo, place)) {
+		if (pages > gart->num_pages) {
+			ret = -E2BIG;
+			goto err_free;
+		}
+		spin_lock(&gart->lock);
+		ret = drm_mm_insert_node_in_range(&gart->mm, &gres->node, pages, 0, 0,
+						  place->fpfn,
+						  place->lpfn ?: gart->num_pages,
+						  DRM_MM_INSERT_BEST);
+		if (!ret)
+			gart->mapped_bytes += tbo->base.size;
+		spin_unlock(&gart->lock);
+		if (ret) {
+			ret = -ENOSPC;
+			goto err_free;
+		}
+		gres->base.start = gres->node.start;
+	}
+	*res = &gres->base;
+	return 0;
+
+err_free:
+	ttm_resource_fini(man, &gres->base);
+	kfree(gres);
+	return ret;
+}
+
+static void vmgpu_gart_free(struct ttm_resource_manager *man,
+			    struct ttm_resource *res)
+{
+	struct vmgpu_gart_resource *gres = to_gart_res(res);
+	struct vmgpu_gart *gart = to_gart(man);
+
+	if (drm_mm_node_allocated(&gres->node)) {
+		memset(&gart->table[gres->node.start], 0,
+		       gres->node.size * sizeof(*gart->table));
+		spin_lock(&gart->lock);
+		drm_mm_remove_node(&gres->node);
+		gart->mapped_bytes -= res->size;
+		spin_unlock(&gart->lock);
+	}
+	ttm_resource_fini(man, res);
+	kfree(gres);
+}
+
+static void vmgpu_gart_debug(struct ttm_resource_manager *man,
+			     struct drm_printer *printer)
+{
+	struct vmgpu_gart *gart = to_gart(man);
+
+	spin_lock(&gart->lock);
+	drm_printf(printer, "aperture: %llu bytes mapped of %llu\n",
+		   gart->mapped_bytes, (u64)gart->num_pages << PAGE_SHIFT);
+	drm_mm_print(&gart->mm, printer);
+	spin_unlock(&gart->lock);
+}
+
+static const struct ttm_resource_manager_func vmgpu_gart_func = {
+	.alloc = vmgpu_gart_alloc,
+	.free = vmgpu_gart_free,
+	.debug = vmgpu_gart_debug,
+};
+
+/**
+ * vmgpu_gart_res_offset() - the aperture range of a TT resource
+ * @res: a TT resource
+ * @offset: out, its offset in the aperture segment
+ *
+ * Return: true if the resource is mapped into the aperture.
+ */
+bool vmgpu_gart_res_offset(struct ttm_resource *res, u64 *offset)
+{
+	struct vmgpu_gart_resource *gres = to_gart_res(res);
+
+	if (!drm_mm_node_allocated(&gres->node))
+		return false;
+	*offset = gres->node.start << PAGE_SHIFT;
+	return true;
+}
+
+/**
+ * vmgpu_gart_bind() - point a TT resource's aperture range at its pages
+ * @vdev: the device
+ * @res: a TT resource
+ * @tt: its populated, DMA-mapped pages
+ *
+ * Does nothing for resources without an aperture range.
+ */
+void vmgpu_gart_bind(struct vmgpu_device *vdev, struct ttm_resource *res,
+		     struct ttm_tt *tt)
+{
+	struct vmgpu_gart_resource *gres = to_gart_res(res);
+	unsigned long i;
+
+	if (!drm_mm_node_allocated(&gres->node))
+		return;
+	for (i = 0; i < tt->num_pages; i++)
+		vdev->gart.table[gres->node.start + i] =
+			cpu_to_le64((tt->dma_address[i] & VMGPU_GART_PTE_ADDR_MASK) |
+				    VMGPU_GART_PTE_VALID);
+	/* The device reads entries by DMA; they must land before any command. */
+	dma_wmb();
+}
+
+/**
+ * vmgpu_gart_mapped_bytes() - bytes of allocations mapped into the aperture
+ * @vdev: the device
+ *
+ * Return: the aperture segment's usage.
+ */
+u64 vmgpu_gart_mapped_bytes(struct vmgpu_device *vdev)
+{
+	u64 bytes;
+
+	spin_lock(&vdev->gart.lock);
+	bytes = vdev->gart.mapped_bytes;
+	spin_unlock(&vdev->gart.lock);
+	return bytes;
+}
+
+/**
+ * vmgpu_gart_init() - allocate the aperture table and the TT manager
+ * @vdev: the device, with its TTM device initialised
+ *
+ * Return: 0 or a negative errno.
+ */
+int vmgpu_gart_init(struct vmgpu_device *vdev)
+{
+	struct vmgpu_gart *gart = &vdev->gart;
+	struct device *dev = vdev->drm.dev;
+
+	gart->num_pages = vdev->gart_pages;
+	gart->table = dmam_alloc_coherent(dev, gart->num_pages * sizeof(*gart->table),
+					  &gart->table_bus, GFP_KERNEL);
+	if (!gart->table)
+		return -ENOMEM;
+	spin_lock_init(&gart->lock);
+	drm_mm_init(&gart->mm, 0, gart->num_pages);
+
+	vmgpu_write32(vdev, VMGPU_REG_GART_BASE_LO, lower_32_bits(gart->table_bus));
+	vmgpu_write32(vdev, VMGPU_REG_GART_BASE_HI, upper_32_bits(gart->table_bus));
+	vmgpu_write32(vdev, VMGPU_REG_GART_NUM_PAGES, gart->num_pages);
+
+	gart->manager.use_tt = true;
+	gart->manager.func = &vmgpu_gart_func;
+	/* Room for system memory, not just the aperture: most of TT is unmapped. */
+	ttm_resource_manager_init(&gart->manager, &vdev->ttm,
+				  (u64)totalram_pages() << PAGE_SHIFT);
+	ttm_set_driver_manager(&vdev->ttm, TTM_PL_TT, &gart->manager);
+	ttm_resource_manager_set_used(&gart->manager, true);
+	return 0;
+}
+
+/**
+ * vmgpu_gart_fini() - evict TT and stop the device using the table
+ * @vdev: the device
+ */
+void vmgpu_gart_fini(struct vmgpu_device *vdev)
+{
+	struct vmgpu_gart *gart = &vdev->gart;
+
+	ttm_resource_manager_set_used(&gart->manager, false);
+	ttm_resource_manager_evict_all(&vdev->ttm, &gart->manager);
+	ttm_set_driver_manager(&vdev->ttm, TTM_PL_TT, NULL);
+	vmgpu_write32(vdev, VMGPU_REG_GART_NUM_PAGES, 0);
+	drm_mm_takedown(&gart->mm);
+}

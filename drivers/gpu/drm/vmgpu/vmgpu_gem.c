@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright 2026 The vmgpu authors
+ */
+
+#include <linux/dma-resv.h>
+#include <linux/mm.h>
+
+#include <drm/drm_file.h>
+#include <drm/drm_gem.h>
+#include <drm/drm_print.h>
+
+#include "vmgpu_drm.h"
+#include "vmgpu_bo.h"
+#include "vmgpu_device.h"
+#include "vmgpu_gem.h"
+#include "vmgpu_vram.h"
+
+/**
+ * DOC: allocation ioctls
+ *
+ * Create, inspect, map and make resident allocations (seed "GPU segments").
+ * Creation enforces the seeds' rules before TTM sees anything: the system
+ * segment is reached through the aperture segment's id, cached CPU access
+ * only exists in system memory, and a CPU-accessible allocation that may
+ * land where the VRAM BAR does not reach must be allowed into system memory
+ * (Lock2).
+ */
+
+#define VMGPU_ALLOC_FLAGS (DRM_VMGPU_ALLOC_CPU_ACCESS | DRM_VMGPU_ALLOC_CACHED | \
+			   DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY | DRM_VMGPU_ALLOC_PRIMARY | \
+			   DRM_VMGPU_ALLOC_SWIZZLED | DRM_VMGPU_ALLOC_NOTIFY_EVICTION | \
+			   DRM_VMGPU_ALLOC_NOTIFY_IOMMU_UNMAP)
+
+static u32 vmgpu_gem_aperture_id(struct vmgpu_device *vdev)
+{
+	return vdev->num_segments + 1;
+}
+
+/* Largest allocation one segment of the set could ever hold. */
+static u64 vmgpu_gem_capacity(struct vmgpu_device *vdev, u32 id, u32 flags)
+{
+	const struct vmgpu_segment *seg;
+
+	if (id == vmgpu_gem_aperture_id(vdev))
+		return flags & DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY ?
+		       (u64)vdev->gart_pages << PAGE_SHIFT :
+		       (u64)totalram_pages() << PAGE_SHIFT;
+	seg = &vdev->segments[id - 1];
+	return flags & DRM_VMGPU_ALLOC_CPU_ACCESS ?
+	       vmgpu_segment_cpu_visible_size(vdev, seg) : seg->size;
+}
+
+/* Validate a create request; returns the size rounded to the set's page. */
+static int vmgpu_gem_check_create(struct vmgpu_device *vdev,
+				  const struct drm_vmgpu_gem_create *args, u64 *size)
+{
+	u32 aperture = vmgpu_gem_aperture_id(vdev);
+	u32 flags = args->flags;
+	u64 page = PAGE_SIZE, capacity = 0;
+	u32 id;
+
+	if (args->extensions || args->reserved[0] || args->reserved[1] ||
+	    (flags & ~VMGPU_ALLOC_FLAGS) || !args->size || !args->segments ||
+	    (args->segments & ~GENMASK(aperture, 1)) ||
+	    args->preferred_segment > aperture ||
+	    !(args->segments & BIT(args->preferred_segment)))
+		return -EINVAL;
+	if ((flags & DRM_VMGPU_ALLOC_CACHED) && (args->segments & ~BIT(aperture)))
+		return -EINVAL;
+
+	for (id = 1; id < aperture; id++) {
+		const struct vmgpu_segment *seg = &vdev->segments[id - 1];
+
+		if (!(args->segments & BIT(id)))
+			continue;
+		if ((flags & DRM_VMGPU_ALLOC_CPU_ACCESS) &&
+		    vmgpu_segment_cpu_visible_size(vdev, seg) < seg->size &&
+		    !(args->segments & BIT(aperture)))
+			return -EINVAL;
+		page = max_t(u64, page, seg->page_size);
+	}
+
+	if (args->size > U64_MAX - page)
+		return -E2BIG;
+	*size = ALIGN(args->size, page);
+	for (id = 1; id <= aperture; id++)
+		if (args->segments & BIT(id))
+			capacity = max(capacity, vmgpu_gem_capacity(vdev, id, flags));
+	return *size > capacity ? -E2BIG : 0;
+}
+
+/**
+ * vmgpu_gem_create_ioctl() - DRM_IOCTL_VMGPU_GEM_CREATE
+ * @drm: the DRM device
+ * @data: a &struct drm_vmgpu_gem_create
+ * @file: the caller
+ *
+ * Return: 0; -EINVAL or -E2BIG for requests the rules forbid (see the uapi);
+ * -ENOSPC or -ENOMEM when nothing can hold it now.
+ */
+int vmgpu_gem_create_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct vmgpu_device *vdev = to_vmgpu_device(drm);
+	struct drm_vmgpu_gem_create *args = data;
+	struct vmgpu_bo *vbo;
+	u64 size;
+	int ret;
+
+	ret = vmgpu_gem_check_create(vdev, args, &size);
+	if (ret)
+		return ret;
+	vbo = vmgpu_bo_create(vdev, size, args->flags, args->segments,
+			      args->preferred_segment);
+	if (IS_ERR(vbo))
+		return PTR_ERR(vbo);
+	ret = drm_gem_handle_create(file, &vbo->tbo.base, &args->handle);
+	drm_gem_object_put(&vbo->tbo.base);
+	return ret;
+}
+
+/**
+ * vmgpu_gem_info_ioctl() - DRM_IOCTL_VMGPU_GEM_INFO
+ * @drm: the DRM device
+ * @data: a &struct drm_vmgpu_gem_info
+ * @file: the caller
+ *
+ * Return: 0, -EINVAL for non-zero pad or reserved words, -ENOENT for an
+ * unknown handle, -EINTR if interrupted while the allocation is busy.
+ */
+int vmgpu_gem_info_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct drm_vmgpu_gem_info *args = data;
+	struct drm_gem_object *obj;
+	struct vmgpu_bo *vbo;
+	u64 residency;
+	int ret;
+
+	if (args->pad || args->reserved[0] || args->reserved[1])
+		return -EINVAL;
+	obj = drm_gem_object_lookup(file, args->handle);
+	if (!obj)
+		return -ENOENT;
+	vbo = gem_to_vmgpu_bo(obj);
+
+	ret = dma_resv_lock_interruptible(obj->resv, NULL);
+	if (ret)
+		goto out;
+	residency = vmgpu_bo_residency(vbo, &args->offset);
+	dma_resv_unlock(obj->resv);
+
+	args->size = obj->size;
+	args->flags = vbo->flags;
+	args->segments = vbo->segments;
+	args->segment_id = lower_32_bits(residency);
+	args->residency = upper_32_bits(residency);
+out:
+	drm_gem_object_put(obj);
+	return ret;
+}
+
+/**
+ * vmgpu_gem_mmap_offset_ioctl() - DRM_IOCTL_VMGPU_GEM_MMAP_OFFSET
+ * @drm: the DRM device
+ * @data: a &struct drm_vmgpu_gem_mmap_offset
+ * @file: the caller
+ *
+ * Return: 0, -EINVAL for non-zero flags or reserved words or an allocation
+ * created without CPU access, -ENOENT for an unknown handle.
+ */
+int vmgpu_gem_mmap_offset_ioctl(struct drm_device *drm, void *data,
+				struct drm_file *file)
+{
+	struct drm_vmgpu_gem_mmap_offset *args = data;
+	struct drm_gem_object *obj;
+	int ret = 0;
+
+	if (args->flags || args->reserved[0] || args->reserved[1])
+		return -EINVAL;
+	obj = drm_gem_object_lookup(file, args->handle);
+	if (!obj)
+		return -ENOENT;
+	if (gem_to_vmgpu_bo(obj)->flags & DRM_VMGPU_ALLOC_CPU_ACCESS)
+		args->offset = drm_vma_node_offset_addr(&obj->vma_node);
+	else
+		ret = -EINVAL;
+	drm_gem_object_put(obj);
+	return ret;
+}
+
+/**
+ * vmgpu_gem_make_resident_ioctl() - DRM_IOCTL_VMGPU_GEM_MAKE_RESIDENT
+ * @drm: the DRM device
+ * @data: a &struct drm_vmgpu_gem_make_resident
+ * @file: the caller
+ *
+ * Return: 0, -EINVAL for non-zero flags or reserved words, -ENOENT for an
+ * unknown handle, or what vmgpu_bo_make_resident() returns.
+ */
+int vmgpu_gem_make_resident_ioctl(struct drm_device *drm, void *data,
+				  struct drm_file *file)
+{
+	struct drm_vmgpu_gem_make_resident *args = data;
+	struct drm_gem_object *obj;
+	int ret;
+
+	if (args->flags || args->reserved[0] || args->reserved[1])
+		return -EINVAL;
+	obj = drm_gem_object_lookup(file, args->handle);
+	if (!obj)
+		return -ENOENT;
+	ret = vmgpu_bo_make_resident(gem_to_vmgpu_bo(obj));
+	drm_gem_object_put(obj);
+	return ret;
+}
+
+/**
+ * vmgpu_gem_show_fdinfo() - per-segment memory use of one DRM file
+ * @p: the fdinfo printer
+ * @file: the file
+ *
+ * Regions are named after segments: "system", "vram1".."vramN", "aperture",
+ * so that standard tools (gputop, nvtop) read vmgpu's usage. An allocation
+ * being moved at that instant is skipped rather than waited for.
+ */
+void vmgpu_gem_show_fdinfo(struct drm_printer *p, struct drm_file *file)
+{
+	struct vmgpu_device *vdev = to_vmgpu_device(file->minor->dev);
+	struct drm_memory_stats stats[VMGPU_MAX_DRIVER_SEGMENTS + 2] = {};
+	u32 aperture = vmgpu_gem_aperture_id(vdev);
+	struct drm_gem_object *obj;
+	char region[16];
+	u32 id;
+	int handle;
+
+	spin_lock(&file->table_lock);
+	idr_for_each_entry(&file->object_idr, obj, handle) {
+		struct drm_memory_stats *s;
+
+		if (!dma_resv_trylock(obj->resv))
+			continue;
+		s = &stats[vmgpu_bo_segment_id(gem_to_vmgpu_bo(obj))];
+		dma_resv_unlock(obj->resv);
+		if (obj->handle_count > 1)
+			s->shared += obj->size;
+		else
+			s->private += obj->size;
+		s->resident += obj->size;
+	}
+	spin_unlock(&file->table_lock);
+
+	for (id = 0; id <= aperture; id++) {
+		if (id == 0)
+			strscpy(region, "system");
+		else if (id == aperture)
+			strscpy(region, "aperture");
+		else
+			snprintf(region, sizeof(region), "vram%u", id);
+		drm_print_memory_stats(p, &stats[id], DRM_GEM_OBJECT_RESIDENT, region);
+	}
+}

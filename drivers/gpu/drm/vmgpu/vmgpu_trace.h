@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Copyright 2026 The vmgpu authors
+ */
+#undef TRACE_SYSTEM
+#define TRACE_SYSTEM vmgpu
+
+#if !defined(_VMGPU_TRACE_H_) || defined(TRACE_HEADER_MULTI_READ)
+#define _VMGPU_TRACE_H_
+
+#include <linux/dma-fence.h>
+#include <linux/tracepoint.h>
+
+#include "hw/vmgpu_hw.h"
+
+TRACE_EVENT(vmgpu_job_submit,
+	    TP_PROTO(struct dma_fence *fence, u32 num_cmds),
+	    TP_ARGS(fence, num_cmds),
+	    TP_STRUCT__entry(__field(u64, context)
+			     __field(u64, seqno)
+			     __field(u32, num_cmds)),
+	    TP_fast_assign(__entry->context = fence->context;
+			   __entry->seqno = fence->seqno;
+			   __entry->num_cmds = num_cmds;),
+	    TP_printk("fence %llu:%llu, %u commands",
+		      __entry->context, __entry->seqno, __entry->num_cmds)
+);
+
+/* One paging operation, as it goes into the ring. */
+TRACE_EVENT(vmgpu_cmd,
+	    TP_PROTO(const union vmgpu_cmd *cmd),
+	    TP_ARGS(cmd),
+	    TP_STRUCT__entry(__field(u16, opcode)
+			     __field(u16, flags)
+			     __field(u32, space0)
+			     __field(u64, addr0)
+			     __field(u32, space1)
+			     __field(u64, addr1)
+			     __field(u64, size)),
+	    TP_fast_assign(__entry->opcode = le16_to_cpu(cmd->hdr.opcode);
+			   __entry->flags = le16_to_cpu(cmd->hdr.flags);
+			   __entry->space0 = le32_to_cpu(cmd->transfer.src.space);
+			   __entry->addr0 = le64_to_cpu(cmd->transfer.src.addr);
+			   __entry->space1 = le32_to_cpu(cmd->transfer.dst.space);
+			   __entry->addr1 = le64_to_cpu(cmd->transfer.dst.addr);
+			   __entry->size = __entry->opcode == VMGPU_OP_TRANSFER ?
+					   le64_to_cpu(cmd->transfer.size) :
+					   le64_to_cpu(cmd->range.size);),
+	    TP_printk("op %u flags 0x%x %u:0x%llx %u:0x%llx size 0x%llx",
+		      __entry->opcode, __entry->flags, __entry->space0,
+		      __entry->addr0, __entry->space1, __entry->addr1,
+		      __entry->size)
+);
+
+/* An allocation changes segment; evict says TTM made room for another. */
+TRACE_EVENT(vmgpu_bo_move,
+	    TP_PROTO(const void *bo, u64 size, u32 from, u32 to, bool evict),
+	    TP_ARGS(bo, size, from, to, evict),
+	    TP_STRUCT__entry(__field(const void *, bo)
+			     __field(u64, size)
+			     __field(u32, from)
+			     __field(u32, to)
+			     __field(bool, evict)),
+	    TP_fast_assign(__entry->bo = bo;
+			   __entry->size = size;
+			   __entry->from = from;
+			   __entry->to = to;
+			   __entry->evict = evict;),
+	    TP_printk("bo %p size 0x%llx segment %u -> %u%s", __entry->bo,
+		      __entry->size, __entry->from, __entry->to,
+		      __entry->evict ? " (eviction)" : "")
+);
+
+#endif
+
+#undef TRACE_INCLUDE_PATH
+#define TRACE_INCLUDE_PATH .
+#undef TRACE_INCLUDE_FILE
+#define TRACE_INCLUDE_FILE vmgpu_trace
+#include <trace/define_trace.h>

@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright 2026 The vmgpu authors
+ */
+
+#include <linux/dma-resv.h>
+#include <linux/slab.h>
+
+#include <drm/drm_drv.h>
+#include <drm/drm_file.h>
+#include <drm/ttm/ttm_bo.h>
+#include <drm/ttm/ttm_placement.h>
+#include <drm/ttm/ttm_tt.h>
+
+#include "vmgpu_drm.h"
+#include "vmgpu_bo.h"
+#include "vmgpu_device.h"
+#include "vmgpu_gart.h"
+#include "vmgpu_migrate.h"
+#include "vmgpu_trace.h"
+#include "vmgpu_ttm.h"
+#include "vmgpu_vram_mgr.h"
+
+/**
+ * DOC: TTM glue
+ *
+ * The TTM device callbacks: system pages come from TTM's pool, DMA-mapped
+ * through the IOMMU; moves become paging operations (seed "GPU segments")
+ * whose fence TTM pipelines with ttm_bo_move_accel_cleanup(), so neither
+ * an eviction nor the allocation that caused it waits on the CPU.
+ */
+
+static struct ttm_tt *vmgpu_ttm_tt_create(struct ttm_buffer_object *tbo,
+					  u32 page_flags)
+{
+	struct vmgpu_bo *vbo = to_vmgpu_bo(tbo);
+	enum ttm_caching caching = vbo->flags & DRM_VMGPU_ALLOC_CACHED ?
+				   ttm_cached : ttm_write_combined;
+	struct ttm_tt *tt;
+
+	tt = kzalloc(sizeof(*tt), GFP_KERNEL);
+	if (!tt)
+		return NULL;
+	/* The sg variant also allocates dma_address[]: the device needs bus addresses. */
+	if (ttm_sg_tt_init(tt, tbo, page_flags, caching)) {
+		kfree(tt);
+		return NULL;
+	}
+	return tt;
+}
+
+static int vmgpu_ttm_tt_populate(struct ttm_device *bdev, struct ttm_tt *tt,
+				 struct ttm_operation_ctx *ctx)
+{
+	return ttm_pool_alloc(&bdev->pool, tt, ctx);
+}
+
+static void vmgpu_ttm_tt_unpopulate(struct ttm_device *bdev, struct ttm_tt *tt)
+{
+	ttm_pool_free(&bdev->pool, tt);
+}
+
+static void vmgpu_ttm_tt_destroy(struct ttm_device *bdev, struct ttm_tt *tt)
+{
+	ttm_tt_fini(tt);
+	kfree(tt);
+}
+
+static void vmgpu_ttm_evict_flags(struct ttm_buffer_object *tbo,
+				  struct ttm_placement *placement)
+{
+	vmgpu_bo_evict_placement(tbo, placement);
+}
+
+static bool vmgpu_ttm_is_vram(u32 mem_type)
+{
+	return mem_type >= VMGPU_TTM_FIRST_SEGMENT;
+}
+
+/* Segment id for tracing: memory segment, aperture, or 0. */
+static u32 vmgpu_ttm_trace_segment(struct vmgpu_device *vdev,
+				   struct ttm_resource *res)
+{
+	u64 offset;
+
+	if (!res || res->mem_type == TTM_PL_SYSTEM)
+		return 0;
+	if (res->mem_type == TTM_PL_TT)
+		return vmgpu_gart_res_offset(res, &offset) ? vdev->num_segments + 1 : 0;
+	return res->mem_type - VMGPU_TTM_FIRST_SEGMENT + 1;
+}
+
+static int vmgpu_ttm_move_by_device(struct ttm_buffer_object *tbo, bool evict,
+				    struct ttm_resource *new_mem, bool clear)
+{
+	struct vmgpu_device *vdev = to_vmgpu_device(tbo->base.dev);
+	struct dma_fence *fence;
+	int ret;
+
+	if (new_mem->mem_type == TTM_PL_TT)
+		vmgpu_gart_bind(vdev, new_mem, tbo->ttm);
+	fence = clear ? vmgpu_migrate_clear(vdev, tbo, new_mem) :
+			vmgpu_migrate_copy(vdev, tbo, tbo->resource, new_mem);
+	if (IS_ERR(fence))
+		return PTR_ERR(fence);
+	if (tbo->resource) {
+		ret = ttm_bo_move_accel_cleanup(tbo, fence, evict, true, new_mem);
+	} else {
+		/*
+		 * A new allocation has no old backing to hand to a ghost; the
+		 * clear's fence in the reservation keeps CPU and GPU users out.
+		 */
+		ret = dma_resv_reserve_fences(tbo->base.resv, 1);
+		if (!ret) {
+			dma_resv_add_fence(tbo->base.resv, fence, DMA_RESV_USAGE_KERNEL);
+			ttm_bo_move_null(tbo, new_mem);
+		}
+	}
+	dma_fence_put(fence);
+	return ret;
+}
+
+static int vmgpu_ttm_move(struct ttm_buffer_object *tbo, bool evict,
+			  struct ttm_operation_ctx *ctx,
+			  struct ttm_resource *new_mem, struct ttm_place *hop)
+{
+	struct vmgpu_device *vdev = to_vmgpu_device(tbo->base.dev);
+	struct vmgpu_bo *vbo = to_vmgpu_bo(tbo);
+	u32 old_type = tbo->resource ? tbo->resource->mem_type : TTM_PL_SYSTEM;
+	u32 new_type = new_mem->mem_type;
+	int ret;
+
+	trace_vmgpu_bo_move(vbo, tbo->base.size,
+			    vmgpu_ttm_trace_segment(vdev, tbo->resource),
+			    vmgpu_ttm_trace_segment(vdev, new_mem), evict);
+
+	/* First backing: no data to move, but earlier contents to wipe. */
+	if (!vbo->cleared && new_type != TTM_PL_SYSTEM) {
+		ret = vmgpu_ttm_move_by_device(tbo, evict, new_mem, true);
+		if (!ret)
+			vbo->cleared = true;
+		return ret;
+	}
+
+	if (old_type == TTM_PL_SYSTEM && new_type == TTM_PL_TT) {
+		vmgpu_gart_bind(vdev, new_mem, tbo->ttm);
+		ttm_bo_move_null(tbo, new_mem);
+		return 0;
+	}
+	if (new_type == TTM_PL_SYSTEM) {
+		if (vmgpu_ttm_is_vram(old_type))
+			goto hop_through_tt;
+		/* Same pages: wait for users, then drop the aperture range. */
+		ret = ttm_bo_wait_ctx(tbo, ctx);
+		if (ret)
+			return ret;
+		ttm_bo_move_null(tbo, new_mem);
+		return 0;
+	}
+	if (old_type == TTM_PL_SYSTEM)
+		goto hop_through_tt;
+
+	return vmgpu_ttm_move_by_device(tbo, evict, new_mem, false);
+
+hop_through_tt:
+	/* The device reaches system pages only while they are DMA-mapped. */
+	*hop = (struct ttm_place){
+		.mem_type = TTM_PL_TT,
+		.flags = TTM_PL_FLAG_TEMPORARY,
+	};
+	return -EMULTIHOP;
+}
+
+static int vmgpu_ttm_range_beyond_bar(void *arg, u64 vram, u64 len)
+{
+	const struct vmgpu_device *vdev = arg;
+
+	return vram + len > vdev->vram.bar_size ? -EINVAL : 0;
+}
+
+static int vmgpu_ttm_io_mem_reserve(struct ttm_device *bdev,
+				    struct ttm_resource *mem)
+{
+	struct vmgpu_device *vdev = container_of(bdev, struct vmgpu_device, ttm);
+	int ret;
+
+	if (!vmgpu_ttm_is_vram(mem->mem_type))
+		return 0;
+	/* Only what the VRAM BAR reaches can be mapped. */
+	ret = vmgpu_vram_res_for_each_range(vdev, mem, vmgpu_ttm_range_beyond_bar, vdev);
+	if (ret)
+		return ret;
+	mem->bus.offset = vdev->vram.bar_start +
+			  vmgpu_vram_res_page_offset(vdev, mem, 0);
+	mem->bus.is_iomem = true;
+	mem->bus.caching = ttm_write_combined;
+	return 0;
+}
+
+static unsigned long vmgpu_ttm_io_mem_pfn(struct ttm_buffer_object *tbo,
+					  unsigned long page_offset)
+{
+	struct vmgpu_device *vdev = to_vmgpu_device(tbo->base.dev);
+
+	return (vdev->vram.bar_start +
+		vmgpu_vram_res_page_offset(vdev, tbo->resource, page_offset)) >> PAGE_SHIFT;
+}
+
+static const struct ttm_device_funcs vmgpu_ttm_funcs = {
+	.ttm_tt_create = vmgpu_ttm_tt_create,
+	.ttm_tt_populate = vmgpu_ttm_tt_populate,
+	.ttm_tt_unpopulate = vmgpu_ttm_tt_unpopulate,
+	.ttm_tt_destroy = vmgpu_ttm_tt_destroy,
+	.eviction_valuable = ttm_bo_eviction_valuable,
+	.evict_flags = vmgpu_ttm_evict_flags,
+	.move = vmgpu_ttm_move,
+	.io_mem_reserve = vmgpu_ttm_io_mem_reserve,
+	.io_mem_pfn = vmgpu_ttm_io_mem_pfn,
+};
+
+/**
+ * vmgpu_ttm_segment_used() - bytes allocated in a segment
+ * @vdev: the device
+ * @id: a segment id
+ *
+ * Return: the bytes resident in segment @id. The system segment counts
+ * system memory not mapped into the aperture, the aperture segment what is.
+ */
+u64 vmgpu_ttm_segment_used(struct vmgpu_device *vdev, u32 id)
+{
+	u64 mapped = vmgpu_gart_mapped_bytes(vdev);
+	u64 tt;
+
+	if (id == vdev->num_segments + 1)
+		return mapped;
+	if (id)
+		return ttm_resource_manager_usage(&vdev->vram_mgrs[id - 1].manager);
+	/* Read apart from the mapped bytes: never let a race go below zero. */
+	tt = max(ttm_resource_manager_usage(&vdev->gart.manager), mapped);
+	return ttm_resource_manager_usage(ttm_manager_type(&vdev->ttm, TTM_PL_SYSTEM)) +
+	       tt - mapped;
+}
+
+/**
+ * vmgpu_ttm_init() - TTM device, memory segment managers and aperture
+ * @vdev: the device, with the paging ring running
+ *
+ * Return: 0 or a negative errno.
+ */
+int vmgpu_ttm_init(struct vmgpu_device *vdev)
+{
+	struct drm_device *drm = &vdev->drm;
+	int ret;
+
+	ret = ttm_device_init(&vdev->ttm, &vmgpu_ttm_funcs, drm->dev,
+			      drm->anon_inode->i_mapping, drm->vma_offset_manager,
+			      false, false);
+	if (ret)
+		return ret;
+	ret = vmgpu_vram_mgr_init(vdev);
+	if (ret)
+		goto err_device;
+	ret = vmgpu_gart_init(vdev);
+	if (ret)
+		goto err_vram;
+	return 0;
+
+err_vram:
+	vmgpu_vram_mgr_fini(vdev, vdev->num_segments);
+err_device:
+	ttm_device_fini(&vdev->ttm);
+	return ret;
+}
+
+/**
+ * vmgpu_ttm_fini() - evict everything and tear TTM down
+ * @vdev: the device, with the paging ring still running
+ */
+void vmgpu_ttm_fini(struct vmgpu_device *vdev)
+{
+	vmgpu_vram_mgr_fini(vdev, vdev->num_segments);
+	vmgpu_gart_fini(vdev);
+	ttm_device_fini(&vdev->ttm);
+}

@@ -1,0 +1,300 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright 2026 The vmgpu authors
+ */
+
+#include <linux/slab.h>
+
+#include <drm/drm_buddy.h>
+#include <drm/drm_print.h>
+#include <drm/ttm/ttm_bo.h>
+#include <drm/ttm/ttm_placement.h>
+
+#include "vmgpu_device.h"
+#include "vmgpu_vram_mgr.h"
+
+/**
+ * DOC: memory segment manager
+ *
+ * Seed "GPU segments": VidMm manages a memory segment as a pool of 4 KiB or
+ * 64 KiB physical pages. Each memory segment is one TTM memory type on a
+ * buddy allocator whose chunk is the segment's page size, so an allocation
+ * is a set of pages, in no particular order. AccessedPhysically and primary
+ * allocations ask for TTM_PL_FLAG_CONTIGUOUS and get one range, which is
+ * their physical reference (segment id, offset). CPU-accessible allocations
+ * are limited to the part of the segment the VRAM BAR reaches (lpfn); the
+ * others are placed top-down to leave that part free.
+ */
+
+struct vmgpu_vram_resource {
+	struct ttm_resource base;
+	struct list_head blocks;
+};
+
+static struct vmgpu_vram_resource *to_vram_res(struct ttm_resource *res)
+{
+	return container_of(res, struct vmgpu_vram_resource, base);
+}
+
+static struct vmgpu_vram_mgr *to_vram_mgr(struct ttm_resource_manager *man)
+{
+	return container_of(man, struct vmgpu_vram_mgr, manager);
+}
+
+static u64 vmgpu_place_end(const struct vmgpu_vram_mgr *mgr,
+			   const struct ttm_place *place)
+{
+	return place->lpfn ? (u64)place->lpfn << PAGE_SHIFT : mgr->segment->size;
+}
+
+static int vmgpu_vram_mgr_alloc(struct ttm_resource_manager *man,
+				struct ttm_buffer_object *tbo,
+				const struct ttm_place *place,
+				struct ttm_resource **res)
+{
+	struct vmgpu_vram_mgr *mgr = to_vram_mgr(man);
+	u64 start = (u64)place->fpfn << PAGE_SHIFT;
+	u64 end = vmgpu_place_end(mgr, place);
+	u64 size = tbo->base.size;
+	struct vmgpu_vram_resource *vres;
+	struct gpu_buddy_block *block;
+	unsigned long flags = 0;
+	int ret;
+
+	if (end > mgr->segment->size || start >= end || size > end - start)
+		return -E2BIG;
+	if (!IS_ALIGNED(size, mgr->segment->page_size))
+		return -EINVAL;
+
+	if (place->flags & TTM_PL_FLAG_TOPDOWN)
+		flags |= GPU_BUDDY_TOPDOWN_ALLOCATION;
+	if (place->flags & TTM_PL_FLAG_CONTIGUOUS)
+		flags |= GPU_BUDDY_CONTIGUOUS_ALLOCATION;
+	if (start || end != mgr->segment->size)
+		flags |= GPU_BUDDY_RANGE_ALLOCATION;
+
+	vres = kzalloc(sizeof(*vres), GFP_KERNEL);
+	if (!vres)
+		return -ENOMEM;
+	INIT_LIST_HEAD(&vres->blocks);
+	ttm_resource_init(tbo, place, &vres->base);
+
+	mutex_lock(&mgr->lock);
+	ret = gpu_buddy_alloc_blocks(&mgr->mm, start, end, size,
+				     mgr->segment->page_size, &vres->blocks, flags);
+	mutex_unlock(&mgr->lock);
+	if (ret) {
+		ttm_resource_fini(man, &vres->base);
+		kfree(vres);
+		/* TTM evicts on -ENOSPC; anything else from the buddy is the same. */
+		return -ENOSPC;
+	}
+
+	/* start is the lowest page: the physical reference when contiguous. */
+	vres->base.start = ULONG_MAX;
+	list_for_each_entry(block, &vres->blocks, link)
+		vres->base.start = min_t(unsigned long, vres->base.start,
+					 gpu_buddy_block_offset(block) >> PAGE_SHIFT);
+	*res = &vres->base;
+	return 0;
+}
+
+static void vmgpu_vram_mgr_free(struct ttm_resource_manager *man,
+				struct ttm_resource *res)
+{
+	struct vmgpu_vram_resource *vres = to_vram_res(res);
+	struct vmgpu_vram_mgr *mgr = to_vram_mgr(man);
+
+	mutex_lock(&mgr->lock);
+	gpu_buddy_free_list(&mgr->mm, &vres->blocks, 0);
+	mutex_unlock(&mgr->lock);
+	ttm_resource_fini(man, res);
+	kfree(vres);
+}
+
+static bool vmgpu_vram_mgr_intersects(struct ttm_resource_manager *man,
+				      struct ttm_resource *res,
+				      const struct ttm_place *place, size_t size)
+{
+	struct vmgpu_vram_mgr *mgr = to_vram_mgr(man);
+	u64 start = (u64)place->fpfn << PAGE_SHIFT;
+	u64 end = vmgpu_place_end(mgr, place);
+	struct gpu_buddy_block *block;
+
+	list_for_each_entry(block, &to_vram_res(res)->blocks, link) {
+		u64 offset = gpu_buddy_block_offset(block);
+
+		if (offset < end && offset + gpu_buddy_block_size(&mgr->mm, block) > start)
+			return true;
+	}
+	return false;
+}
+
+static bool vmgpu_vram_mgr_compatible(struct ttm_resource_manager *man,
+				      struct ttm_resource *res,
+				      const struct ttm_place *place, size_t size)
+{
+	struct vmgpu_vram_mgr *mgr = to_vram_mgr(man);
+	u64 start = (u64)place->fpfn << PAGE_SHIFT;
+	u64 end = vmgpu_place_end(mgr, place);
+	struct gpu_buddy_block *block;
+	u64 next = (u64)res->start << PAGE_SHIFT;
+
+	list_for_each_entry(block, &to_vram_res(res)->blocks, link) {
+		u64 offset = gpu_buddy_block_offset(block);
+		u64 len = gpu_buddy_block_size(&mgr->mm, block);
+
+		if (offset < start || offset + len > end)
+			return false;
+		if ((place->flags & TTM_PL_FLAG_CONTIGUOUS) && offset != next)
+			return false;
+		next = offset + len;
+	}
+	return true;
+}
+
+static void vmgpu_vram_mgr_debug(struct ttm_resource_manager *man,
+				 struct drm_printer *printer)
+{
+	struct vmgpu_vram_mgr *mgr = to_vram_mgr(man);
+
+	drm_printf(printer, "segment %u: %llu of %llu bytes free, page %u\n",
+		   mgr->segment->id, mgr->mm.avail, mgr->segment->size,
+		   mgr->segment->page_size);
+	mutex_lock(&mgr->lock);
+	drm_buddy_print(&mgr->mm, printer);
+	mutex_unlock(&mgr->lock);
+}
+
+static const struct ttm_resource_manager_func vmgpu_vram_mgr_func = {
+	.alloc = vmgpu_vram_mgr_alloc,
+	.free = vmgpu_vram_mgr_free,
+	.intersects = vmgpu_vram_mgr_intersects,
+	.compatible = vmgpu_vram_mgr_compatible,
+	.debug = vmgpu_vram_mgr_debug,
+};
+
+/**
+ * vmgpu_vram_res_for_each_range() - visit the VRAM ranges of a resource
+ * @vdev: the device
+ * @res: a resource of a memory segment
+ * @fn: called with each range's VRAM offset and length, in list order
+ * @arg: passed to @fn
+ *
+ * Return: 0, or the first non-zero value @fn returned.
+ */
+int vmgpu_vram_res_for_each_range(struct vmgpu_device *vdev,
+				  struct ttm_resource *res,
+				  int (*fn)(void *arg, u64 vram, u64 len),
+				  void *arg)
+{
+	struct vmgpu_vram_mgr *mgr = to_vram_mgr(ttm_manager_type(&vdev->ttm,
+								  res->mem_type));
+	struct gpu_buddy_block *block;
+	int ret;
+
+	list_for_each_entry(block, &to_vram_res(res)->blocks, link) {
+		ret = fn(arg, mgr->segment->vram_base + gpu_buddy_block_offset(block),
+			 gpu_buddy_block_size(&mgr->mm, block));
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/**
+ * vmgpu_vram_res_is_contiguous() - whether a resource is one VRAM range
+ * @vdev: the device
+ * @res: a resource of a memory segment
+ *
+ * Return: true if its blocks are adjacent, so (segment, res->start) is a
+ * physical reference for all of it.
+ */
+bool vmgpu_vram_res_is_contiguous(struct vmgpu_device *vdev,
+				  struct ttm_resource *res)
+{
+	struct ttm_place whole = {
+		.mem_type = res->mem_type,
+		.flags = TTM_PL_FLAG_CONTIGUOUS,
+	};
+
+	return vmgpu_vram_mgr_compatible(ttm_manager_type(&vdev->ttm, res->mem_type),
+					 res, &whole, res->size);
+}
+
+/**
+ * vmgpu_vram_res_page_offset() - VRAM offset of one page of a resource
+ * @vdev: the device
+ * @res: a resource of a memory segment
+ * @page: page index (PAGE_SIZE units) in the allocation
+ *
+ * Return: the page's VRAM offset.
+ */
+u64 vmgpu_vram_res_page_offset(struct vmgpu_device *vdev,
+			       struct ttm_resource *res, unsigned long page)
+{
+	struct vmgpu_vram_mgr *mgr = to_vram_mgr(ttm_manager_type(&vdev->ttm,
+								  res->mem_type));
+	u64 skip = (u64)page << PAGE_SHIFT;
+	struct gpu_buddy_block *block;
+
+	list_for_each_entry(block, &to_vram_res(res)->blocks, link) {
+		u64 len = gpu_buddy_block_size(&mgr->mm, block);
+
+		if (skip < len)
+			return mgr->segment->vram_base +
+			       gpu_buddy_block_offset(block) + skip;
+		skip -= len;
+	}
+	return mgr->segment->vram_base;
+}
+
+/**
+ * vmgpu_vram_mgr_init() - register a TTM manager for each memory segment
+ * @vdev: the device, with its TTM device initialised
+ *
+ * Return: 0 or a negative errno.
+ */
+int vmgpu_vram_mgr_init(struct vmgpu_device *vdev)
+{
+	u32 i;
+	int ret;
+
+	for (i = 0; i < vdev->num_segments; i++) {
+		struct vmgpu_vram_mgr *mgr = &vdev->vram_mgrs[i];
+		struct vmgpu_segment *seg = &vdev->segments[i];
+
+		mgr->segment = seg;
+		mutex_init(&mgr->lock);
+		ret = gpu_buddy_init(&mgr->mm, seg->size, seg->page_size);
+		if (ret) {
+			vmgpu_vram_mgr_fini(vdev, i);
+			return ret;
+		}
+		mgr->manager.func = &vmgpu_vram_mgr_func;
+		ttm_resource_manager_init(&mgr->manager, &vdev->ttm, seg->size);
+		ttm_set_driver_manager(&vdev->ttm, seg->mem_type, &mgr->manager);
+		ttm_resource_manager_set_used(&mgr->manager, true);
+	}
+	return 0;
+}
+
+/**
+ * vmgpu_vram_mgr_fini() - evict everything and tear the managers down
+ * @vdev: the device
+ * @count: how many segments, from the first, have a manager
+ */
+void vmgpu_vram_mgr_fini(struct vmgpu_device *vdev, u32 count)
+{
+	u32 i;
+
+	for (i = 0; i < count; i++) {
+		struct vmgpu_vram_mgr *mgr = &vdev->vram_mgrs[i];
+
+		ttm_resource_manager_set_used(&mgr->manager, false);
+		ttm_resource_manager_evict_all(&vdev->ttm, &mgr->manager);
+		ttm_set_driver_manager(&vdev->ttm, mgr->segment->mem_type, NULL);
+		gpu_buddy_fini(&mgr->mm);
+		mutex_destroy(&mgr->lock);
+	}
+}
