@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * libvmgpu: device discovery and queries.
+ * libvmgpu: device discovery, queries and allocations.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <xf86drm.h>
@@ -17,6 +19,19 @@ struct vmgpu_device {
 	int refcount;
 	int fd;
 };
+
+struct vmgpu_bo {
+	int refcount;
+	vmgpu_device *dev;
+	uint32_t handle;
+	uint64_t size;
+	void *cpu;		/* the mapping, NULL until vmgpu_bo_map() */
+};
+
+static int vmgpu_ioctl(vmgpu_device *dev, unsigned long request, void *arg)
+{
+	return drmIoctl(dev->fd, request, arg) ? -errno : 0;
+}
 
 int vmgpu_device_create(int fd, vmgpu_device **out)
 {
@@ -98,7 +113,7 @@ int vmgpu_device_fd(const vmgpu_device *dev)
 
 int vmgpu_query_raw(vmgpu_device *dev, struct drm_vmgpu_query *query)
 {
-	return drmIoctl(dev->fd, DRM_IOCTL_VMGPU_QUERY, query) ? -errno : 0;
+	return vmgpu_ioctl(dev, DRM_IOCTL_VMGPU_QUERY, query);
 }
 
 /* Ask for the answer's size, check it, then fetch the answer. */
@@ -170,4 +185,130 @@ const char *vmgpu_segment_kind_name(uint32_t kind)
 		return "aperture";
 	}
 	return "unknown";
+}
+
+uint32_t vmgpu_aperture_segment_id(const struct drm_vmgpu_query_segments *s)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->num_segments; i++)
+		if (s->segments[i].kind == DRM_VMGPU_SEGMENT_APERTURE)
+			return s->segments[i].id;
+	return 0;
+}
+
+static void vmgpu_gem_close(vmgpu_device *dev, uint32_t handle)
+{
+	struct drm_gem_close args = { .handle = handle };
+
+	/* Only fails for a handle that is not ours; nothing to undo then. */
+	vmgpu_ioctl(dev, DRM_IOCTL_GEM_CLOSE, &args);
+}
+
+int vmgpu_bo_create(vmgpu_device *dev, const struct vmgpu_bo_create_info *info,
+		    vmgpu_bo **out)
+{
+	struct drm_vmgpu_gem_create create = {
+		.size = info->size,
+		.flags = info->flags,
+		.segments = info->segments,
+		.preferred_segment = info->preferred_segment,
+	};
+	struct drm_vmgpu_gem_info gem_info;
+	vmgpu_bo *bo;
+	int ret;
+
+	bo = calloc(1, sizeof(*bo));
+	if (!bo)
+		return -ENOMEM;
+	ret = vmgpu_ioctl(dev, DRM_IOCTL_VMGPU_GEM_CREATE, &create);
+	if (ret)
+		goto err_free;
+	bo->dev = dev;
+	bo->handle = create.handle;
+
+	/* The kernel rounds the size up to the set's page size: ask it. */
+	ret = vmgpu_bo_info(bo, &gem_info);
+	if (ret)
+		goto err_close;
+	bo->size = gem_info.size;
+	bo->refcount = 1;
+	vmgpu_device_ref(dev);
+	*out = bo;
+	return 0;
+
+err_close:
+	vmgpu_gem_close(dev, create.handle);
+err_free:
+	free(bo);
+	return ret;
+}
+
+vmgpu_bo *vmgpu_bo_ref(vmgpu_bo *bo)
+{
+	__atomic_add_fetch(&bo->refcount, 1, __ATOMIC_RELAXED);
+	return bo;
+}
+
+void vmgpu_bo_unref(vmgpu_bo *bo)
+{
+	if (!bo || __atomic_sub_fetch(&bo->refcount, 1, __ATOMIC_ACQ_REL))
+		return;
+	if (bo->cpu)
+		munmap(bo->cpu, bo->size);
+	vmgpu_gem_close(bo->dev, bo->handle);
+	vmgpu_device_unref(bo->dev);
+	free(bo);
+}
+
+uint32_t vmgpu_bo_handle(const vmgpu_bo *bo)
+{
+	return bo->handle;
+}
+
+uint64_t vmgpu_bo_size(const vmgpu_bo *bo)
+{
+	return bo->size;
+}
+
+int vmgpu_bo_info(vmgpu_bo *bo, struct drm_vmgpu_gem_info *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->handle = bo->handle;
+	return vmgpu_ioctl(bo->dev, DRM_IOCTL_VMGPU_GEM_INFO, out);
+}
+
+int vmgpu_bo_map(vmgpu_bo *bo, void **cpu)
+{
+	struct drm_vmgpu_gem_mmap_offset args = { .handle = bo->handle };
+	void *ptr = __atomic_load_n(&bo->cpu, __ATOMIC_ACQUIRE);
+	void *first = NULL;
+	int ret;
+
+	if (ptr) {
+		*cpu = ptr;
+		return 0;
+	}
+	ret = vmgpu_ioctl(bo->dev, DRM_IOCTL_VMGPU_GEM_MMAP_OFFSET, &args);
+	if (ret)
+		return ret;
+	ptr = mmap(NULL, bo->size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		   bo->dev->fd, args.offset);
+	if (ptr == MAP_FAILED)
+		return -errno;
+	/* Another thread may have mapped it meanwhile: keep its mapping. */
+	if (!__atomic_compare_exchange_n(&bo->cpu, &first, ptr, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		munmap(ptr, bo->size);
+		ptr = first;
+	}
+	*cpu = ptr;
+	return 0;
+}
+
+int vmgpu_bo_make_resident(vmgpu_bo *bo)
+{
+	struct drm_vmgpu_gem_make_resident args = { .handle = bo->handle };
+
+	return vmgpu_ioctl(bo->dev, DRM_IOCTL_VMGPU_GEM_MAKE_RESIDENT, &args);
 }

@@ -34,6 +34,39 @@ int vmgpu_query_segments(vmgpu_device *dev,
 			 struct drm_vmgpu_query_segments **out);
 
 const char *vmgpu_segment_kind_name(uint32_t kind);
+/* Id of the aperture segment listed in s, 0 if there is none. */
+uint32_t vmgpu_aperture_segment_id(const struct drm_vmgpu_query_segments *s);
+
+/*
+ * An allocation (GEM object). It keeps a reference on its device; the last
+ * vmgpu_bo_unref() unmaps it and closes the GEM handle.
+ */
+typedef struct vmgpu_bo vmgpu_bo;
+
+struct vmgpu_bo_create_info {
+	uint64_t size;
+	uint32_t flags;			/* DRM_VMGPU_ALLOC_* */
+	uint32_t segments;		/* bit n = segment id n */
+	uint32_t preferred_segment;
+};
+
+int vmgpu_bo_create(vmgpu_device *dev, const struct vmgpu_bo_create_info *info,
+		    vmgpu_bo **out);
+vmgpu_bo *vmgpu_bo_ref(vmgpu_bo *bo);
+void vmgpu_bo_unref(vmgpu_bo *bo);
+uint32_t vmgpu_bo_handle(const vmgpu_bo *bo);
+/* Size as rounded by the kernel (GEM_INFO right after creation). */
+uint64_t vmgpu_bo_size(const vmgpu_bo *bo);
+/* GEM_INFO: where the allocation lives now. */
+int vmgpu_bo_info(vmgpu_bo *bo, struct drm_vmgpu_gem_info *out);
+/*
+ * Map the whole allocation shared, read-write. The mapping is made once and
+ * stays valid while the allocation moves between segments; later calls
+ * return the same pointer. Needs DRM_VMGPU_ALLOC_CPU_ACCESS.
+ */
+int vmgpu_bo_map(vmgpu_bo *bo, void **cpu);
+/* MakeResident: queue the paging operations that bring it into a segment. */
+int vmgpu_bo_make_resident(vmgpu_bo *bo);
 
 #ifdef __cplusplus
 }

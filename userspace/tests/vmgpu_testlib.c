@@ -115,3 +115,46 @@ int vmgpu_test_run(const char *cmd)
 		return -1;
 	return WEXITSTATUS(status);
 }
+
+int vmgpu_test_ioctl(vmgpu_device *dev, unsigned long request, void *arg)
+{
+	return drmIoctl(vmgpu_device_fd(dev), request, arg) ? -errno : 0;
+}
+
+const struct drm_vmgpu_segment *
+vmgpu_test_segment(const struct drm_vmgpu_query_segments *s, uint32_t id)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->num_segments; i++)
+		if (s->segments[i].id == id)
+			return &s->segments[i];
+	return NULL;
+}
+
+uint32_t vmgpu_test_memory_segments(const struct drm_vmgpu_query_segments *s)
+{
+	uint32_t i, mask = 0;
+
+	for (i = 0; i < s->num_segments; i++)
+		if (s->segments[i].kind == DRM_VMGPU_SEGMENT_MEMORY &&
+		    s->segments[i].id < 32)
+			mask |= 1u << s->segments[i].id;
+	return mask;
+}
+
+int vmgpu_test_segment_used(vmgpu_device *dev, uint32_t id, uint64_t *used)
+{
+	const struct drm_vmgpu_segment *seg;
+	struct drm_vmgpu_query_segments *s;
+	int ret;
+
+	ret = vmgpu_query_segments(dev, &s);
+	if (ret)
+		return ret;
+	seg = vmgpu_test_segment(s, id);
+	if (seg)
+		*used = seg->used;
+	free(s);
+	return seg ? 0 : -ENOENT;
+}

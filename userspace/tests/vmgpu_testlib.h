@@ -38,4 +38,14 @@ int vmgpu_test_bar_size(const char *pci_path, int bar, uint64_t *size);
 /* Run a shell command, return its exit status (or -1). */
 int vmgpu_test_run(const char *cmd);
 
+/* Issue any ioctl on dev's fd as is, for malformed requests: 0 or -errno. */
+int vmgpu_test_ioctl(vmgpu_device *dev, unsigned long request, void *arg);
+/* The entry of segment id in s, NULL if there is none. */
+const struct drm_vmgpu_segment *
+vmgpu_test_segment(const struct drm_vmgpu_query_segments *s, uint32_t id);
+/* Bit mask (bit n = id n) of the memory segments in s. */
+uint32_t vmgpu_test_memory_segments(const struct drm_vmgpu_query_segments *s);
+/* The `used` bytes the query reports for segment id now. */
+int vmgpu_test_segment_used(vmgpu_device *dev, uint32_t id, uint64_t *used);
+
 #endif

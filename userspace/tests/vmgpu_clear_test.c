@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Clear on allocate: a new allocation never shows what an earlier one left
+ * in the same memory, in a memory segment or in system memory.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "kselftest_harness.h"
+#include "vmgpu_testlib.h"
+
+#define CLEAR_SIZE	(1ull << 20)
+/* Allocations after the first, each likely to reuse freed memory. */
+#define CLEAR_ROUNDS	8
+#define DIRT		0xa5
+
+FIXTURE(clear) {
+	vmgpu_device *dev;
+	struct drm_vmgpu_query_segments *s;
+	uint32_t aperture;
+};
+
+FIXTURE_SETUP(clear)
+{
+	ASSERT_EQ(0, vmgpu_device_open(&self->dev));
+	ASSERT_EQ(0, vmgpu_query_segments(self->dev, &self->s));
+	self->aperture = vmgpu_aperture_segment_id(self->s);
+	ASSERT_NE(0, self->aperture);
+}
+
+FIXTURE_TEARDOWN(clear)
+{
+	free(self->s);
+	vmgpu_device_unref(self->dev);
+}
+
+/* Non-zero bytes in buf; *first is the offset of the first one. */
+static uint64_t nonzero_bytes(const void *buf, uint64_t size, uint64_t *first)
+{
+	const uint64_t *words = buf;
+	uint64_t i, j, count = 0;
+
+	for (i = 0; i < size / 8; i++) {
+		if (!words[i])
+			continue;
+		for (j = 0; j < 8; j++) {
+			if (!(words[i] >> (8 * j) & 0xff))
+				continue;
+			if (!count)
+				*first = i * 8 + j;
+			count++;
+		}
+	}
+	return count;
+}
+
+/*
+ * Allocate, check the allocation sits in segment where and reads zero,
+ * dirty it and free it; CLEAR_ROUNDS + 1 times, so that every allocation
+ * after the first is likely to get the memory the previous one dirtied.
+ */
+static void check_cleared(struct __test_metadata *_metadata, vmgpu_device *dev,
+			  uint32_t flags, uint32_t set, uint32_t preferred,
+			  uint32_t where)
+{
+	const struct vmgpu_bo_create_info create = {
+		.size = CLEAR_SIZE,
+		.flags = DRM_VMGPU_ALLOC_CPU_ACCESS | flags,
+		.segments = set,
+		.preferred_segment = preferred,
+	};
+	int round;
+
+	for (round = 0; round <= CLEAR_ROUNDS; round++) {
+		struct drm_vmgpu_gem_info info;
+		uint64_t dirty, first = 0;
+		vmgpu_bo *bo;
+		void *cpu;
+
+		ASSERT_EQ(0, vmgpu_bo_create(dev, &create, &bo));
+		ASSERT_EQ(0, vmgpu_bo_info(bo, &info));
+		EXPECT_EQ(where, info.segment_id)
+			TH_LOG("flags %#x, preferred segment %u, round %d",
+			       create.flags, preferred, round);
+		ASSERT_EQ(0, vmgpu_bo_map(bo, &cpu));
+		dirty = nonzero_bytes(cpu, CLEAR_SIZE, &first);
+		EXPECT_EQ(0, dirty)
+			TH_LOG("segment %u, round %d: %llu bytes not cleared, first at %#llx",
+			       info.segment_id, round, (unsigned long long)dirty,
+			       (unsigned long long)first);
+		memset(cpu, DIRT, CLEAR_SIZE);
+		vmgpu_bo_unref(bo);
+	}
+}
+
+TEST_F_TIMEOUT(clear, memory_segments, 120)
+{
+	uint32_t id;
+
+	for (id = 1; id < self->aperture; id++) {
+		const struct drm_vmgpu_segment *seg =
+			vmgpu_test_segment(self->s, id);
+		uint32_t where = id;
+
+		/*
+		 * CPU_ACCESS allocations are placed where the VRAM BAR reaches;
+		 * with too little of the segment behind the BAR they go to
+		 * system memory, which is still worth checking.
+		 */
+		if (seg->cpu_visible_size < CLEAR_SIZE) {
+			TH_LOG("segment %u: %llu bytes CPU-visible, checking system memory instead",
+			       id, (unsigned long long)seg->cpu_visible_size);
+			where = 0;
+		}
+		check_cleared(_metadata, self->dev, 0,
+			      1u << id | 1u << self->aperture, id, where);
+	}
+}
+
+/*
+ * System memory: unmapped pages, CPU-cached pages, and pages mapped into
+ * the aperture for physical access.
+ */
+TEST_F_TIMEOUT(clear, system_memory, 120)
+{
+	static const uint32_t flags[] = {
+		0, DRM_VMGPU_ALLOC_CACHED, DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY,
+	};
+	const uint32_t ap = self->aperture;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(flags); i++) {
+		/* Only allocations accessed physically map the aperture. */
+		uint32_t where =
+			flags[i] & DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY ? ap : 0;
+
+		check_cleared(_metadata, self->dev, flags[i], 1u << ap, ap, where);
+	}
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: MIT
+/*
+ * vmgpu-bench: eviction bandwidth between VRAM and system memory, against
+ * a plain memcpy in guest RAM, and the allocation create + destroy rate.
+ *
+ * Prints "bench: <name> <value> <unit>" and "ratio: <name> <value>" lines;
+ * on failure "bench: error ..." and exits 1.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "libvmgpu.h"
+
+#define MiB			(1ull << 20)
+#define MOVE_SIZE		(64 * MiB)
+#define MEMCPY_RUNS		3
+#define ALLOC_SIZE		4096
+#define ALLOC_ITERATIONS	10000
+/* How long a closed allocation may take to leave its segment. */
+#define SETTLE_MS		5000
+#define FILL			0x5a
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void fail(const char *what, int err)
+{
+	printf("bench: error %s: %s\n", what, strerror(-err));
+	exit(1);
+}
+
+static void fail_msg(const char *msg)
+{
+	printf("bench: error %s\n", msg);
+	exit(1);
+}
+
+static vmgpu_bo *create(vmgpu_device *dev, uint64_t size, uint32_t flags,
+			uint32_t segments, uint32_t preferred)
+{
+	const struct vmgpu_bo_create_info info = {
+		.size = size,
+		.flags = flags,
+		.segments = segments,
+		.preferred_segment = preferred,
+	};
+	vmgpu_bo *bo;
+	int ret;
+
+	ret = vmgpu_bo_create(dev, &info, &bo);
+	if (ret)
+		fail("create", ret);
+	return bo;
+}
+
+static uint32_t segment_of(vmgpu_bo *bo)
+{
+	struct drm_vmgpu_gem_info info;
+	int ret;
+
+	ret = vmgpu_bo_info(bo, &info);
+	if (ret)
+		fail("info", ret);
+	return info.segment_id;
+}
+
+static uint64_t segment_used(vmgpu_device *dev, uint32_t id)
+{
+	struct drm_vmgpu_query_segments *s;
+	uint64_t used;
+	int ret;
+
+	ret = vmgpu_query_segments(dev, &s);
+	if (ret)
+		fail("query segments", ret);
+	used = s->segments[id].used;
+	free(s);
+	return used;
+}
+
+/*
+ * Paging operations are only queued by the ioctls; a CPU access through the
+ * mapping waits for the allocation's pending move, so reading its first
+ * byte ends a timed move.
+ */
+static void touch(const volatile uint8_t *cpu)
+{
+	if (cpu[0] != FILL)
+		fail_msg("moved allocation lost its contents");
+}
+
+static double memcpy_mib_s(void)
+{
+	uint8_t *src = malloc(MOVE_SIZE), *dst = malloc(MOVE_SIZE);
+	double best = 0, start, t;
+	int i;
+
+	if (!src || !dst)
+		fail_msg("out of memory for the memcpy buffers");
+	/* Fault both in first: time the copy, not the page faults. */
+	memset(src, FILL, MOVE_SIZE);
+	memset(dst, 0, MOVE_SIZE);
+	for (i = 0; i < MEMCPY_RUNS; i++) {
+		start = now();
+		memcpy(dst, src, MOVE_SIZE);
+		t = now() - start;
+		if (!best || t < best)
+			best = t;
+	}
+	/* Reading dst keeps the copies from being optimised away. */
+	if (dst[MOVE_SIZE - 1] != FILL)
+		fail_msg("memcpy copied the wrong bytes");
+	free(src);
+	free(dst);
+	return MOVE_SIZE / MiB / best;
+}
+
+static void wait_segment_room(vmgpu_device *dev, uint32_t id, uint64_t size,
+			      uint64_t room)
+{
+	const struct timespec tick = { .tv_nsec = 1000 * 1000 };
+	int ms;
+
+	for (ms = 0; segment_used(dev, id) + room > size; ms++) {
+		if (ms == SETTLE_MS)
+			fail_msg("segment not freed after closing its allocation");
+		nanosleep(&tick, NULL);
+	}
+}
+
+/*
+ * Allocation A (64 MiB) sits in segment 1. C, the size of the whole
+ * segment and preferring it, cannot sit beside it: either creating C
+ * already evicts A, or C lands in system memory and making it resident
+ * does. Whichever it is gets timed, up to A's first byte being readable.
+ * Then, with C closed, A is made resident in segment 1 again.
+ */
+static void bench_eviction(vmgpu_device *dev, uint32_t aperture,
+			   uint64_t seg1_size)
+{
+	const uint32_t set = 1u << 1 | 1u << aperture;
+	double evict_mib_s, restore_mib_s, memcpy_bw, start;
+	vmgpu_bo *a, *c;
+	void *cpu;
+	int ret;
+
+	memcpy_bw = memcpy_mib_s();
+
+	a = create(dev, MOVE_SIZE, DRM_VMGPU_ALLOC_CPU_ACCESS, set, 1);
+	ret = vmgpu_bo_map(a, &cpu);
+	if (ret)
+		fail("map", ret);
+	memset(cpu, FILL, MOVE_SIZE);
+	if (segment_of(a) != 1)
+		fail_msg("64 MiB allocation not placed in segment 1");
+
+	start = now();
+	c = create(dev, seg1_size, 0, set, 1);
+	if (segment_of(a) == 1) {
+		start = now();
+		ret = vmgpu_bo_make_resident(c);
+		if (ret)
+			fail("make resident", ret);
+		if (segment_of(a) == 1)
+			fail_msg("segment-sized allocation did not evict the 64 MiB one");
+	}
+	touch(cpu);
+	evict_mib_s = MOVE_SIZE / MiB / (now() - start);
+
+	vmgpu_bo_unref(c);
+	wait_segment_room(dev, 1, seg1_size, MOVE_SIZE);
+	start = now();
+	ret = vmgpu_bo_make_resident(a);
+	if (ret)
+		fail("make resident", ret);
+	touch(cpu);
+	restore_mib_s = MOVE_SIZE / MiB / (now() - start);
+	if (segment_of(a) != 1)
+		fail_msg("64 MiB allocation not made resident in segment 1 again");
+	vmgpu_bo_unref(a);
+
+	printf("bench: memcpy %.1f MiB/s\n", memcpy_bw);
+	printf("bench: evict_vram_to_system %.1f MiB/s\n", evict_mib_s);
+	printf("bench: restore_system_to_vram %.1f MiB/s\n", restore_mib_s);
+	printf("ratio: evict_vram_to_system_vs_memcpy %.3f\n",
+	       evict_mib_s / memcpy_bw);
+	printf("ratio: restore_system_to_vram_vs_memcpy %.3f\n",
+	       restore_mib_s / memcpy_bw);
+}
+
+static void bench_alloc(vmgpu_device *dev, const char *name, uint32_t segment)
+{
+	double start = now();
+	int i;
+
+	for (i = 0; i < ALLOC_ITERATIONS; i++)
+		vmgpu_bo_unref(create(dev, ALLOC_SIZE, 0, 1u << segment, segment));
+	printf("bench: %s %.0f allocs/s\n", name,
+	       ALLOC_ITERATIONS / (now() - start));
+}
+
+int main(void)
+{
+	struct drm_vmgpu_query_segments *s;
+	uint32_t aperture;
+	uint64_t seg1_size;
+	vmgpu_device *dev;
+	int ret;
+
+	ret = vmgpu_device_open(&dev);
+	if (ret)
+		fail("open", ret);
+	ret = vmgpu_query_segments(dev, &s);
+	if (ret)
+		fail("query segments", ret);
+	aperture = vmgpu_aperture_segment_id(s);
+	/* The query lists segments by id, system segment first. */
+	if (aperture < 2 || s->segments[1].kind != DRM_VMGPU_SEGMENT_MEMORY)
+		fail_msg("no memory segment 1");
+	seg1_size = s->segments[1].size;
+	free(s);
+	if (seg1_size < MOVE_SIZE)
+		fail_msg("segment 1 smaller than 64 MiB");
+
+	bench_eviction(dev, aperture, seg1_size);
+	bench_alloc(dev, "alloc_aperture", aperture);
+	bench_alloc(dev, "alloc_memory1", 1);
+	vmgpu_device_unref(dev);
+	return 0;
+}
