@@ -6,6 +6,7 @@
 #   make test   boot every device configuration and run the tests
 #   make shell  boot the guest to an interactive shell
 #   make check  static checks (checkpatch, sparse)
+#   make bench  boot the guest and run vmgpu-bench (ratios, not pass/fail)
 # Kbuild reads ./Kbuild, not this file, when it builds the module.
 
 SHELL := /bin/bash
@@ -46,6 +47,10 @@ shell: all
 test: all
 	@scripts/test.sh $(CONFIGS)
 
+bench: all
+	@scripts/run-guest.sh --mode bench --config $(CONFIG) --log $(OUT)/bench.log; \
+	grep -a -E '^(bench|ratio):' $(OUT)/bench.log
+
 check: setup kernel-fetch
 	@scripts/check.sh $(KDIR)
 
@@ -53,4 +58,4 @@ clean:
 	@$(MAKE) -s -C $(KDIR) M=$(CURDIR) clean 2>/dev/null || true
 	rm -rf $(OUT)
 
-.PHONY: all setup qemu module userspace kernel-fetch initramfs run shell test check clean
+.PHONY: all setup qemu module userspace kernel-fetch initramfs run shell test bench check clean

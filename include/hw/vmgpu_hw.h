@@ -13,8 +13,15 @@
 
 #ifdef __KERNEL__
 #include <linux/types.h>
+/* Command fields are little endian on the wire; sparse checks the kernel. */
+typedef __le16 vmgpu_le16;
+typedef __le32 vmgpu_le32;
+typedef __le64 vmgpu_le64;
 #else
 #include <stdint.h>
+typedef uint16_t vmgpu_le16;
+typedef uint32_t vmgpu_le32;
+typedef uint64_t vmgpu_le64;
 #endif
 
 /* PCI identity: the experimental range of QEMU's docs/specs/pci-ids.rst. */
@@ -273,59 +280,59 @@ enum vmgpu_opcode {
 #define VMGPU_NOP_MAX_DELAY_US		1000000u
 
 struct vmgpu_addr {
-	uint64_t addr;
-	uint32_t space;			/* enum vmgpu_space */
-	uint32_t vm;			/* VMGPU_SPACE_VIRTUAL only, else 0 */
+	vmgpu_le64 addr;
+	vmgpu_le32 space;		/* enum vmgpu_space */
+	vmgpu_le32 vm;			/* VMGPU_SPACE_VIRTUAL only, else 0 */
 };
 
 struct vmgpu_cmd_header {
-	uint16_t opcode;		/* enum vmgpu_opcode */
-	uint16_t flags;
-	uint32_t reserved;
+	vmgpu_le16 opcode;		/* enum vmgpu_opcode */
+	vmgpu_le16 flags;
+	vmgpu_le32 reserved;
 };
 
 struct vmgpu_cmd_nop {
 	struct vmgpu_cmd_header hdr;
-	uint32_t delay_us;		/* <= VMGPU_NOP_MAX_DELAY_US */
-	uint32_t reserved[13];
+	vmgpu_le32 delay_us;		/* <= VMGPU_NOP_MAX_DELAY_US */
+	vmgpu_le32 reserved[13];
 };
 
 struct vmgpu_cmd_fence {
 	struct vmgpu_cmd_header hdr;
 	struct vmgpu_addr dst;		/* 8-byte aligned */
-	uint64_t value;
-	uint64_t reserved[4];
+	vmgpu_le64 value;
+	vmgpu_le64 reserved[4];
 };
 
 struct vmgpu_cmd_fill {
 	struct vmgpu_cmd_header hdr;
 	struct vmgpu_addr dst;		/* 4-byte aligned */
-	uint64_t size;			/* multiple of 4 */
-	uint32_t pattern;
-	uint32_t reserved[7];
+	vmgpu_le64 size;		/* multiple of 4 */
+	vmgpu_le32 pattern;
+	vmgpu_le32 reserved[7];
 };
 
 struct vmgpu_cmd_transfer {
 	struct vmgpu_cmd_header hdr;	/* VMGPU_TRANSFER_FLAG_* */
 	struct vmgpu_addr src;
 	struct vmgpu_addr dst;
-	uint64_t size;			/* page multiple when swizzling */
-	uint64_t reserved[2];
+	vmgpu_le64 size;		/* page multiple when swizzling */
+	vmgpu_le64 reserved[2];
 };
 
 /* DISCARD, NOTIFY, COMPRESS, DECOMPRESS and CACHE_FLUSH act on a range. */
 struct vmgpu_cmd_range {
 	struct vmgpu_cmd_header hdr;
 	struct vmgpu_addr addr;
-	uint64_t size;			/* CACHE_FLUSH: 0 = whole cache */
-	uint64_t reserved[4];
+	vmgpu_le64 size;		/* CACHE_FLUSH: 0 = whole cache */
+	vmgpu_le64 reserved[4];
 };
 
 struct vmgpu_cmd_wait {
 	struct vmgpu_cmd_header hdr;
 	struct vmgpu_addr addr;		/* 8-byte aligned */
-	uint64_t value;
-	uint64_t reserved[4];
+	vmgpu_le64 value;
+	vmgpu_le64 reserved[4];
 };
 
 union vmgpu_cmd {

@@ -312,3 +312,10 @@ int vmgpu_bo_make_resident(vmgpu_bo *bo)
 
 	return vmgpu_ioctl(bo->dev, DRM_IOCTL_VMGPU_GEM_MAKE_RESIDENT, &args);
 }
+
+int vmgpu_bo_evict(vmgpu_bo *bo)
+{
+	struct drm_vmgpu_gem_make_resident args = { .handle = bo->handle };
+
+	return vmgpu_ioctl(bo->dev, DRM_IOCTL_VMGPU_GEM_EVICT, &args);
+}

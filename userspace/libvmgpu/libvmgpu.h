@@ -67,6 +67,8 @@ int vmgpu_bo_info(vmgpu_bo *bo, struct drm_vmgpu_gem_info *out);
 int vmgpu_bo_map(vmgpu_bo *bo, void **cpu);
 /* MakeResident: queue the paging operations that bring it into a segment. */
 int vmgpu_bo_make_resident(vmgpu_bo *bo);
+/* WDDM Evict: move out of VRAM as memory pressure would. */
+int vmgpu_bo_evict(vmgpu_bo *bo);
 
 #ifdef __cplusplus
 }

@@ -559,4 +559,37 @@ TEST_F(alloc, map_and_make_resident)
 	vmgpu_bo_unref(bo);
 }
 
+/* Evict sends it to system memory; MakeResident brings it back, data intact. */
+TEST_F(alloc, evict_and_make_resident)
+{
+	struct drm_vmgpu_gem_info info;
+	uint32_t *words;
+	uint64_t i, n;
+	vmgpu_bo *bo;
+
+	ASSERT_EQ(0, create(self->dev, MiB, DRM_VMGPU_ALLOC_CPU_ACCESS,
+			    self->all, 1, &bo));
+	ASSERT_EQ(0, vmgpu_bo_map(bo, (void **)&words));
+	n = vmgpu_bo_size(bo) / sizeof(*words);
+	for (i = 0; i < n; i++)
+		words[i] = ~i;
+
+	ASSERT_EQ(0, vmgpu_bo_evict(bo));
+	ASSERT_EQ(0, vmgpu_bo_info(bo, &info));
+	EXPECT_EQ(0, info.segment_id);
+	for (i = 0; i < n && words[i] == (uint32_t)~i; i++)
+		;
+	EXPECT_EQ(n, i) TH_LOG("word %llu differs after eviction", (unsigned long long)i);
+	/* Evicting what is already in system memory changes nothing. */
+	EXPECT_EQ(0, vmgpu_bo_evict(bo));
+
+	ASSERT_EQ(0, vmgpu_bo_make_resident(bo));
+	ASSERT_EQ(0, vmgpu_bo_info(bo, &info));
+	EXPECT_EQ(1, info.segment_id);
+	for (i = 0; i < n && words[i] == (uint32_t)~i; i++)
+		;
+	EXPECT_EQ(n, i) TH_LOG("word %llu differs after restore", (unsigned long long)i);
+	vmgpu_bo_unref(bo);
+}
+
 TEST_HARNESS_MAIN

@@ -20,6 +20,7 @@ extern "C" {
 #define DRM_VMGPU_GEM_INFO		0x02
 #define DRM_VMGPU_GEM_MMAP_OFFSET	0x03
 #define DRM_VMGPU_GEM_MAKE_RESIDENT	0x04
+#define DRM_VMGPU_GEM_EVICT		0x05
 
 #define DRM_IOCTL_VMGPU_QUERY \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_VMGPU_QUERY, struct drm_vmgpu_query)
@@ -31,6 +32,8 @@ extern "C" {
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_VMGPU_GEM_MMAP_OFFSET, struct drm_vmgpu_gem_mmap_offset)
 #define DRM_IOCTL_VMGPU_GEM_MAKE_RESIDENT \
 	DRM_IOW(DRM_COMMAND_BASE + DRM_VMGPU_GEM_MAKE_RESIDENT, struct drm_vmgpu_gem_make_resident)
+#define DRM_IOCTL_VMGPU_GEM_EVICT \
+	DRM_IOW(DRM_COMMAND_BASE + DRM_VMGPU_GEM_EVICT, struct drm_vmgpu_gem_make_resident)
 
 /**
  * DOC: segments
@@ -297,12 +300,19 @@ struct drm_vmgpu_gem_mmap_offset {
 
 /**
  * struct drm_vmgpu_gem_make_resident - argument of
- * %DRM_IOCTL_VMGPU_GEM_MAKE_RESIDENT
+ * %DRM_IOCTL_VMGPU_GEM_MAKE_RESIDENT and %DRM_IOCTL_VMGPU_GEM_EVICT
  *
- * WDDM's MakeResident: bring an allocation into the best segment of its
+ * MakeResident is WDDM's: bring an allocation into the best segment of its
  * supported set that has room, preferred segment first, evicting others if
- * needed. Returns once the paging operations are queued; CPU access through
- * a mapping waits for them. -ENOSPC if no segment of the set can take it.
+ * needed; -ENOSPC if no segment of the set can take it.
+ *
+ * Evict is WDDM's too: move an allocation out of its memory segment the way
+ * memory pressure would, to system memory if the aperture segment is in its
+ * set, else out of the GPU's reach. Nothing happens to an allocation already
+ * in system memory.
+ *
+ * Both return once the paging operations are queued; CPU access through a
+ * mapping waits for them.
  */
 struct drm_vmgpu_gem_make_resident {
 	/** @handle: the GEM handle. */

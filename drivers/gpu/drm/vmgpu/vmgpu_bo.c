@@ -270,6 +270,31 @@ struct vmgpu_bo *vmgpu_bo_create(struct vmgpu_device *vdev, u64 size, u32 flags,
 }
 
 /**
+ * vmgpu_bo_evict() - WDDM Evict for one allocation
+ * @vbo: the allocation
+ *
+ * Moves it where memory pressure would; the move is queued, not waited for.
+ *
+ * Return: 0 or an error of TTM's (-EINTR, -ERESTARTSYS, -ENOMEM).
+ */
+int vmgpu_bo_evict(struct vmgpu_bo *vbo)
+{
+	struct ttm_operation_ctx ctx = { .interruptible = true };
+	struct ttm_placement placement;
+	int ret;
+
+	ret = ttm_bo_reserve(&vbo->tbo, true, false, NULL);
+	if (ret)
+		return ret;
+	if (vbo->tbo.resource->mem_type >= VMGPU_TTM_FIRST_SEGMENT) {
+		vmgpu_bo_evict_placement(&vbo->tbo, &placement);
+		ret = ttm_bo_validate(&vbo->tbo, &placement, &ctx);
+	}
+	ttm_bo_unreserve(&vbo->tbo);
+	return ret;
+}
+
+/**
  * vmgpu_bo_make_resident() - WDDM MakeResident for one allocation
  * @vbo: the allocation
  *

@@ -4,6 +4,8 @@
  */
 
 #include <linux/debugfs.h>
+#include <linux/dma-fence.h>
+#include <linux/fs.h>
 #include <linux/seq_file.h>
 
 #include <drm/drm_debugfs.h>
@@ -12,6 +14,7 @@
 #include "vmgpu_bo.h"
 #include "vmgpu_debugfs.h"
 #include "vmgpu_device.h"
+#include "vmgpu_ring.h"
 #include "vmgpu_ttm.h"
 
 /**
@@ -24,6 +27,12 @@
  *
  * segment_managers: the allocators' own view (buddy free lists, aperture
  * ranges).
+ *
+ * inject_paging_error: fault injection. A write queues a paging job whose
+ * Transfer reads past the end of VRAM; the device halts the ring and raises
+ * its error interrupt, the driver fails the job and resumes the ring. The
+ * write returns what the job's fence says (-EIO when all went right), so a
+ * test can check the whole error path and that the ring still works after.
  */
 
 static int vmgpu_debugfs_segments(struct seq_file *m, void *data)
@@ -69,6 +78,54 @@ static int vmgpu_debugfs_managers(struct seq_file *m, void *data)
 		ttm_resource_manager_debug(&vdev->vram_mgrs[i].manager, &p);
 	ttm_resource_manager_debug(&vdev->gart.manager, &p);
 	return 0;
+}
+
+static ssize_t vmgpu_debugfs_inject_write(struct file *f, const char __user *buf,
+					  size_t len, loff_t *pos)
+{
+	struct vmgpu_device *vdev = file_inode(f)->i_private;
+	union vmgpu_cmd cmd = {};
+	struct vmgpu_job *job;
+	struct dma_fence *fence;
+	long ret;
+
+	job = vmgpu_job_alloc(vdev, 1);
+	if (IS_ERR(job))
+		return PTR_ERR(job);
+	cmd.transfer.hdr.opcode = cpu_to_le16(VMGPU_OP_TRANSFER);
+	cmd.transfer.src.space = cpu_to_le32(VMGPU_SPACE_VRAM);
+	cmd.transfer.src.addr = cpu_to_le64(vdev->vram.size);
+	cmd.transfer.dst.space = cpu_to_le32(VMGPU_SPACE_VRAM);
+	cmd.transfer.size = cpu_to_le64(PAGE_SIZE);
+	vmgpu_job_add(job, &cmd);
+
+	fence = vmgpu_job_submit(job, NULL);
+	if (IS_ERR(fence))
+		return PTR_ERR(fence);
+	ret = dma_fence_wait_timeout(fence, true, 30 * HZ);
+	if (ret > 0)
+		ret = fence->error;
+	else if (!ret)
+		ret = -ETIMEDOUT;
+	dma_fence_put(fence);
+	return ret ?: len;
+}
+
+static const struct file_operations vmgpu_debugfs_inject_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.write = vmgpu_debugfs_inject_write,
+	.llseek = noop_llseek,
+};
+
+/**
+ * vmgpu_debugfs_register() - add the files that need the DRM minor
+ * @vdev: the device, registered
+ */
+void vmgpu_debugfs_register(struct vmgpu_device *vdev)
+{
+	debugfs_create_file("inject_paging_error", 0200, vdev->drm.debugfs_root,
+			    vdev, &vmgpu_debugfs_inject_fops);
 }
 
 /**

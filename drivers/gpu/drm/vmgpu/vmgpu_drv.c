@@ -42,6 +42,7 @@ static const struct drm_ioctl_desc vmgpu_ioctls[] = {
 			  DRM_RENDER_ALLOW),
 	DRM_IOCTL_DEF_DRV(VMGPU_GEM_MAKE_RESIDENT, vmgpu_gem_make_resident_ioctl,
 			  DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(VMGPU_GEM_EVICT, vmgpu_gem_evict_ioctl, DRM_RENDER_ALLOW),
 };
 
 DEFINE_DRM_GEM_FOPS(vmgpu_fops);
@@ -121,6 +122,7 @@ static int vmgpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = drm_dev_register(&vdev->drm, 0);
 	if (ret)
 		goto err_ttm;
+	vmgpu_debugfs_register(vdev);
 	return 0;
 
 err_ttm:

@@ -188,6 +188,23 @@ int vmgpu_gem_mmap_offset_ioctl(struct drm_device *drm, void *data,
 	return ret;
 }
 
+static int vmgpu_gem_residency_op(struct drm_file *file,
+				  const struct drm_vmgpu_gem_make_resident *args,
+				  int (*op)(struct vmgpu_bo *vbo))
+{
+	struct drm_gem_object *obj;
+	int ret;
+
+	if (args->flags || args->reserved[0] || args->reserved[1])
+		return -EINVAL;
+	obj = drm_gem_object_lookup(file, args->handle);
+	if (!obj)
+		return -ENOENT;
+	ret = op(gem_to_vmgpu_bo(obj));
+	drm_gem_object_put(obj);
+	return ret;
+}
+
 /**
  * vmgpu_gem_make_resident_ioctl() - DRM_IOCTL_VMGPU_GEM_MAKE_RESIDENT
  * @drm: the DRM device
@@ -200,18 +217,21 @@ int vmgpu_gem_mmap_offset_ioctl(struct drm_device *drm, void *data,
 int vmgpu_gem_make_resident_ioctl(struct drm_device *drm, void *data,
 				  struct drm_file *file)
 {
-	struct drm_vmgpu_gem_make_resident *args = data;
-	struct drm_gem_object *obj;
-	int ret;
+	return vmgpu_gem_residency_op(file, data, vmgpu_bo_make_resident);
+}
 
-	if (args->flags || args->reserved[0] || args->reserved[1])
-		return -EINVAL;
-	obj = drm_gem_object_lookup(file, args->handle);
-	if (!obj)
-		return -ENOENT;
-	ret = vmgpu_bo_make_resident(gem_to_vmgpu_bo(obj));
-	drm_gem_object_put(obj);
-	return ret;
+/**
+ * vmgpu_gem_evict_ioctl() - DRM_IOCTL_VMGPU_GEM_EVICT
+ * @drm: the DRM device
+ * @data: a &struct drm_vmgpu_gem_make_resident
+ * @file: the caller
+ *
+ * Return: 0, -EINVAL for non-zero flags or reserved words, -ENOENT for an
+ * unknown handle, or what vmgpu_bo_evict() returns.
+ */
+int vmgpu_gem_evict_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	return vmgpu_gem_residency_op(file, data, vmgpu_bo_evict);
 }
 
 /**

@@ -69,7 +69,7 @@ static int vmgpu_runs_init(struct vmgpu_device *vdev, struct ttm_buffer_object *
 		return -ENOMEM;
 
 	if (res->mem_type != TTM_PL_TT) {
-		ret = vmgpu_vram_res_for_each_range(vdev, res, vmgpu_runs_add, runs);
+		ret = vmgpu_vram_res_walk(vdev, res, vmgpu_runs_add, runs);
 		if (ret)
 			kvfree(runs->run);
 		return ret;

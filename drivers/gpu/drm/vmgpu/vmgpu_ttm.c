@@ -187,7 +187,7 @@ static int vmgpu_ttm_io_mem_reserve(struct ttm_device *bdev,
 	if (!vmgpu_ttm_is_vram(mem->mem_type))
 		return 0;
 	/* Only what the VRAM BAR reaches can be mapped. */
-	ret = vmgpu_vram_res_for_each_range(vdev, mem, vmgpu_ttm_range_beyond_bar, vdev);
+	ret = vmgpu_vram_res_walk(vdev, mem, vmgpu_ttm_range_beyond_bar, vdev);
 	if (ret)
 		return ret;
 	mem->bus.offset = vdev->vram.bar_start +

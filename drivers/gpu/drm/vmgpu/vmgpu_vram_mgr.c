@@ -175,7 +175,7 @@ static const struct ttm_resource_manager_func vmgpu_vram_mgr_func = {
 };
 
 /**
- * vmgpu_vram_res_for_each_range() - visit the VRAM ranges of a resource
+ * vmgpu_vram_res_walk() - visit the VRAM ranges of a resource
  * @vdev: the device
  * @res: a resource of a memory segment
  * @fn: called with each range's VRAM offset and length, in list order
@@ -183,10 +183,8 @@ static const struct ttm_resource_manager_func vmgpu_vram_mgr_func = {
  *
  * Return: 0, or the first non-zero value @fn returned.
  */
-int vmgpu_vram_res_for_each_range(struct vmgpu_device *vdev,
-				  struct ttm_resource *res,
-				  int (*fn)(void *arg, u64 vram, u64 len),
-				  void *arg)
+int vmgpu_vram_res_walk(struct vmgpu_device *vdev, struct ttm_resource *res,
+			vmgpu_vram_range_fn fn, void *arg)
 {
 	struct vmgpu_vram_mgr *mgr = to_vram_mgr(ttm_manager_type(&vdev->ttm,
 								  res->mem_type));

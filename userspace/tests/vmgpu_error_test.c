@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A paging operation the device rejects is reported and survived: the
+ * driver's fault-injection file queues a Transfer that reads past VRAM; the
+ * job's fence must carry -EIO, the kernel log the device's error, and the
+ * paging ring must go on working (allocations are still cleared and moved).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "vmgpu_testlib.h"
+
+/* /sys/kernel/debug/dri/<n>/inject_paging_error of the vmgpu device. */
+static int find_inject_file(char *path, size_t len)
+{
+	DIR *dri = opendir("/sys/kernel/debug/dri");
+	struct dirent *e;
+	int ret = -ENOENT;
+
+	if (!dri)
+		return -errno;
+	while (ret && (e = readdir(dri))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, len, "/sys/kernel/debug/dri/%s/inject_paging_error", e->d_name);
+		if (!access(path, W_OK))
+			ret = 0;
+	}
+	closedir(dri);
+	return ret;
+}
+
+static int inject(const char *path)
+{
+	int fd = open(path, O_WRONLY);
+	int ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = write(fd, "1", 1) < 0 ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+/* A fresh allocation in memory segment 1 is cleared and survives a move. */
+static int ring_still_works(vmgpu_device *dev, uint32_t aperture)
+{
+	struct vmgpu_bo_create_info info = {
+		.size = 1 << 20,
+		.flags = DRM_VMGPU_ALLOC_CPU_ACCESS,
+		.segments = (1u << 1) | (1u << aperture),
+		.preferred_segment = 1,
+	};
+	uint32_t *cpu;
+	vmgpu_bo *bo;
+	size_t i;
+	int ret;
+
+	ret = vmgpu_bo_create(dev, &info, &bo);
+	if (ret)
+		return ret;
+	ret = vmgpu_bo_map(bo, (void **)&cpu);
+	for (i = 0; !ret && i < info.size / 4; i++)
+		if (cpu[i])
+			ret = -EILSEQ;
+	vmgpu_bo_unref(bo);
+	return ret;
+}
+
+TEST(rejected_command_fails_its_job_only)
+{
+	struct drm_vmgpu_query_segments *segments;
+	vmgpu_device *dev;
+	uint32_t aperture;
+	char path[300];
+	int i;
+
+	if (find_inject_file(path, sizeof(path)))
+		SKIP(return, "no debugfs or no inject_paging_error file");
+	ASSERT_EQ(0, vmgpu_device_open(&dev));
+	ASSERT_EQ(0, vmgpu_query_segments(dev, &segments));
+	aperture = vmgpu_aperture_segment_id(segments);
+	free(segments);
+
+	for (i = 0; i < 3; i++) {
+		EXPECT_EQ(-EIO, inject(path));
+		EXPECT_EQ(0, ring_still_works(dev, aperture));
+	}
+	EXPECT_EQ(0, vmgpu_test_run("dmesg | grep -q 'ring 0 command [0-9]* failed: error 3'"))
+		TH_LOG("the device's range error is not in the kernel log");
+	vmgpu_device_unref(dev);
+}
+
+TEST_HARNESS_MAIN
