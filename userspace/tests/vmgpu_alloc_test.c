@@ -184,6 +184,9 @@ TEST_F(alloc, placement_memory)
 		ASSERT_EQ(0, create(self->dev, MiB, 0, self->all, id, &bo));
 		ASSERT_EQ(0, vmgpu_bo_info(bo, &info));
 		EXPECT_EQ(id, info.segment_id);
+		/* Contiguous or not, only physically accessed ones get a reference. */
+		EXPECT_EQ(0, info.residency & DRM_VMGPU_RESIDENCY_PHYSICAL);
+		EXPECT_EQ(0, info.offset);
 		vmgpu_bo_unref(bo);
 	}
 }

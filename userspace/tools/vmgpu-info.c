@@ -56,14 +56,15 @@ int main(void)
 	       "resizable" : "not resizable");
 	print_size(", host aperture ", info.host_aperture_size);
 	print_size("\npaging process GPU VA ", info.paging_va_size);
-	printf("\n\n%3s  %-8s  %10s  %6s  %11s  %s\n", "id", "kind", "size",
-	       "page", "cpu-visible", "cpu access");
+	printf("\n\n%3s  %-8s  %10s  %10s  %6s  %11s  %s\n", "id", "kind", "size",
+	       "used", "page", "cpu-visible", "cpu access");
 	for (i = 0; i < segments->num_segments; i++) {
 		const struct drm_vmgpu_segment *seg = &segments->segments[i];
 
-		printf("%3u  %-8s  %6llu MiB  %2u KiB  %7llu MiB  %s\n", seg->id,
+		printf("%3u  %-8s  %6llu MiB  %6llu KiB  %2u KiB  %7llu MiB  %s\n", seg->id,
 		       vmgpu_segment_kind_name(seg->kind),
-		       (unsigned long long)(seg->size >> 20), seg->page_size >> 10,
+		       (unsigned long long)(seg->size >> 20),
+		       (unsigned long long)(seg->used >> 10), seg->page_size >> 10,
 		       (unsigned long long)(seg->cpu_visible_size >> 20),
 		       cpu_access(seg));
 	}

@@ -242,7 +242,10 @@ struct drm_vmgpu_gem_create {
 	__u64 reserved[2];
 };
 
-/* The allocation has a physical reference: contiguous at @offset. */
+/*
+ * The allocation has a physical reference: contiguous at @offset. Only
+ * AccessedPhysically and primary allocations have one.
+ */
 #define DRM_VMGPU_RESIDENCY_PHYSICAL		(1 << 0)
 
 /**

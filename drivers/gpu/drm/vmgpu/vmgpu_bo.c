@@ -151,6 +151,11 @@ void vmgpu_bo_evict_placement(struct ttm_buffer_object *tbo,
  * @vbo: the allocation, reserved
  * @offset: out, its physical reference offset, if it has one
  *
+ * Only AccessedPhysically and primary allocations have physical references:
+ * another allocation may happen to be contiguous, but nothing keeps it so
+ * across moves, and engines may not reference it physically (seed "GPU
+ * segments").
+ *
  * Return: the segment id, with DRM_VMGPU_RESIDENCY_PHYSICAL in the upper
  * half when (segment id, *offset) is a physical reference.
  */
@@ -170,7 +175,8 @@ u64 vmgpu_bo_residency(struct vmgpu_bo *vbo, u64 *offset)
 	seg = vmgpu_bo_mem_segment(vdev, res->mem_type);
 	if (!seg)
 		return 0;
-	if (!vmgpu_vram_res_is_contiguous(vdev, res))
+	if (!(vbo->flags & (DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY | DRM_VMGPU_ALLOC_PRIMARY)) ||
+	    !vmgpu_vram_res_is_contiguous(vdev, res))
 		return seg->id;
 	*offset = (u64)res->start << PAGE_SHIFT;
 	return (u64)DRM_VMGPU_RESIDENCY_PHYSICAL << 32 | seg->id;
