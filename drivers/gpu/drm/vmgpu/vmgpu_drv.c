@@ -45,7 +45,12 @@ static const struct drm_ioctl_desc vmgpu_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(VMGPU_GEM_EVICT, vmgpu_gem_evict_ioctl, DRM_RENDER_ALLOW),
 };
 
-DEFINE_DRM_GEM_FOPS(vmgpu_fops);
+/* DRM_GEM_FOPS plus fdinfo, which standard GPU tools read usage from. */
+static const struct file_operations vmgpu_fops = {
+	.owner = THIS_MODULE,
+	DRM_GEM_FOPS,
+	.show_fdinfo = drm_show_fdinfo,
+};
 
 static const struct drm_driver vmgpu_drm_driver = {
 	.driver_features = DRIVER_GEM | DRIVER_RENDER,

@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Observability: fdinfo reports memory per segment the way standard tools
+ * read it, the vmgpu tracepoints record moves and paging operations, and
+ * debugfs lists allocations with their residency.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "vmgpu_testlib.h"
+
+#define TRACING "/sys/kernel/tracing"
+
+static vmgpu_bo *create_in(vmgpu_device *dev, uint32_t aperture, uint32_t segment,
+			   uint64_t size)
+{
+	struct vmgpu_bo_create_info info = {
+		.size = size,
+		.flags = DRM_VMGPU_ALLOC_CPU_ACCESS,
+		.segments = 1u << 1 | 1u << aperture,
+		.preferred_segment = segment,
+	};
+	vmgpu_bo *bo;
+
+	return vmgpu_bo_create(dev, &info, &bo) ? NULL : bo;
+}
+
+static uint32_t aperture_of(vmgpu_device *dev)
+{
+	struct drm_vmgpu_query_segments *s;
+	uint32_t id;
+
+	if (vmgpu_query_segments(dev, &s))
+		return 0;
+	id = vmgpu_aperture_segment_id(s);
+	free(s);
+	return id;
+}
+
+/* "drm-total-<region>:\t<n> <unit>" in bytes, or -1 if absent. */
+static long long fdinfo_total(int fd, const char *region)
+{
+	char path[64], key[64], line[256], unit[8];
+	long long value = -1, n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	snprintf(key, sizeof(key), "drm-total-%s:", region);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, key, strlen(key)))
+			continue;
+		unit[0] = 0;
+		if (sscanf(line + strlen(key), "%lld %7s", &n, unit) < 1)
+			break;
+		value = n << (!strcmp(unit, "KiB") ? 10 : !strcmp(unit, "MiB") ? 20 : 0);
+	}
+	fclose(f);
+	return value;
+}
+
+TEST(fdinfo_per_segment)
+{
+	vmgpu_device *dev;
+	vmgpu_bo *bo;
+	int fd;
+
+	ASSERT_EQ(0, vmgpu_device_open(&dev));
+	fd = vmgpu_device_fd(dev);
+	EXPECT_EQ(0, fdinfo_total(fd, "vram1"));
+	bo = create_in(dev, aperture_of(dev), 1, 2 << 20);
+	ASSERT_NE(NULL, bo);
+	EXPECT_EQ(2 << 20, fdinfo_total(fd, "vram1"));
+	ASSERT_EQ(0, vmgpu_bo_evict(bo));
+	EXPECT_EQ(0, fdinfo_total(fd, "vram1"));
+	EXPECT_EQ(2 << 20, fdinfo_total(fd, "system"));
+	vmgpu_bo_unref(bo);
+	EXPECT_EQ(0, fdinfo_total(fd, "system"));
+	vmgpu_device_unref(dev);
+}
+
+static int write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC);
+	int ret;
+
+	if (fd < 0)
+		return -1;
+	ret = write(fd, text, strlen(text)) == (ssize_t)strlen(text) ? 0 : -1;
+	close(fd);
+	return ret;
+}
+
+TEST(tracepoints_record_moves)
+{
+	char line[512];
+	int moves = 0, transfers = 0;
+	vmgpu_device *dev;
+	vmgpu_bo *bo;
+	FILE *trace;
+
+	if (access(TRACING "/events/vmgpu", F_OK))
+		SKIP(return, "no tracefs or no vmgpu events");
+	ASSERT_EQ(0, write_file(TRACING "/trace", ""));
+	ASSERT_EQ(0, write_file(TRACING "/events/vmgpu/enable", "1"));
+
+	ASSERT_EQ(0, vmgpu_device_open(&dev));
+	bo = create_in(dev, aperture_of(dev), 1, 1 << 20);
+	ASSERT_NE(NULL, bo);
+	ASSERT_EQ(0, vmgpu_bo_evict(bo));
+	ASSERT_EQ(0, vmgpu_bo_make_resident(bo));
+	vmgpu_bo_unref(bo);
+	vmgpu_device_unref(dev);
+	ASSERT_EQ(0, write_file(TRACING "/events/vmgpu/enable", "0"));
+
+	trace = fopen(TRACING "/trace", "r");
+	ASSERT_NE(NULL, trace);
+	while (fgets(line, sizeof(line), trace)) {
+		if (strstr(line, "vmgpu_bo_move:") && strstr(line, "segment 1 -> 0"))
+			moves++;
+		if (strstr(line, "vmgpu_bo_move:") && strstr(line, "-> 1"))
+			moves++;
+		if (strstr(line, "vmgpu_cmd:") && strstr(line, "op 3 "))
+			transfers++;
+	}
+	fclose(trace);
+	EXPECT_LE(2, moves) TH_LOG("eviction and restore moves not traced");
+	EXPECT_LE(2, transfers) TH_LOG("Transfer paging operations not traced");
+}
+
+/* /sys/kernel/debug/dri/<n>/segments of the vmgpu device. */
+static FILE *open_segments(void)
+{
+	DIR *dri = opendir("/sys/kernel/debug/dri");
+	struct dirent *e;
+	char path[300];
+	FILE *f = NULL;
+
+	if (!dri)
+		return NULL;
+	while (!f && (e = readdir(dri))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/sys/kernel/debug/dri/%s/segments", e->d_name);
+		f = fopen(path, "r");
+	}
+	closedir(dri);
+	return f;
+}
+
+TEST(debugfs_lists_allocations)
+{
+	char line[256], want[64];
+	vmgpu_device *dev;
+	vmgpu_bo *bo;
+	int found = 0;
+	FILE *f;
+
+	ASSERT_EQ(0, vmgpu_device_open(&dev));
+	/* An odd size that no other allocation of this test has. */
+	bo = create_in(dev, aperture_of(dev), 1, 3 << 20);
+	ASSERT_NE(NULL, bo);
+	f = open_segments();
+	if (!f)
+		SKIP(return, "no debugfs");
+	snprintf(want, sizeof(want), "size %d ", 3 << 20);
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, want) && strstr(line, ": segment 1"))
+			found++;
+	fclose(f);
+	EXPECT_EQ(1, found);
+	vmgpu_bo_unref(bo);
+	vmgpu_device_unref(dev);
+}
+
+TEST_HARNESS_MAIN
