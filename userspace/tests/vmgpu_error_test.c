@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * A paging operation the device rejects is reported and survived: the
- * driver's fault-injection file queues a Transfer that reads past VRAM; the
- * job's fence must carry -EIO, the kernel log the device's error, and the
- * paging ring must go on working (allocations are still cleared and moved).
+ * Paging failures are reported and survived, through the driver's
+ * fault-injection files:
+ * - a Transfer that reads past VRAM: the job's fence carries -EIO, the
+ *   kernel log the device's error;
+ * - a job that outlasts the scheduler timeout: the ring is declared hung
+ *   and reset, the job's fence carries -ETIMEDOUT.
+ * Either way the paging ring goes on working (allocations are still
+ * cleared and moved).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -16,8 +20,8 @@
 #include "kselftest_harness.h"
 #include "vmgpu_testlib.h"
 
-/* /sys/kernel/debug/dri/<n>/inject_paging_error of the vmgpu device. */
-static int find_inject_file(char *path, size_t len)
+/* /sys/kernel/debug/dri/<n>/<name> of the vmgpu device. */
+static int find_inject_file(const char *name, char *path, size_t len)
 {
 	DIR *dri = opendir("/sys/kernel/debug/dri");
 	struct dirent *e;
@@ -28,7 +32,7 @@ static int find_inject_file(char *path, size_t len)
 	while (ret && (e = readdir(dri))) {
 		if (e->d_name[0] == '.')
 			continue;
-		snprintf(path, len, "/sys/kernel/debug/dri/%s/inject_paging_error", e->d_name);
+		snprintf(path, len, "/sys/kernel/debug/dri/%s/%s", e->d_name, name);
 		if (!access(path, W_OK))
 			ret = 0;
 	}
@@ -81,7 +85,7 @@ TEST(rejected_command_fails_its_job_only)
 	char path[300];
 	int i;
 
-	if (find_inject_file(path, sizeof(path)))
+	if (find_inject_file("inject_paging_error", path, sizeof(path)))
 		SKIP(return, "no debugfs or no inject_paging_error file");
 	ASSERT_EQ(0, vmgpu_device_open(&dev));
 	ASSERT_EQ(0, vmgpu_query_segments(dev, &segments));
@@ -95,6 +99,32 @@ TEST(rejected_command_fails_its_job_only)
 	EXPECT_EQ(0, vmgpu_test_run("dmesg | grep -q 'ring 0 command [0-9]* failed: error 3'"))
 		TH_LOG("the device's range error is not in the kernel log");
 	vmgpu_device_unref(dev);
+}
+
+/* Reloads the driver with a 1 s paging timeout, and back after. */
+TEST(hung_ring_is_reset)
+{
+	struct drm_vmgpu_query_segments *segments;
+	vmgpu_device *dev;
+	uint32_t aperture;
+	char path[300];
+
+	ASSERT_EQ(0, vmgpu_test_run("rmmod vmgpu && modprobe vmgpu paging_timeout_ms=1000"));
+	if (find_inject_file("inject_paging_hang", path, sizeof(path))) {
+		vmgpu_test_run("rmmod vmgpu && modprobe vmgpu");
+		SKIP(return, "no debugfs or no inject_paging_hang file");
+	}
+	EXPECT_EQ(-ETIMEDOUT, inject(path));
+	EXPECT_EQ(0, vmgpu_test_run("dmesg | grep -q 'paging ring hung'"))
+		TH_LOG("the hang is not in the kernel log");
+
+	ASSERT_EQ(0, vmgpu_device_open(&dev));
+	ASSERT_EQ(0, vmgpu_query_segments(dev, &segments));
+	aperture = vmgpu_aperture_segment_id(segments);
+	free(segments);
+	EXPECT_EQ(0, ring_still_works(dev, aperture));
+	vmgpu_device_unref(dev);
+	ASSERT_EQ(0, vmgpu_test_run("rmmod vmgpu && modprobe vmgpu"));
 }
 
 TEST_HARNESS_MAIN

@@ -6,6 +6,7 @@
 #include <linux/dma-mapping.h>
 #include <linux/dma-resv.h>
 #include <linux/interrupt.h>
+#include <linux/module.h>
 #include <linux/slab.h>
 
 #include <drm/drm_print.h>
@@ -27,7 +28,11 @@
  */
 
 #define VMGPU_PAGING_RING_ORDER	12
-#define VMGPU_RING_TIMEOUT_MS	10000
+
+static unsigned int paging_timeout_ms = 10000;
+module_param(paging_timeout_ms, uint, 0444);
+MODULE_PARM_DESC(paging_timeout_ms,
+		 "A paging job running longer is declared hung and the ring reset (default 10000)");
 
 struct vmgpu_job {
 	struct drm_sched_job base;
@@ -180,9 +185,10 @@ static struct dma_fence *vmgpu_ring_run_job(struct drm_sched_job *sched_job)
 }
 
 /*
- * Hang recovery for now: stop the ring, fail every fence it owes, start it
- * again empty. The moves those jobs carried are lost and their fences say
- * so with -ETIMEDOUT.
+ * Hang recovery for now: pause submission, stop the ring, fail every fence
+ * it owes, start it again empty. The jobs complete through their hardware
+ * fences' callbacks as usual, carrying -ETIMEDOUT: the moves they held are
+ * lost and their fences say so.
  */
 static enum drm_gpu_sched_stat vmgpu_ring_timedout_job(struct drm_sched_job *sched_job)
 {
@@ -195,12 +201,12 @@ static enum drm_gpu_sched_stat vmgpu_ring_timedout_job(struct drm_sched_job *sch
 		vmgpu_ring_read_reg(ring, VMGPU_RING_STATUS),
 		READ_ONCE(*ring->seqno_cpu), ring->next_seqno);
 
-	drm_sched_stop(&ring->sched, sched_job);
+	drm_sched_wqueue_stop(&ring->sched);
 	vmgpu_ring_write_reg(ring, VMGPU_RING_CTRL, 0);
 	vmgpu_fence_fail_all(ring, -ETIMEDOUT);
 	ring->tail = 0;
 	vmgpu_ring_write_reg(ring, VMGPU_RING_CTRL, VMGPU_RING_CTRL_ENABLE);
-	drm_sched_start(&ring->sched);
+	drm_sched_wqueue_start(&ring->sched);
 	return DRM_GPU_SCHED_STAT_NOMINAL;
 }
 
@@ -259,7 +265,7 @@ int vmgpu_ring_init(struct vmgpu_device *vdev)
 		.ops = &vmgpu_ring_sched_ops,
 		.num_rqs = DRM_SCHED_PRIORITY_COUNT,
 		.credit_limit = (1u << VMGPU_PAGING_RING_ORDER) - 1,
-		.timeout = msecs_to_jiffies(VMGPU_RING_TIMEOUT_MS),
+		.timeout = msecs_to_jiffies(paging_timeout_ms),
 		.name = "vmgpu-paging",
 		.dev = vdev->drm.dev,
 	};
