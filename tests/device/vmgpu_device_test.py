@@ -71,9 +71,9 @@ class QTest:
 
     def close(self):
         # Like libqtest: QEMU does not exit when the qtest socket closes.
-        self.sock.close()
         self.proc.terminate()
         self.proc.wait(timeout=30)
+        self.sock.close()
         shutil.rmtree(self.dir, ignore_errors=True)
 
     def guest_log(self):
