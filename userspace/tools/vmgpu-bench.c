@@ -7,6 +7,7 @@
  * on failure "bench: error ..." and exits 1.
  */
 #include <stdint.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 
 #define MiB			(1ull << 20)
 #define MOVE_SIZE		(64 * MiB)
+#define MOVE_ROUNDS		5
 #define MEMCPY_RUNS		3
 #define ALLOC_SIZE		4096
 #define ALLOC_ITERATIONS	10000
@@ -110,13 +112,18 @@ static double memcpy_mib_s(void)
 
 /*
  * A 64 MiB allocation in segment 1 is evicted to system memory (WDDM
- * Evict), then made resident again. Each move is timed from the ioctl to
- * the first byte being readable through the mapping, which waits for it.
+ * Evict), then made resident again, MOVE_ROUNDS times. Each move is timed
+ * from the ioctl to the first byte being readable through the mapping,
+ * which waits for it. The first round is reported apart: it also pays for
+ * new system pages and their caching change, which TTM's pool spares the
+ * later rounds; of those, the best counts, as for memcpy.
  */
 static void bench_eviction(vmgpu_device *dev, uint32_t aperture)
 {
 	const uint32_t set = 1u << 1 | 1u << aperture;
-	double evict_mib_s, restore_mib_s, memcpy_bw, start;
+	double evict_mib_s, restore_mib_s, memcpy_bw, start, t;
+	double cold_evict = 0, cold_restore = 0;
+	int round;
 	vmgpu_bo *a;
 	void *cpu;
 	int ret;
@@ -131,32 +138,49 @@ static void bench_eviction(vmgpu_device *dev, uint32_t aperture)
 	if (segment_of(a) != 1)
 		fail_msg("64 MiB allocation not placed in segment 1");
 
-	start = now();
-	ret = vmgpu_bo_evict(a);
-	if (ret)
-		fail("evict", ret);
-	touch(cpu);
-	evict_mib_s = MOVE_SIZE / MiB / (now() - start);
-	if (segment_of(a) == 1)
-		fail_msg("evicted allocation still in segment 1");
+	evict_mib_s = restore_mib_s = 0;
+	for (round = 0; round < MOVE_ROUNDS; round++) {
+		start = now();
+		ret = vmgpu_bo_evict(a);
+		if (ret)
+			fail("evict", ret);
+		touch(cpu);
+		t = MOVE_SIZE / MiB / (now() - start);
+		if (round)
+			evict_mib_s = fmax(evict_mib_s, t);
+		else
+			cold_evict = t;
+		if (segment_of(a) == 1)
+			fail_msg("evicted allocation still in segment 1");
 
-	start = now();
-	ret = vmgpu_bo_make_resident(a);
-	if (ret)
-		fail("make resident", ret);
-	touch(cpu);
-	restore_mib_s = MOVE_SIZE / MiB / (now() - start);
-	if (segment_of(a) != 1)
-		fail_msg("64 MiB allocation not made resident in segment 1 again");
+		start = now();
+		ret = vmgpu_bo_make_resident(a);
+		if (ret)
+			fail("make resident", ret);
+		touch(cpu);
+		t = MOVE_SIZE / MiB / (now() - start);
+		if (round)
+			restore_mib_s = fmax(restore_mib_s, t);
+		else
+			cold_restore = t;
+		if (segment_of(a) != 1)
+			fail_msg("64 MiB allocation not made resident in segment 1 again");
+	}
 	vmgpu_bo_unref(a);
 
 	printf("bench: memcpy %.1f MiB/s\n", memcpy_bw);
-	printf("bench: evict_vram_to_system %.1f MiB/s\n", evict_mib_s);
-	printf("bench: restore_system_to_vram %.1f MiB/s\n", restore_mib_s);
+	printf("bench: evict_vram_to_system %.1f MiB/s (first round %.1f)\n",
+	       evict_mib_s, cold_evict);
+	printf("bench: restore_system_to_vram %.1f MiB/s (first round %.1f)\n",
+	       restore_mib_s, cold_restore);
 	printf("ratio: evict_vram_to_system_vs_memcpy %.3f\n",
 	       evict_mib_s / memcpy_bw);
 	printf("ratio: restore_system_to_vram_vs_memcpy %.3f\n",
 	       restore_mib_s / memcpy_bw);
+	printf("ratio: evict_vram_to_system_first_round_vs_memcpy %.3f\n",
+	       cold_evict / memcpy_bw);
+	printf("ratio: restore_system_to_vram_first_round_vs_memcpy %.3f\n",
+	       cold_restore / memcpy_bw);
 }
 
 static void bench_alloc(vmgpu_device *dev, const char *name, uint32_t segment)
