@@ -9,7 +9,6 @@
  * Either way the paging ring goes on working (allocations are still
  * cleared and moved).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -19,26 +18,6 @@
 
 #include "kselftest_harness.h"
 #include "vmgpu_testlib.h"
-
-/* /sys/kernel/debug/dri/<n>/<name> of the vmgpu device. */
-static int find_inject_file(const char *name, char *path, size_t len)
-{
-	DIR *dri = opendir("/sys/kernel/debug/dri");
-	struct dirent *e;
-	int ret = -ENOENT;
-
-	if (!dri)
-		return -errno;
-	while (ret && (e = readdir(dri))) {
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, len, "/sys/kernel/debug/dri/%s/%s", e->d_name, name);
-		if (!access(path, W_OK))
-			ret = 0;
-	}
-	closedir(dri);
-	return ret;
-}
 
 static int inject(const char *path)
 {
@@ -85,7 +64,7 @@ TEST(rejected_command_fails_its_job_only)
 	char path[300];
 	int i;
 
-	if (find_inject_file("inject_paging_error", path, sizeof(path)))
+	if (vmgpu_test_debugfs_path("inject_paging_error", path, sizeof(path)))
 		SKIP(return, "no debugfs or no inject_paging_error file");
 	ASSERT_EQ(0, vmgpu_device_open(&dev));
 	ASSERT_EQ(0, vmgpu_query_segments(dev, &segments));
@@ -110,7 +89,7 @@ TEST(hung_ring_is_reset)
 	char path[300];
 
 	ASSERT_EQ(0, vmgpu_test_run("rmmod vmgpu && modprobe vmgpu paging_timeout_ms=1000"));
-	if (find_inject_file("inject_paging_hang", path, sizeof(path))) {
+	if (vmgpu_test_debugfs_path("inject_paging_hang", path, sizeof(path))) {
 		vmgpu_test_run("rmmod vmgpu && modprobe vmgpu");
 		SKIP(return, "no debugfs or no inject_paging_hang file");
 	}

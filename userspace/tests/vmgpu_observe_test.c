@@ -4,7 +4,6 @@
  * read it, the vmgpu tracepoints record moves and paging operations, and
  * debugfs lists allocations with their residency.
  */
-#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,29 +134,9 @@ TEST(tracepoints_record_moves)
 	EXPECT_LE(2, transfers) TH_LOG("Transfer paging operations not traced");
 }
 
-/* /sys/kernel/debug/dri/<n>/segments of the vmgpu device. */
-static FILE *open_segments(void)
-{
-	DIR *dri = opendir("/sys/kernel/debug/dri");
-	struct dirent *e;
-	char path[300];
-	FILE *f = NULL;
-
-	if (!dri)
-		return NULL;
-	while (!f && (e = readdir(dri))) {
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/sys/kernel/debug/dri/%s/segments", e->d_name);
-		f = fopen(path, "r");
-	}
-	closedir(dri);
-	return f;
-}
-
 TEST(debugfs_lists_allocations)
 {
-	char line[256], want[64];
+	char line[256], want[64], path[300];
 	vmgpu_device *dev;
 	vmgpu_bo *bo;
 	int found = 0;
@@ -167,9 +146,10 @@ TEST(debugfs_lists_allocations)
 	/* An odd size that no other allocation of this test has. */
 	bo = create_in(dev, aperture_of(dev), 1, 3 << 20);
 	ASSERT_NE(NULL, bo);
-	f = open_segments();
-	if (!f)
+	if (vmgpu_test_debugfs_path("segments", path, sizeof(path)))
 		SKIP(return, "no debugfs");
+	f = fopen(path, "r");
+	ASSERT_NE(NULL, f);
 	snprintf(want, sizeof(want), "size %d ", 3 << 20);
 	while (fgets(line, sizeof(line), f))
 		if (strstr(line, want) && strstr(line, ": segment 1"))

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <xf86drm.h>
 
@@ -157,4 +159,23 @@ int vmgpu_test_segment_used(vmgpu_device *dev, uint32_t id, uint64_t *used)
 		*used = seg->used;
 	free(s);
 	return seg ? 0 : -ENOENT;
+}
+
+int vmgpu_test_debugfs_path(const char *name, char *path, size_t len)
+{
+	DIR *dri = opendir("/sys/kernel/debug/dri");
+	struct dirent *e;
+	int ret = -ENOENT;
+
+	if (!dri)
+		return -errno;
+	while (ret && (e = readdir(dri))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, len, "/sys/kernel/debug/dri/%s/%s", e->d_name, name);
+		if (!access(path, F_OK))
+			ret = 0;
+	}
+	closedir(dri);
+	return ret;
 }

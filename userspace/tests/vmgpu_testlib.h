@@ -48,4 +48,7 @@ uint32_t vmgpu_test_memory_segments(const struct drm_vmgpu_query_segments *s);
 /* The `used` bytes the query reports for segment id now. */
 int vmgpu_test_segment_used(vmgpu_device *dev, uint32_t id, uint64_t *used);
 
+/* /sys/kernel/debug/dri/<n>/<name> of the vmgpu device, if it exists. */
+int vmgpu_test_debugfs_path(const char *name, char *path, size_t len);
+
 #endif
