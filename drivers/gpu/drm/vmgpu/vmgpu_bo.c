@@ -35,6 +35,21 @@
  */
 
 static const struct drm_gem_object_funcs vmgpu_gem_funcs;
+static void vmgpu_bo_destroy(struct ttm_buffer_object *tbo);
+
+/**
+ * vmgpu_bo_is_vmgpu() - whether a TTM object is an allocation
+ * @tbo: a TTM object on one of our managers
+ *
+ * TTM's ghost objects, which hold the old backing of a pipelined move until
+ * its fence signals, copy the whole object but not its destroy callback.
+ *
+ * Return: true for a &struct vmgpu_bo, false for a ghost.
+ */
+bool vmgpu_bo_is_vmgpu(struct ttm_buffer_object *tbo)
+{
+	return tbo->destroy == vmgpu_bo_destroy;
+}
 
 static u32 vmgpu_aperture_id(struct vmgpu_device *vdev)
 {
@@ -61,7 +76,7 @@ static const struct vmgpu_segment *vmgpu_bo_mem_segment(struct vmgpu_device *vde
 bool vmgpu_bo_needs_aperture(struct ttm_buffer_object *tbo,
 			     const struct ttm_place *place)
 {
-	if (tbo->base.funcs != &vmgpu_gem_funcs || (place->flags & TTM_PL_FLAG_TEMPORARY))
+	if (!vmgpu_bo_is_vmgpu(tbo) || (place->flags & TTM_PL_FLAG_TEMPORARY))
 		return false;
 	return to_vmgpu_bo(tbo)->flags & DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY;
 }
@@ -131,7 +146,7 @@ void vmgpu_bo_evict_placement(struct ttm_buffer_object *tbo,
 	static const struct ttm_place system = { .mem_type = TTM_PL_SYSTEM };
 	struct vmgpu_bo *vbo;
 
-	if (tbo->base.funcs != &vmgpu_gem_funcs || tbo->resource->mem_type == TTM_PL_TT) {
+	if (!vmgpu_bo_is_vmgpu(tbo) || tbo->resource->mem_type == TTM_PL_TT) {
 		placement->placement = &system;
 		placement->num_placement = 1;
 		return;

@@ -33,8 +33,8 @@
 static struct ttm_tt *vmgpu_ttm_tt_create(struct ttm_buffer_object *tbo,
 					  u32 page_flags)
 {
-	struct vmgpu_bo *vbo = to_vmgpu_bo(tbo);
-	enum ttm_caching caching = vbo->flags & DRM_VMGPU_ALLOC_CACHED ?
+	enum ttm_caching caching = vmgpu_bo_is_vmgpu(tbo) &&
+				   (to_vmgpu_bo(tbo)->flags & DRM_VMGPU_ALLOC_CACHED) ?
 				   ttm_cached : ttm_write_combined;
 	struct ttm_tt *tt;
 
@@ -125,17 +125,18 @@ static int vmgpu_ttm_move(struct ttm_buffer_object *tbo, bool evict,
 			  struct ttm_resource *new_mem, struct ttm_place *hop)
 {
 	struct vmgpu_device *vdev = to_vmgpu_device(tbo->base.dev);
-	struct vmgpu_bo *vbo = to_vmgpu_bo(tbo);
+	/* Ghosts (see vmgpu_bo_is_vmgpu()) only ever hold data already cleared. */
+	struct vmgpu_bo *vbo = vmgpu_bo_is_vmgpu(tbo) ? to_vmgpu_bo(tbo) : NULL;
 	u32 old_type = tbo->resource ? tbo->resource->mem_type : TTM_PL_SYSTEM;
 	u32 new_type = new_mem->mem_type;
 	int ret;
 
-	trace_vmgpu_bo_move(vbo, tbo->base.size,
+	trace_vmgpu_bo_move(tbo, tbo->base.size,
 			    vmgpu_ttm_trace_segment(vdev, tbo->resource),
 			    vmgpu_ttm_trace_segment(vdev, new_mem), evict);
 
 	/* First backing: no data to move, but earlier contents to wipe. */
-	if (!vbo->cleared && new_type != TTM_PL_SYSTEM) {
+	if (vbo && !vbo->cleared && new_type != TTM_PL_SYSTEM) {
 		ret = vmgpu_ttm_move_by_device(tbo, evict, new_mem, true);
 		if (!ret)
 			vbo->cleared = true;
