@@ -41,10 +41,12 @@ static struct vmgpu_vram_mgr *to_vram_mgr(struct ttm_resource_manager *man)
 	return container_of(man, struct vmgpu_vram_mgr, manager);
 }
 
-static u64 vmgpu_place_end(const struct vmgpu_vram_mgr *mgr,
-			   const struct ttm_place *place)
+/* The byte range of the segment a place allows, [*start, *end). */
+static void vmgpu_place_range(const struct vmgpu_vram_mgr *mgr,
+			      const struct ttm_place *place, u64 *start, u64 *end)
 {
-	return place->lpfn ? (u64)place->lpfn << PAGE_SHIFT : mgr->segment->size;
+	*start = (u64)place->fpfn << PAGE_SHIFT;
+	*end = place->lpfn ? (u64)place->lpfn << PAGE_SHIFT : mgr->segment->size;
 }
 
 static int vmgpu_vram_mgr_alloc(struct ttm_resource_manager *man,
@@ -53,14 +55,14 @@ static int vmgpu_vram_mgr_alloc(struct ttm_resource_manager *man,
 				struct ttm_resource **res)
 {
 	struct vmgpu_vram_mgr *mgr = to_vram_mgr(man);
-	u64 start = (u64)place->fpfn << PAGE_SHIFT;
-	u64 end = vmgpu_place_end(mgr, place);
 	u64 size = tbo->base.size;
+	u64 start, end;
 	struct vmgpu_vram_resource *vres;
 	struct gpu_buddy_block *block;
 	unsigned long flags = 0;
 	int ret;
 
+	vmgpu_place_range(mgr, place, &start, &end);
 	if (end > mgr->segment->size || start >= end || size > end - start)
 		return -E2BIG;
 	if (!IS_ALIGNED(size, mgr->segment->page_size))
@@ -117,10 +119,10 @@ static bool vmgpu_vram_mgr_intersects(struct ttm_resource_manager *man,
 				      const struct ttm_place *place, size_t size)
 {
 	struct vmgpu_vram_mgr *mgr = to_vram_mgr(man);
-	u64 start = (u64)place->fpfn << PAGE_SHIFT;
-	u64 end = vmgpu_place_end(mgr, place);
 	struct gpu_buddy_block *block;
+	u64 start, end;
 
+	vmgpu_place_range(mgr, place, &start, &end);
 	list_for_each_entry(block, &to_vram_res(res)->blocks, link) {
 		u64 offset = gpu_buddy_block_offset(block);
 
@@ -135,11 +137,11 @@ static bool vmgpu_vram_mgr_compatible(struct ttm_resource_manager *man,
 				      const struct ttm_place *place, size_t size)
 {
 	struct vmgpu_vram_mgr *mgr = to_vram_mgr(man);
-	u64 start = (u64)place->fpfn << PAGE_SHIFT;
-	u64 end = vmgpu_place_end(mgr, place);
-	struct gpu_buddy_block *block;
 	u64 next = (u64)res->start << PAGE_SHIFT;
+	struct gpu_buddy_block *block;
+	u64 start, end;
 
+	vmgpu_place_range(mgr, place, &start, &end);
 	list_for_each_entry(block, &to_vram_res(res)->blocks, link) {
 		u64 offset = gpu_buddy_block_offset(block);
 		u64 len = gpu_buddy_block_size(&mgr->mm, block);
