@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 #
 # vmgpu: one entry point for building, booting and testing.
-#   make        build everything (QEMU device, vmgpu.ko, guest userspace, initramfs)
+#   make        build everything (QEMU device, vmgpu.ko, guest userspace, initramfs,
+#               the debug kernel and its vmgpu.ko and initramfs)
 #   make run    boot the guest and show vmgpu-info
 #   make test   boot every device configuration and run the tests
 #   make shell  boot the guest to an interactive shell
@@ -17,7 +18,7 @@ EXTRA ?=
 CONFIG ?= rebar
 CONFIGS ?=
 
-all: initramfs
+all: initramfs initramfs-debug
 
 setup:
 	@scripts/setup.sh
@@ -37,17 +38,21 @@ kernel-fetch: setup
 initramfs: qemu module userspace
 	@scripts/build-initramfs.sh $(EXTRA)
 
-run: all
+# The debug kernel (cached) with vmgpu.ko built against it.
+initramfs-debug: qemu userspace
+	@scripts/build-debug.sh $(EXTRA)
+
+run: initramfs
 	@scripts/run-guest.sh --mode run --config $(CONFIG) --log $(OUT)/run.log; \
 	sed -n '/^vmgpu-guest: kernel/,/^vmgpu-guest: done/p' $(OUT)/run.log | grep -v '^\['
 
-shell: all
+shell: initramfs initramfs-debug
 	@scripts/run-guest.sh --mode shell --config $(CONFIG)
 
 test: all
 	@scripts/test.sh $(CONFIGS)
 
-bench: all
+bench: initramfs
 	@scripts/run-guest.sh --mode bench --config $(CONFIG) --log $(OUT)/bench.log; \
 	grep -a -E '^(bench|ratio):' $(OUT)/bench.log
 
@@ -58,4 +63,5 @@ clean:
 	@$(MAKE) -s -C $(KDIR) M=$(CURDIR) clean 2>/dev/null || true
 	rm -rf $(OUT)
 
-.PHONY: all setup qemu module userspace kernel-fetch initramfs run shell test bench check clean
+.PHONY: all setup qemu module userspace kernel-fetch initramfs initramfs-debug run shell test \
+	bench check clean

@@ -1,24 +1,43 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 #
-# Build the guest initramfs: busybox, the DRM/TTM modules vmgpu.ko needs
-# (resolved through depmod, not listed by hand), vmgpu.ko, the userspace
-# programs and tests with their shared libraries, and the init script.
+# Build a guest initramfs: busybox, the modules vmgpu.ko needs, vmgpu.ko,
+# the userspace programs and tests with their shared libraries, and the
+# init script.
 #
-# usage: build-initramfs.sh [EXTRA_DIR]
+# usage: build-initramfs.sh [--debug KDIR] [EXTRA_DIR]
+#   default: for Debian's kernel; the DRM/TTM modules vmgpu.ko needs are
+#     resolved through depmod, not listed by hand. Output in out/.
+#   --debug KDIR: for the debug kernel built in KDIR, which has them built
+#     in; vmgpu.ko built against it. Output in out/debug/.
 #   every executable in EXTRA_DIR is run after the project's tests.
 set -euo pipefail
 
 . "$(dirname "$0")/common.sh"
 
+debug_kdir=
+if [ "${1:-}" = --debug ]; then
+	debug_kdir=$2
+	shift 2
+fi
 extra=${1:-}
-kdir=$("$VMGPU_ROOT/scripts/fetch-kernel.sh")
-kver=$(resolve_kernel_version)
-kroot="$kdir/root"
-mods="lib/modules/$kver"
-root="$VMGPU_OUT/initramfs"
-module="$VMGPU_ROOT/drivers/gpu/drm/vmgpu/vmgpu.ko"
 userspace="$VMGPU_OUT/userspace"
+
+if [ -n "$debug_kdir" ]; then
+	kver=$(make -s -C "$debug_kdir" kernelrelease)
+	module="$VMGPU_OUT/module-debug/drivers/gpu/drm/vmgpu/vmgpu.ko"
+	dest="$VMGPU_OUT/debug"
+	vmlinuz="$debug_kdir/arch/x86/boot/bzImage"
+else
+	kdir=$("$VMGPU_ROOT/scripts/fetch-kernel.sh")
+	kver=$(resolve_kernel_version)
+	kroot="$kdir/root"
+	module="$VMGPU_ROOT/drivers/gpu/drm/vmgpu/vmgpu.ko"
+	dest="$VMGPU_OUT"
+	vmlinuz="$kroot/boot/vmlinuz-$kver"
+fi
+mods="lib/modules/$kver"
+root="$dest/initramfs"
 
 [ -f "$module" ] || die "$module not built"
 
@@ -35,18 +54,22 @@ done
 # Modules: what vmgpu.ko depends on, and what those depend on, from the
 # kernel's own modules.dep. Decompressed, since busybox insmod may not
 # understand .ko.xz.
-deps=$(modinfo -F depends "$module" | tr ',' ' ')
-for dep in $deps; do
-	modprobe -d "$kroot" -S "$kver" --show-depends "$dep" | awk '$1 == "insmod" { print $2 }'
-done | sort -u | while read -r ko; do
-	rel=${ko#"$kroot/$mods/"}
-	mkdir -p "$root/$mods/$(dirname "$rel")"
-	case "$ko" in
-	*.xz) xz -dc "$ko" >"$root/$mods/${rel%.xz}" ;;
-	*) cp "$ko" "$root/$mods/$rel" ;;
-	esac
-done
-cp "$kroot/$mods"/modules.{builtin,builtin.modinfo,order} "$root/$mods/"
+if [ -z "$debug_kdir" ]; then
+	deps=$(modinfo -F depends "$module" | tr ',' ' ')
+	for dep in $deps; do
+		modprobe -d "$kroot" -S "$kver" --show-depends "$dep" | awk '$1 == "insmod" { print $2 }'
+	done | sort -u | while read -r ko; do
+		rel=${ko#"$kroot/$mods/"}
+		mkdir -p "$root/$mods/$(dirname "$rel")"
+		case "$ko" in
+		*.xz) xz -dc "$ko" >"$root/$mods/${rel%.xz}" ;;
+		*) cp "$ko" "$root/$mods/$rel" ;;
+		esac
+	done
+	cp "$kroot/$mods"/modules.{builtin,builtin.modinfo,order} "$root/$mods/"
+else
+	cp "$debug_kdir"/modules.{builtin,builtin.modinfo,order} "$root/$mods/"
+fi
 cp "$module" "$root/$mods/extra/"
 depmod -b "$root" "$kver"
 
@@ -68,6 +91,6 @@ find "$root/usr" -type f -perm -u+x -exec ldd {} \; 2>/dev/null |
 install -m 755 "$VMGPU_ROOT/scripts/guest/init" "$root/init"
 install -m 755 "$VMGPU_ROOT/scripts/guest/run-tests" "$root/usr/bin/vmgpu-run-tests"
 
-(cd "$root" && find . -print0 | cpio --null -o -H newc --quiet) | gzip -1 >"$VMGPU_OUT/initramfs.cpio.gz"
-cp "$kroot/boot/vmlinuz-$kver" "$VMGPU_OUT/vmlinuz"
-echo "$kver" >"$VMGPU_OUT/kernel-version"
+(cd "$root" && find . -print0 | cpio --null -o -H newc --quiet) | gzip -1 >"$dest/initramfs.cpio.gz"
+cp "$vmlinuz" "$dest/vmlinuz"
+echo "$kver" >"$dest/kernel-version"

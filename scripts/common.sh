@@ -29,3 +29,38 @@ resolve_kernel_version() {
 	[ -n "$v" ] || die "apt knows no linux-image-6.12-amd64 (is bookworm-security configured?)"
 	echo "$v"
 }
+
+# The linux-source-6.12 version apt has now (the same kernel as the image).
+resolve_source_version() {
+	local v
+
+	v=$(apt-cache depends linux-source-6.12 2>/dev/null |
+		sed -n 's/.*Depends: linux-source-\(6\.12\.[^ ]*\)$/\1/p' | head -n 1)
+	[ -n "$v" ] || v=$(apt-cache policy linux-source-6.12 |
+		sed -n 's/^  Candidate: \(.*\)/\1/p')
+	[ -n "$v" ] && [ "$v" != "(none)" ] || die "apt knows no linux-source-6.12"
+	echo "$v"
+}
+
+# Unpack the whole linux-source-6.12 tree once per version; prints its path.
+# It gives the kselftest headers and checkpatch, and the debug kernel.
+fetch_linux_source() {
+	local ver dir inner
+
+	ver=$(resolve_source_version)
+	dir="$VMGPU_CACHE/linux-source-$ver"
+	if [ ! -f "$dir/.vmgpu-full" ]; then
+		log "unpacking linux-source $ver"
+		rm -rf "$dir"
+		mkdir -p "$dir/deb"
+		(cd "$dir/deb" && { apt-get download -qq "linux-source-6.12=$ver" 2>/dev/null ||
+			apt-get download -qq linux-source-6.12 2>/dev/null; })
+		inner=$(dpkg-deb -c "$dir"/deb/*.deb | awk '/linux-source-.*\.tar\.xz$/ {print $6}')
+		dpkg-deb --fsys-tarfile "$dir"/deb/*.deb | tar -xO "${inner#/}" |
+			xz -T0 -dc | tar -x -C "$dir" --strip-components=1
+		rm -rf "$dir/deb"
+		touch "$dir/.vmgpu-full"
+	fi
+	ln -sfn "$dir" "$VMGPU_CACHE/linux-source"
+	echo "$dir"
+}

@@ -9,8 +9,11 @@ Each log is one boot of one device configuration. Inside a boot:
   marker, counts as one failure.
 - an extra program counts as one test: exit 0 pass, 77 skip, else fail.
 - the boot itself passes "guest-log-clean" only if the kernel printed no
-  WARNING, BUG, Oops, DMAR fault, lockdep report or hung task, and
+  WARNING, BUG, Oops, DMAR fault, lockdep, KASAN or UBSAN report or hung
+  task (DMA-API and debug-objects reports are WARNINGs), and
   "guest-finished" only if the guest reached its last line.
+- a kernel with kmemleak (the debug kernel) also gets "kmemleak-clean":
+  the guest must have scanned at the end and found nothing.
 
 Logs given with --host come from tests that run on the host (the device
 tests over qtest): they have test markers but no guest kernel.
@@ -29,6 +32,9 @@ BAD_KERNEL = re.compile(
     r"(WARNING:|BUG:|Oops|DMAR: \[DMA|DMAR:.*[Ff]ault|possible circular locking|"
     r"possible recursive locking|INFO: task .* blocked|Kernel panic|"
     r"general protection fault|UBSAN:|KASAN:)")
+KMEMLEAK_ON = re.compile(r"kmemleak: Kernel memory leak detector initialized")
+KMEMLEAK_SCANNED = "vmgpu-guest: kmemleak scanned"
+KMEMLEAK_LEAK = re.compile(r"^vmgpu-kmemleak: (unreferenced object .*)$")
 
 
 class Report:
@@ -49,11 +55,18 @@ def parse_boot(path, report, guest=True):
 
     current = None  # (kind, name, saw_not_ok, output)
     bad_kernel = []
+    leaks = []
+    kmemleak = scanned = False
     finished = False
     for raw in lines:
         line = KERNEL_PREFIX.sub("", raw) if KERNEL_PREFIX.match(raw) else raw
         if KERNEL_PREFIX.match(raw) and BAD_KERNEL.search(line):
             bad_kernel.append(raw)
+        kmemleak = kmemleak or bool(KMEMLEAK_ON.search(line))
+        scanned = scanned or line == KMEMLEAK_SCANNED
+        m = KMEMLEAK_LEAK.match(line)
+        if m:
+            leaks.append(m.group(1))
         if line == "vmgpu-guest: done":
             finished = True
         m = BEGIN.match(line)
@@ -90,6 +103,10 @@ def parse_boot(path, report, guest=True):
     report.add("pass" if finished else "fail", f"{config}/guest-finished")
     report.add("fail" if bad_kernel else "pass", f"{config}/guest-log-clean",
                "; ".join(bad_kernel[:3]))
+    if kmemleak:
+        detail = "; ".join(leaks[:3]) if scanned else "the guest never scanned"
+        report.add("pass" if scanned and not leaks else "fail",
+                   f"{config}/kmemleak-clean", detail)
 
 
 def main(args):

@@ -24,7 +24,7 @@ done
 
 conf="$VMGPU_ROOT/scripts/configs/$config"
 [ -f "$conf" ] || die "no device configuration $conf"
-SEGMENTS= BAR_SIZE= REBAR= BAR_EXPECT= HOST_APERTURE= BUS= ROOT_PORT_RESERVE=
+SEGMENTS= BAR_SIZE= REBAR= BAR_EXPECT= HOST_APERTURE= BUS= ROOT_PORT_RESERVE= KERNEL=stock
 # shellcheck source=/dev/null
 . "$conf"
 
@@ -39,10 +39,16 @@ if [ "$BUS" = root-port ]; then
 	device+=",bus=rp0"
 fi
 
+# The debug kernel (scripts/build-debug.sh) or Debian's.
+images="$VMGPU_OUT"
+[ "$KERNEL" = stock ] || images="$VMGPU_OUT/$KERNEL"
+
 cmdline="console=ttyS0 loglevel=7 panic=-1 intel_iommu=on iommu.passthrough=0 iommu.strict=1"
 cmdline+=" VMGPU_MODE=$mode VMGPU_CONFIG=$config VMGPU_SEGMENTS=$SEGMENTS"
 cmdline+=" VMGPU_BAR_SIZE=$BAR_SIZE VMGPU_REBAR=$REBAR VMGPU_BAR_EXPECT=$BAR_EXPECT"
-cmdline+=" VMGPU_HOST_APERTURE=$HOST_APERTURE"
+cmdline+=" VMGPU_HOST_APERTURE=$HOST_APERTURE VMGPU_KERNEL=$KERNEL"
+# KUnit suites run when the guest asks, not at module load.
+[ "$KERNEL" = stock ] || cmdline+=" kunit.autorun=0"
 
 qemu=(
 	"$VMGPU_OUT/qemu-system-x86_64" -L /usr/share/seabios -L /usr/share/qemu
@@ -50,7 +56,7 @@ qemu=(
 	-nodefaults -display none -no-reboot
 	-device intel-iommu,intremap=on,caching-mode=on
 	"${bus_args[@]}" -device "$device"
-	-kernel "$VMGPU_OUT/vmlinuz" -initrd "$VMGPU_OUT/initramfs.cpio.gz"
+	-kernel "$images/vmlinuz" -initrd "$images/initramfs.cpio.gz"
 	-append "$cmdline"
 )
 
