@@ -119,9 +119,9 @@ TEST_F(alloc, create_info_close)
 	EXPECT_EQ(info.size, vmgpu_bo_size(bo));
 	EXPECT_EQ(0, info.flags);
 	EXPECT_EQ(self->all, info.segments);
-	EXPECT_TRUE(info.segment_id == 0 || (self->all & 1u << info.segment_id))
-		TH_LOG("segment_id %u outside the set %#x", info.segment_id,
-		       self->all);
+	/* Nothing else is allocated: the preferred segment has room. */
+	EXPECT_EQ(1, info.segment_id);
+	EXPECT_EQ(DRM_VMGPU_RESIDENCY_RESIDENT, info.residency);
 	EXPECT_EQ(0, info.reserved[0]);
 	EXPECT_EQ(0, info.reserved[1]);
 	vmgpu_bo_unref(bo);
@@ -206,7 +206,8 @@ TEST_F(alloc, placement_aperture)
 	ASSERT_EQ(0, create(self->dev, MiB, 0, self->all, self->aperture, &bo));
 	ASSERT_EQ(0, vmgpu_bo_info(bo, &info));
 	EXPECT_EQ(0, info.segment_id);
-	EXPECT_EQ(0, info.residency & DRM_VMGPU_RESIDENCY_PHYSICAL);
+	/* System memory the device reaches: resident, not physical. */
+	EXPECT_EQ(DRM_VMGPU_RESIDENCY_RESIDENT, info.residency);
 	EXPECT_EQ(0, info.offset);
 	vmgpu_bo_unref(bo);
 
@@ -533,7 +534,10 @@ TEST_F(alloc, rejects_bad_args)
 	vmgpu_bo_unref(bo);
 }
 
-/* One mapping per allocation; what is written survives MakeResident. */
+/*
+ * One mapping per allocation, valid across moves; MakeResident brings an
+ * evicted allocation back to its preferred segment, every byte with it.
+ */
 TEST_F(alloc, map_and_make_resident)
 {
 	struct drm_vmgpu_gem_info info;
@@ -552,9 +556,12 @@ TEST_F(alloc, map_and_make_resident)
 	n = vmgpu_bo_size(bo) / sizeof(*words);
 	for (i = 0; i < n; i++)
 		words[i] = i * 2654435761u;
+	ASSERT_EQ(0, vmgpu_bo_evict(bo));
+	ASSERT_EQ(0, vmgpu_bo_info(bo, &info));
+	ASSERT_EQ(0, info.segment_id);
 	ASSERT_EQ(0, vmgpu_bo_make_resident(bo));
 	ASSERT_EQ(0, vmgpu_bo_info(bo, &info));
-	EXPECT_TRUE(info.segment_id == 0 || (self->all & 1u << info.segment_id));
+	EXPECT_EQ(1, info.segment_id);
 	for (i = 0; i < n; i++)
 		if (words[i] != (uint32_t)(i * 2654435761u))
 			break;
@@ -580,6 +587,8 @@ TEST_F(alloc, evict_and_make_resident)
 	ASSERT_EQ(0, vmgpu_bo_evict(bo));
 	ASSERT_EQ(0, vmgpu_bo_info(bo, &info));
 	EXPECT_EQ(0, info.segment_id);
+	/* The aperture is in the set: evicted to system memory, still resident. */
+	EXPECT_EQ(DRM_VMGPU_RESIDENCY_RESIDENT, info.residency);
 	for (i = 0; i < n && words[i] == (uint32_t)~i; i++)
 		;
 	EXPECT_EQ(n, i) TH_LOG("word %llu differs after eviction", (unsigned long long)i);
@@ -589,7 +598,57 @@ TEST_F(alloc, evict_and_make_resident)
 	ASSERT_EQ(0, vmgpu_bo_make_resident(bo));
 	ASSERT_EQ(0, vmgpu_bo_info(bo, &info));
 	EXPECT_EQ(1, info.segment_id);
+	EXPECT_EQ(DRM_VMGPU_RESIDENCY_RESIDENT, info.residency);
 	for (i = 0; i < n && words[i] == (uint32_t)~i; i++)
+		;
+	EXPECT_EQ(n, i) TH_LOG("word %llu differs after restore", (unsigned long long)i);
+	vmgpu_bo_unref(bo);
+}
+
+/*
+ * Without the aperture segment in its set, an evicted allocation leaves the
+ * device's reach: segment 0, not resident, data intact; MakeResident
+ * brings it back. Data is checked where a segment is wholly CPU-visible
+ * (CPU access to a partly visible one needs the aperture in the set).
+ */
+TEST_F(alloc, evict_out_of_reach)
+{
+	struct drm_vmgpu_gem_info info;
+	uint32_t id, visible = 0, flags = 0;
+	uint32_t *words = NULL;
+	uint64_t i, n = 0;
+	vmgpu_bo *bo;
+
+	for (id = self->aperture - 1; id >= 1; id--) {
+		const struct drm_vmgpu_segment *seg = vmgpu_test_segment(self->s, id);
+
+		if (seg->cpu_visible_size == seg->size)
+			visible = id;
+	}
+	if (visible)
+		flags = DRM_VMGPU_ALLOC_CPU_ACCESS;
+	id = visible ?: 1;
+	ASSERT_EQ(0, create(self->dev, MiB, flags, 1u << id, id, &bo));
+	if (visible) {
+		ASSERT_EQ(0, vmgpu_bo_map(bo, (void **)&words));
+		n = vmgpu_bo_size(bo) / sizeof(*words);
+		for (i = 0; i < n; i++)
+			words[i] = i ^ 0x5a5a5a5a;
+	}
+
+	ASSERT_EQ(0, vmgpu_bo_evict(bo));
+	ASSERT_EQ(0, vmgpu_bo_info(bo, &info));
+	EXPECT_EQ(0, info.segment_id);
+	EXPECT_EQ(0, info.residency);
+	for (i = 0; i < n && words[i] == (uint32_t)(i ^ 0x5a5a5a5a); i++)
+		;
+	EXPECT_EQ(n, i) TH_LOG("word %llu differs after eviction", (unsigned long long)i);
+
+	ASSERT_EQ(0, vmgpu_bo_make_resident(bo));
+	ASSERT_EQ(0, vmgpu_bo_info(bo, &info));
+	EXPECT_EQ(id, info.segment_id);
+	EXPECT_EQ(DRM_VMGPU_RESIDENCY_RESIDENT, info.residency);
+	for (i = 0; i < n && words[i] == (uint32_t)(i ^ 0x5a5a5a5a); i++)
 		;
 	EXPECT_EQ(n, i) TH_LOG("word %llu differs after restore", (unsigned long long)i);
 	vmgpu_bo_unref(bo);

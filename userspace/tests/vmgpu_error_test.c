@@ -64,8 +64,7 @@ TEST(rejected_command_fails_its_job_only)
 	char path[300];
 	int i;
 
-	if (vmgpu_test_debugfs_path("inject_paging_error", path, sizeof(path)))
-		SKIP(return, "no debugfs or no inject_paging_error file");
+	ASSERT_EQ(0, vmgpu_test_debugfs_path("inject_paging_error", path, sizeof(path)));
 	ASSERT_EQ(0, vmgpu_device_open(&dev));
 	ASSERT_EQ(0, vmgpu_query_segments(dev, &segments));
 	aperture = vmgpu_aperture_segment_id(segments);
@@ -89,10 +88,7 @@ TEST(hung_ring_is_reset)
 	char path[300];
 
 	ASSERT_EQ(0, vmgpu_test_run("rmmod vmgpu && modprobe vmgpu paging_timeout_ms=1000"));
-	if (vmgpu_test_debugfs_path("inject_paging_hang", path, sizeof(path))) {
-		vmgpu_test_run("rmmod vmgpu && modprobe vmgpu");
-		SKIP(return, "no debugfs or no inject_paging_hang file");
-	}
+	ASSERT_EQ(0, vmgpu_test_debugfs_path("inject_paging_hang", path, sizeof(path)));
 	EXPECT_EQ(-ETIMEDOUT, inject(path));
 	EXPECT_EQ(0, vmgpu_test_run("dmesg | grep -q 'paging ring hung'"))
 		TH_LOG("the hang is not in the kernel log");

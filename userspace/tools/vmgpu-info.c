@@ -54,8 +54,15 @@ int main(void)
 	print_size(" (", info.vram_bar_probe_size);
 	printf(" at probe, %s)", info.flags & DRM_VMGPU_DEVICE_REBAR ?
 	       "resizable" : "not resizable");
-	print_size(", host aperture ", info.host_aperture_size);
+	if (info.host_aperture_size) {
+		print_size(", host aperture ", info.host_aperture_size);
+		printf(info.flags & DRM_VMGPU_DEVICE_HOST_APERTURE ? "" :
+		       " (not used by the driver yet)");
+	}
 	print_size("\npaging process GPU VA ", info.paging_va_size);
+	if (info.contents_lost)
+		printf(", %llu allocations lost their contents",
+		       (unsigned long long)info.contents_lost);
 	printf("\n\n%3s  %-8s  %10s  %10s  %6s  %11s  %s\n", "id", "kind", "size",
 	       "used", "page", "cpu-visible", "cpu access");
 	for (i = 0; i < segments->num_segments; i++) {

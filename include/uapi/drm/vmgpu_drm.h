@@ -59,7 +59,10 @@ enum drm_vmgpu_segment_kind {
 
 /* The CPU reaches all of the segment directly (VRAM BAR or system memory). */
 #define DRM_VMGPU_SEGMENT_CPU_VISIBLE		(1 << 0)
-/* The CPU can reach the rest of the segment through the CPU host aperture. */
+/*
+ * The CPU can reach the rest of the segment through the CPU host aperture.
+ * Not reported yet: the driver does not program the host aperture.
+ */
 #define DRM_VMGPU_SEGMENT_HOST_APERTURE		(1 << 1)
 
 /**
@@ -107,7 +110,11 @@ struct drm_vmgpu_query_segments {
 
 /* The VRAM BAR has a Resizable BAR capability. */
 #define DRM_VMGPU_DEVICE_REBAR			(1 << 0)
-/* The device has a CPU host aperture (BAR 4). */
+/*
+ * The driver maps VRAM beyond the VRAM BAR through the CPU host aperture.
+ * Not reported yet: the device may have one (see host_aperture_size), but
+ * the driver does not program it.
+ */
 #define DRM_VMGPU_DEVICE_HOST_APERTURE		(1 << 1)
 
 /**
@@ -133,7 +140,11 @@ struct drm_vmgpu_query_device {
 	 * probed, before it tried to grow the BAR to cover all VRAM.
 	 */
 	__u64 vram_bar_probe_size;
-	/** @host_aperture_size: bytes in the CPU host aperture, 0 if none. */
+	/**
+	 * @host_aperture_size: bytes in the device's CPU host aperture (BAR
+	 * 4), 0 if none. Whether the driver uses it is
+	 * %DRM_VMGPU_DEVICE_HOST_APERTURE.
+	 */
 	__u64 host_aperture_size;
 	/**
 	 * @paging_va_size: bytes of GPU virtual address space the paging
@@ -141,8 +152,15 @@ struct drm_vmgpu_query_device {
 	 * in chunks of this size.
 	 */
 	__u64 paging_va_size;
+	/**
+	 * @contents_lost: allocations whose contents a failed paging
+	 * operation lost since the device was probed (see
+	 * %DRM_VMGPU_RESIDENCY_CONTENTS_LOST). Like amdgpu's VRAM-lost
+	 * counter: a change tells userspace to check its allocations.
+	 */
+	__u64 contents_lost;
 	/** @reserved: written as zero. */
-	__u64 reserved[8];
+	__u64 reserved[7];
 };
 
 /**
@@ -159,7 +177,8 @@ enum drm_vmgpu_query_id {
  * struct drm_vmgpu_query - argument of %DRM_IOCTL_VMGPU_QUERY
  *
  * Call once with @size 0 to learn the size of the answer, then again with a
- * buffer of exactly that size.
+ * buffer at least that large. Answers can grow in later versions: a larger
+ * buffer is accepted and the bytes past the answer are zeroed.
  */
 struct drm_vmgpu_query {
 	/** @extensions: must be zero. */
@@ -168,7 +187,7 @@ struct drm_vmgpu_query {
 	__u32 query;
 	/**
 	 * @size: in, bytes at @data, or 0 to ask; out, the size of the answer.
-	 * A non-zero size other than the answer's fails with -EINVAL.
+	 * A non-zero size smaller than the answer's fails with -EINVAL.
 	 */
 	__u32 size;
 	/** @data: user pointer the answer is written to. */
@@ -206,7 +225,10 @@ struct drm_vmgpu_query {
  * swizzled-locking and notification features.
  *
  * New allocations never show earlier contents: the device clears them
- * before userspace can see them.
+ * before userspace can see them. A paging operation that fails (a device
+ * error, a hang, hot-unplug) never hands out stale memory either: a clear
+ * that did not happen is redone, and an allocation whose move did not
+ * happen is cleared and marked %DRM_VMGPU_RESIDENCY_CONTENTS_LOST.
  */
 #define DRM_VMGPU_ALLOC_CPU_ACCESS		(1 << 0)
 #define DRM_VMGPU_ALLOC_CACHED			(1 << 1)
@@ -247,6 +269,19 @@ struct drm_vmgpu_gem_create {
  * AccessedPhysically and primary allocations have one.
  */
 #define DRM_VMGPU_RESIDENCY_PHYSICAL		(1 << 0)
+/*
+ * The device can reach the allocation: in a memory segment, or in system
+ * memory it reaches (segment id 0 or the aperture segment). Without it,
+ * segment id 0 means evicted out of the device's reach (not resident).
+ */
+#define DRM_VMGPU_RESIDENCY_RESIDENT		(1 << 1)
+/*
+ * A paging operation moving the allocation failed: its data is gone, the
+ * memory was cleared instead. Sticky: mapping it fails with -EIO, faults
+ * through an existing mapping raise SIGBUS. Counted in
+ * &drm_vmgpu_query_device.contents_lost.
+ */
+#define DRM_VMGPU_RESIDENCY_CONTENTS_LOST	(1 << 2)
 
 /**
  * struct drm_vmgpu_gem_info - argument of %DRM_IOCTL_VMGPU_GEM_INFO
@@ -265,9 +300,10 @@ struct drm_vmgpu_gem_info {
 	/** @segments: out, the supported segment set. */
 	__u32 segments;
 	/**
-	 * @segment_id: out, the segment it is resident in: a memory segment,
-	 * the aperture segment (system memory mapped into the aperture) or 0
-	 * (system memory, not mapped).
+	 * @segment_id: out, the segment it is in: a memory segment, the
+	 * aperture segment (system memory mapped into the aperture) or 0
+	 * (system memory, not mapped; %DRM_VMGPU_RESIDENCY_RESIDENT tells
+	 * whether the device reaches it).
 	 */
 	__u32 segment_id;
 	/** @residency: out, DRM_VMGPU_RESIDENCY_* flags. */
@@ -288,7 +324,10 @@ struct drm_vmgpu_gem_info {
  *
  * The fake offset to mmap() an allocation at on the DRM fd. Only
  * allocations created with %DRM_VMGPU_ALLOC_CPU_ACCESS can be mapped
- * (-EINVAL otherwise).
+ * (-EINVAL here, and -EACCES from mmap() on the DRM fd or on a dma-buf
+ * the allocation was exported to). -EIO for an allocation whose contents
+ * were lost. CPU accesses through the mapping wait for the allocation's
+ * clears and moves.
  */
 struct drm_vmgpu_gem_mmap_offset {
 	/** @handle: in, the GEM handle. */

@@ -3,17 +3,21 @@
  * Copyright 2026 The vmgpu authors
  */
 
+#include <linux/highmem.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
 
 #include <drm/drm_gem_ttm_helper.h>
 #include <drm/drm_print.h>
 #include <drm/ttm/ttm_placement.h>
+#include <drm/ttm/ttm_tt.h>
 
 #include "vmgpu_drm.h"
 #include "vmgpu_bo.h"
 #include "vmgpu_device.h"
 #include "vmgpu_gart.h"
+#include "vmgpu_migrate.h"
+#include "vmgpu_mmap.h"
 #include "vmgpu_vram.h"
 #include "vmgpu_vram_mgr.h"
 
@@ -32,6 +36,18 @@
  * VRAM BAR reaches. Eviction sends an allocation to system memory (TT) if
  * the aperture segment is in its set, else out of the GPU's reach (TTM
  * system), where it is not resident.
+ *
+ * Paging outcome: never report success for work that did not run. Each
+ * allocation remembers the fence of the last paging operation that wrote
+ * its current backing; jobs continuing that work inherit its failure (see
+ * &vmgpu_hw_fence.prev). Before the backing is used again (a move, a CPU
+ * access, GEM_INFO) vmgpu_bo_paging_failed() looks at that fence once it
+ * has signalled. If it failed, the backing may hold anything, another
+ * process's bytes included, so it is cleared again before anyone sees it;
+ * and if the failed work was copying data, the allocation's contents are
+ * lost: it is marked so, GEM_INFO reports it, CPU access fails with -EIO
+ * (SIGBUS in a fault) and the device's lost-contents counter grows. A clear
+ * that failed on a new allocation is simply redone.
  */
 
 static const struct drm_gem_object_funcs vmgpu_gem_funcs;
@@ -81,6 +97,13 @@ bool vmgpu_bo_needs_aperture(struct ttm_buffer_object *tbo,
 	return to_vmgpu_bo(tbo)->flags & DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY;
 }
 
+/* Physically accessed in system memory means mapped into the aperture. */
+static bool vmgpu_bo_too_big_for_aperture(struct vmgpu_bo *vbo)
+{
+	return (vbo->flags & DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY) &&
+	       vbo->tbo.base.size > (u64)vmgpu_bo_device(vbo)->gart_pages << PAGE_SHIFT;
+}
+
 static void vmgpu_bo_add_place(struct vmgpu_bo *vbo, u32 segment_id, u32 flags)
 {
 	struct vmgpu_device *vdev = vmgpu_bo_device(vbo);
@@ -90,6 +113,8 @@ static void vmgpu_bo_add_place(struct vmgpu_bo *vbo, u32 segment_id, u32 flags)
 
 	*place = (struct ttm_place){ .flags = flags };
 	if (segment_id == vmgpu_aperture_id(vdev)) {
+		if (vmgpu_bo_too_big_for_aperture(vbo))
+			return;
 		place->mem_type = TTM_PL_TT;
 		vbo->placement.num_placement++;
 		return;
@@ -113,7 +138,12 @@ static void vmgpu_bo_add_place(struct vmgpu_bo *vbo, u32 segment_id, u32 flags)
 	vbo->placement.num_placement++;
 }
 
-/* Preferred segment first; the rest of the set are fallbacks, in id order. */
+/*
+ * Preferred segment first; the rest of the set are fallbacks, in id order.
+ * If the preferred segment can never hold the allocation, the first of the
+ * others takes its role: TTM's first pass, which does not evict, skips
+ * fallbacks.
+ */
 static void vmgpu_bo_build_placement(struct vmgpu_bo *vbo)
 {
 	u32 id;
@@ -121,9 +151,11 @@ static void vmgpu_bo_build_placement(struct vmgpu_bo *vbo)
 	vbo->placement.placement = vbo->places;
 	vbo->placement.num_placement = 0;
 	vmgpu_bo_add_place(vbo, vbo->preferred, 0);
+	vbo->preferred_placed = vbo->placement.num_placement;
 	for (id = 1; id < BITS_PER_TYPE(vbo->segments); id++)
 		if ((vbo->segments & BIT(id)) && id != vbo->preferred)
-			vmgpu_bo_add_place(vbo, id, TTM_PL_FLAG_FALLBACK);
+			vmgpu_bo_add_place(vbo, id, vbo->placement.num_placement ?
+					   TTM_PL_FLAG_FALLBACK : 0);
 }
 
 /**
@@ -133,8 +165,8 @@ static void vmgpu_bo_build_placement(struct vmgpu_bo *vbo)
  *
  * System memory (TT) when the aperture segment is in the set, else TTM
  * system, out of the GPU's reach. An AccessedPhysically allocation that
- * finds the aperture full falls back to TTM system as well: it is then not
- * resident, which the seed allows.
+ * finds the aperture full, or is larger than all of it, goes to TTM system
+ * as well: it is then not resident, which the seed allows.
  */
 void vmgpu_bo_evict_placement(struct ttm_buffer_object *tbo,
 			      struct ttm_placement *placement)
@@ -152,7 +184,8 @@ void vmgpu_bo_evict_placement(struct ttm_buffer_object *tbo,
 		return;
 	}
 	vbo = to_vmgpu_bo(tbo);
-	if (vbo->segments & BIT(vmgpu_aperture_id(vmgpu_bo_device(vbo)))) {
+	if ((vbo->segments & BIT(vmgpu_aperture_id(vmgpu_bo_device(vbo)))) &&
+	    !vmgpu_bo_too_big_for_aperture(vbo)) {
 		placement->placement = tt_then_system;
 		placement->num_placement = ARRAY_SIZE(tt_then_system);
 	} else {
@@ -198,6 +231,19 @@ u64 vmgpu_bo_residency(struct vmgpu_bo *vbo, u64 *offset)
 }
 
 /**
+ * vmgpu_bo_is_resident() - whether the device can reach an allocation
+ * @tbo: the allocation, reserved
+ *
+ * Return: true in a memory segment or in system memory the device reaches
+ * (TT, mapped into the aperture or not); false out of its reach (TTM
+ * system) or without backing.
+ */
+bool vmgpu_bo_is_resident(struct ttm_buffer_object *tbo)
+{
+	return tbo->resource && tbo->resource->mem_type != TTM_PL_SYSTEM;
+}
+
+/**
  * vmgpu_bo_segment_id() - the segment an allocation is resident in
  * @vbo: the allocation, reserved
  *
@@ -210,6 +256,106 @@ u32 vmgpu_bo_segment_id(struct vmgpu_bo *vbo)
 	return lower_32_bits(vmgpu_bo_residency(vbo, &offset));
 }
 
+/**
+ * vmgpu_bo_set_paging() - record the paging operation now writing the backing
+ * @vbo: the allocation, reserved
+ * @fence: the operation's fence
+ * @copy: it copies data (a move) rather than clearing
+ */
+void vmgpu_bo_set_paging(struct vmgpu_bo *vbo, struct dma_fence *fence, bool copy)
+{
+	dma_resv_assert_held(vbo->tbo.base.resv);
+	dma_fence_put(vbo->paging_fence);
+	vbo->paging_fence = dma_fence_get(fence);
+	vbo->paging_copied |= copy;
+}
+
+/**
+ * vmgpu_bo_paging_failed() - look at the outcome of finished paging work
+ * @vbo: the allocation, reserved
+ *
+ * Once the last paging operation that wrote the backing has signalled,
+ * consumes its outcome. If it failed after copying data, the contents are
+ * lost from now on (reported, and counted on the device).
+ *
+ * Return: true if that operation failed: the backing holds whatever the
+ * memory held before and must be cleared before anyone sees it. False if
+ * it succeeded, or has not finished (work queued after it inherits its
+ * outcome).
+ */
+bool vmgpu_bo_paging_failed(struct vmgpu_bo *vbo)
+{
+	struct vmgpu_device *vdev = vmgpu_bo_device(vbo);
+	struct dma_fence *fence = vbo->paging_fence;
+	bool copied = vbo->paging_copied;
+	int error;
+
+	dma_resv_assert_held(vbo->tbo.base.resv);
+	if (!fence || !dma_fence_is_signaled(fence))
+		return false;
+	error = fence->error;
+	vbo->paging_fence = NULL;
+	vbo->paging_copied = false;
+	dma_fence_put(fence);
+	if (!error)
+		return false;
+
+	if (copied && !vbo->contents_lost) {
+		vbo->contents_lost = true;
+		atomic64_inc(&vdev->contents_lost);
+		drm_err_ratelimited(&vdev->drm, "allocation %p: a move failed (%d), its contents are lost\n",
+				    vbo, error);
+	} else {
+		drm_dbg_driver(&vdev->drm, "allocation %p: a clear failed (%d), clearing again\n",
+			       vbo, error);
+	}
+	return true;
+}
+
+/* System pages out of the device's reach are cleared by the CPU. */
+static void vmgpu_bo_clear_pages(struct ttm_tt *tt)
+{
+	unsigned long i;
+
+	for (i = 0; i < tt->num_pages; i++)
+		clear_highpage(tt->pages[i]);
+}
+
+/**
+ * vmgpu_bo_scrub() - clear the current backing after a failed paging operation
+ * @vbo: the allocation, reserved, with no paging operation pending
+ *
+ * Return: 0 if the backing is clear now, -EAGAIN if the device will clear
+ * it (wait for the allocation's kernel fences, then look again with
+ * vmgpu_bo_paging_failed()), or a negative errno.
+ */
+int vmgpu_bo_scrub(struct vmgpu_bo *vbo)
+{
+	struct ttm_buffer_object *tbo = &vbo->tbo;
+	struct ttm_resource *res = tbo->resource;
+	struct dma_fence *fence;
+	int ret;
+
+	dma_resv_assert_held(tbo->base.resv);
+	if (!res)
+		return 0;
+	if (res->mem_type == TTM_PL_SYSTEM) {
+		if (tbo->ttm && ttm_tt_is_populated(tbo->ttm))
+			vmgpu_bo_clear_pages(tbo->ttm);
+		return 0;
+	}
+	ret = dma_resv_reserve_fences(tbo->base.resv, 1);
+	if (ret)
+		return ret;
+	fence = vmgpu_migrate_clear(vmgpu_bo_device(vbo), tbo, res, NULL);
+	if (IS_ERR(fence))
+		return PTR_ERR(fence);
+	dma_resv_add_fence(tbo->base.resv, fence, DMA_RESV_USAGE_KERNEL);
+	vmgpu_bo_set_paging(vbo, fence, false);
+	dma_fence_put(fence);
+	return -EAGAIN;
+}
+
 static void vmgpu_bo_destroy(struct ttm_buffer_object *tbo)
 {
 	struct vmgpu_bo *vbo = to_vmgpu_bo(tbo);
@@ -218,6 +364,7 @@ static void vmgpu_bo_destroy(struct ttm_buffer_object *tbo)
 	mutex_lock(&vdev->bos_lock);
 	list_del(&vbo->link);
 	mutex_unlock(&vdev->bos_lock);
+	dma_fence_put(vbo->paging_fence);
 	drm_gem_object_release(&tbo->base);
 	kfree(vbo);
 }
@@ -227,14 +374,23 @@ static void vmgpu_gem_free(struct drm_gem_object *obj)
 	ttm_bo_put(&to_vmgpu_bo(container_of(obj, struct ttm_buffer_object, base))->tbo);
 }
 
+/* An allocation evicted out of the device's reach is not resident. */
 static enum drm_gem_object_status vmgpu_gem_status(struct drm_gem_object *obj)
 {
-	return DRM_GEM_OBJECT_RESIDENT;
+	struct ttm_buffer_object *tbo = container_of(obj, struct ttm_buffer_object, base);
+	enum drm_gem_object_status status = 0;
+
+	if (dma_resv_trylock(obj->resv)) {
+		if (vmgpu_bo_is_resident(tbo))
+			status = DRM_GEM_OBJECT_RESIDENT;
+		dma_resv_unlock(obj->resv);
+	}
+	return status;
 }
 
 static const struct drm_gem_object_funcs vmgpu_gem_funcs = {
 	.free = vmgpu_gem_free,
-	.mmap = drm_gem_ttm_mmap,
+	.mmap = vmgpu_gem_mmap,
 	.print_info = drm_gem_ttm_print_info,
 	.status = vmgpu_gem_status,
 };
@@ -276,16 +432,16 @@ struct vmgpu_bo *vmgpu_bo_create(struct vmgpu_device *vdev, u64 size, u32 flags,
 		return ERR_PTR(-E2BIG);
 	}
 
-	mutex_lock(&vdev->bos_lock);
-	list_add_tail(&vbo->link, &vdev->bos);
-	mutex_unlock(&vdev->bos_lock);
-
 	/* On failure TTM drops the object through vmgpu_bo_destroy(). */
 	ret = ttm_bo_init_reserved(&vdev->ttm, &vbo->tbo, ttm_bo_type_device,
 				   &vbo->placement, 0, &ctx, NULL, NULL,
 				   vmgpu_bo_destroy);
 	if (ret)
 		return ERR_PTR(ret);
+	/* Listed for debugfs only once TTM has set it up. */
+	mutex_lock(&vdev->bos_lock);
+	list_add_tail(&vbo->link, &vdev->bos);
+	mutex_unlock(&vdev->bos_lock);
 	ttm_bo_unreserve(&vbo->tbo);
 	return vbo;
 }
@@ -320,7 +476,9 @@ int vmgpu_bo_evict(struct vmgpu_bo *vbo)
  * @vbo: the allocation
  *
  * Tries the preferred segment alone first, evicting what is needed, then
- * the whole supported set. The moves are queued, not waited for.
+ * the whole supported set (which starts with the preferred segment, or if
+ * that can never hold the allocation, with the next of the set). The moves
+ * are queued, not waited for.
  *
  * Return: 0, -ENOSPC if no segment of the set can take it, or an error of
  * TTM's (-EINTR, -ERESTARTSYS, -ENOMEM).
@@ -337,7 +495,8 @@ int vmgpu_bo_make_resident(struct vmgpu_bo *vbo)
 	ret = ttm_bo_reserve(&vbo->tbo, true, false, NULL);
 	if (ret)
 		return ret;
-	ret = ttm_bo_validate(&vbo->tbo, &preferred, &ctx);
+	ret = vbo->preferred_placed ? ttm_bo_validate(&vbo->tbo, &preferred, &ctx) :
+	      -ENOSPC;
 	if (ret == -ENOSPC || ret == -ENOMEM)
 		ret = ttm_bo_validate(&vbo->tbo, &vbo->placement, &ctx);
 	ttm_bo_unreserve(&vbo->tbo);

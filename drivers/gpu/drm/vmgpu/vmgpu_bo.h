@@ -28,8 +28,29 @@ struct vmgpu_bo {
 	u32 segments;
 	/** @preferred: preferred segment id. */
 	u32 preferred;
+	/**
+	 * @preferred_placed: @places[0] is the preferred segment; false if
+	 * that segment can never hold the allocation.
+	 */
+	bool preferred_placed;
 	/** @cleared: the device has cleared its first backing. */
 	bool cleared;
+	/**
+	 * @paging_fence: the last paging operation that wrote the current
+	 * backing (a clear or a copy), until its outcome is looked at. Under
+	 * the reservation.
+	 */
+	struct dma_fence *paging_fence;
+	/**
+	 * @paging_copied: a copy is among the operations @paging_fence
+	 * stands for, so their failure loses data. Under the reservation.
+	 */
+	bool paging_copied;
+	/**
+	 * @contents_lost: a move failed and the data is gone; the backing
+	 * was cleared instead. Sticky. Under the reservation.
+	 */
+	bool contents_lost;
 	/** @link: in &vmgpu_device.bos. */
 	struct list_head link;
 };
@@ -60,5 +81,9 @@ void vmgpu_bo_evict_placement(struct ttm_buffer_object *tbo,
 			      struct ttm_placement *placement);
 u64 vmgpu_bo_residency(struct vmgpu_bo *vbo, u64 *offset);
 u32 vmgpu_bo_segment_id(struct vmgpu_bo *vbo);
+bool vmgpu_bo_is_resident(struct ttm_buffer_object *tbo);
+void vmgpu_bo_set_paging(struct vmgpu_bo *vbo, struct dma_fence *fence, bool copy);
+bool vmgpu_bo_paging_failed(struct vmgpu_bo *vbo);
+int vmgpu_bo_scrub(struct vmgpu_bo *vbo);
 
 #endif

@@ -14,6 +14,7 @@
 #include "vmgpu_bo.h"
 #include "vmgpu_debugfs.h"
 #include "vmgpu_device.h"
+#include "vmgpu_job.h"
 #include "vmgpu_ring.h"
 #include "vmgpu_ttm.h"
 
@@ -111,7 +112,7 @@ static ssize_t vmgpu_debugfs_inject_error(struct file *f, const char __user *buf
 	struct vmgpu_job *job;
 	long ret;
 
-	job = vmgpu_job_alloc(vdev, 1);
+	job = vmgpu_job_alloc(&vdev->paging, 1);
 	if (IS_ERR(job))
 		return PTR_ERR(job);
 	cmd.transfer.hdr.opcode = cpu_to_le16(VMGPU_OP_TRANSFER);
@@ -128,13 +129,13 @@ static ssize_t vmgpu_debugfs_inject_hang(struct file *f, const char __user *buf,
 					 size_t len, loff_t *pos)
 {
 	struct vmgpu_device *vdev = file_inode(f)->i_private;
-	long timeout = vdev->paging.sched.timeout;
+	long timeout = vmgpu_ring_timeout(&vdev->paging);
 	u32 i, nops = DIV_ROUND_UP(2 * jiffies_to_usecs(timeout), VMGPU_NOP_MAX_DELAY_US);
 	union vmgpu_cmd cmd = {};
 	struct vmgpu_job *job;
 	long ret;
 
-	job = vmgpu_job_alloc(vdev, nops);
+	job = vmgpu_job_alloc(&vdev->paging, nops);
 	if (IS_ERR(job))
 		return PTR_ERR(job);
 	cmd.nop.hdr.opcode = cpu_to_le16(VMGPU_OP_NOP);

@@ -5,6 +5,7 @@
 #ifndef _VMGPU_DEVICE_TYPES_H_
 #define _VMGPU_DEVICE_TYPES_H_
 
+#include <linux/atomic.h>
 #include <linux/gpu_buddy.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
@@ -81,12 +82,20 @@ struct vmgpu_gart {
 };
 
 /**
- * struct vmgpu_ring - the privileged paging ring and its scheduler
+ * struct vmgpu_ring - one of the device's command rings and its scheduler
+ *
+ * The paging ring is ring 0; user engines will be the others.
  */
 struct vmgpu_ring {
-	/** @sched: orders paging jobs after their dependencies. */
+	/** @vdev: the device. */
+	struct vmgpu_device *vdev;
+	/** @index: the device's ring number (VMGPU_REG_RING()). */
+	u32 index;
+	/** @name: for fences and logs. */
+	const char *name;
+	/** @sched: orders jobs after their dependencies, detects hangs. */
 	struct drm_gpu_scheduler sched;
-	/** @entity: the kernel's one entity on @sched. */
+	/** @entity: the kernel's entity on @sched. */
 	struct drm_sched_entity entity;
 	/** @cmds: the ring's command slots. */
 	union vmgpu_cmd *cmds;
@@ -94,16 +103,18 @@ struct vmgpu_ring {
 	dma_addr_t cmds_bus;
 	/** @num_slots: slots in the ring, a power of two. */
 	u32 num_slots;
-	/** @tail: next slot to write; only run_job touches it. */
+	/** @lock: protects @tail, @next_seqno and the TAIL doorbell. */
+	spinlock_t lock;
+	/** @tail: next slot to write. */
 	u32 tail;
+	/** @next_seqno: seqno of the last fence emitted. */
+	u64 next_seqno;
 	/** @seqno_cpu: where the device writes completed fence seqnos. */
 	u64 *seqno_cpu;
 	/** @seqno_bus: bus address of @seqno_cpu. */
 	dma_addr_t seqno_bus;
 	/** @fence_context: dma-fence context of the ring's fences. */
 	u64 fence_context;
-	/** @next_seqno: seqno of the next fence. */
-	u64 next_seqno;
 	/** @fence_lock: protects @pending and the fences' state. */
 	spinlock_t fence_lock;
 	/** @pending: emitted fences not yet signalled, in seqno order. */
@@ -154,6 +165,12 @@ struct vmgpu_device {
 	struct vmgpu_gart gart;
 	/** @paging: the paging ring. */
 	struct vmgpu_ring paging;
+
+	/**
+	 * @contents_lost: allocations whose data a failed paging operation
+	 * lost since probe, as amdgpu counts VRAM loss.
+	 */
+	atomic64_t contents_lost;
 
 	/** @bos: every allocation, for debugfs. */
 	struct list_head bos;

@@ -18,6 +18,7 @@
 #include "vmgpu_device.h"
 #include "vmgpu_gem.h"
 #include "vmgpu_irq.h"
+#include "vmgpu_mmap.h"
 #include "vmgpu_query.h"
 #include "vmgpu_ring.h"
 #include "vmgpu_ttm.h"
@@ -117,36 +118,35 @@ static int vmgpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		return ret;
 	ret = vmgpu_ring_init(vdev);
 	if (ret)
-		goto err_irq;
+		return ret;
 	ret = vmgpu_ttm_init(vdev);
 	if (ret)
-		goto err_ring;
+		return ret;
 	vmgpu_debugfs_init(vdev);
 
 	pci_set_drvdata(pdev, vdev);
 	ret = drm_dev_register(&vdev->drm, 0);
 	if (ret)
-		goto err_ttm;
+		return ret;
 	vmgpu_debugfs_register(vdev);
 	return 0;
-
-err_ttm:
-	vmgpu_ttm_fini(vdev);
-err_ring:
-	vmgpu_ring_fini(vdev);
-err_irq:
-	vmgpu_irq_fini(vdev);
-	return ret;
 }
 
+/*
+ * Removal (hot-unplug, unbind or module unload) may come while processes
+ * hold files, mappings and allocations. Cut them off from the device and
+ * fail its work now; what the device owns (registers, ring and aperture
+ * memory, interrupts) goes with it (devres), what the files still use
+ * (TTM, the scheduler) with the last reference to the DRM device (drmm).
+ */
 static void vmgpu_remove(struct pci_dev *pdev)
 {
 	struct vmgpu_device *vdev = pci_get_drvdata(pdev);
 
 	drm_dev_unplug(&vdev->drm);
-	vmgpu_ttm_fini(vdev);
-	vmgpu_ring_fini(vdev);
-	vmgpu_irq_fini(vdev);
+	vmgpu_mmap_unplug(vdev);
+	vmgpu_ring_unplug(vdev);
+	vmgpu_ttm_unplug(vdev);
 }
 
 static const struct pci_device_id vmgpu_pci_ids[] = {

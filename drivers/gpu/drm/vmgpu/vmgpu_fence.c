@@ -4,31 +4,37 @@
  */
 
 #include <linux/dma-fence.h>
-#include <linux/interrupt.h>
 #include <linux/slab.h>
 
 #include "vmgpu_device.h"
 #include "vmgpu_fence.h"
+#include "vmgpu_job_types.h"
 
 /**
  * DOC: hardware fences
  *
- * Every paging job ends with a FENCE command that writes the job's seqno to
- * a 64-bit word in system memory and raises the fence interrupt. The seqno
+ * Every job ends with a FENCE command that writes the job's seqno to a
+ * 64-bit word in system memory and raises the fence interrupt. The seqno
  * word is the truth: the interrupt only says "look again", so a missed or
  * merged interrupt costs latency, never correctness. Fences of a ring
- * complete in seqno order because the ring executes in order.
+ * complete in seqno order because the ring executes in order. Fences
+ * signal only from vmgpu_fence_process() and the error paths, never from a
+ * .signaled callback, so that an inherited error (below) is never skipped.
+ *
+ * A fence is allocated with its job and initialised when the job is
+ * written to the ring, so nothing on the way to signalling it allocates.
+ * Each fence knows the ring slots of its job, which is how a command the
+ * device rejected is blamed on the job it belongs to.
+ *
+ * Never report success for work that did not run: a job that continues
+ * earlier work (the next part of a paging operation, or an operation on
+ * memory the previous one wrote) carries that work's fence in @prev, and
+ * inherits its error when it signals.
  */
 
-struct vmgpu_fence {
-	struct dma_fence base;
-	struct list_head link;
-	struct vmgpu_ring *ring;
-};
-
-static struct vmgpu_fence *to_vmgpu_fence(struct dma_fence *f)
+static struct vmgpu_hw_fence *to_hw_fence(struct dma_fence *f)
 {
-	return container_of(f, struct vmgpu_fence, base);
+	return container_of(f, struct vmgpu_hw_fence, base);
 }
 
 static const char *vmgpu_fence_driver_name(struct dma_fence *f)
@@ -38,97 +44,172 @@ static const char *vmgpu_fence_driver_name(struct dma_fence *f)
 
 static const char *vmgpu_fence_timeline_name(struct dma_fence *f)
 {
-	return "paging";
+	return to_hw_fence(f)->ring->name;
 }
 
-static bool vmgpu_fence_signaled(struct dma_fence *f)
+static void vmgpu_fence_release(struct dma_fence *f)
 {
-	struct vmgpu_ring *ring = to_vmgpu_fence(f)->ring;
+	struct vmgpu_hw_fence *fence = to_hw_fence(f);
 
-	return READ_ONCE(*ring->seqno_cpu) >= f->seqno;
+	dma_fence_put(fence->prev);
+	dma_fence_free(f);
 }
 
 static const struct dma_fence_ops vmgpu_fence_ops = {
 	.get_driver_name = vmgpu_fence_driver_name,
 	.get_timeline_name = vmgpu_fence_timeline_name,
-	.signaled = vmgpu_fence_signaled,
+	.release = vmgpu_fence_release,
 };
 
 /**
- * vmgpu_fence_emit() - create the fence of the next FENCE command
- * @ring: the ring the command goes to
- * @seqno: out, the value the command must write
+ * vmgpu_fence_alloc() - allocate the fence of a job being built
  *
- * Called from the scheduler's run_job, one at a time per ring.
- *
- * Return: a fence with one reference for the caller, or NULL without memory.
+ * Return: the fence, not yet initialised, or NULL without memory.
  */
-struct dma_fence *vmgpu_fence_emit(struct vmgpu_ring *ring, u64 *seqno)
+struct vmgpu_hw_fence *vmgpu_fence_alloc(void)
 {
-	struct vmgpu_fence *fence = kzalloc(sizeof(*fence), GFP_KERNEL);
+	return kzalloc(sizeof(struct vmgpu_hw_fence), GFP_KERNEL);
+}
+
+/**
+ * vmgpu_fence_free() - free a fence that was never initialised
+ * @fence: the fence
+ */
+void vmgpu_fence_free(struct vmgpu_hw_fence *fence)
+{
+	kfree(fence);
+}
+
+/**
+ * vmgpu_fence_init() - start the fence of a job just written to the ring
+ * @fence: from vmgpu_fence_alloc()
+ * @ring: the ring
+ * @prev: fence whose error the job inherits, or NULL; the reference is
+ *	  the fence's now
+ * @seqno: what the job's FENCE command writes
+ * @first_slot: slot of the job's first command
+ * @end_slot: slot after the job's FENCE command
+ *
+ * Called from run_job, one job at a time per ring: allocates nothing.
+ */
+void vmgpu_fence_init(struct vmgpu_hw_fence *fence, struct vmgpu_ring *ring,
+		      struct dma_fence *prev, u64 seqno, u32 first_slot,
+		      u32 end_slot)
+{
 	unsigned long flags;
 
-	if (!fence)
-		return NULL;
 	fence->ring = ring;
-	*seqno = ++ring->next_seqno;
+	fence->prev = prev;
+	fence->first_slot = first_slot;
+	fence->end_slot = end_slot;
 	dma_fence_init(&fence->base, &vmgpu_fence_ops, &ring->fence_lock,
-		       ring->fence_context, *seqno);
+		       ring->fence_context, seqno);
 
 	spin_lock_irqsave(&ring->fence_lock, flags);
 	list_add_tail(&fence->link, &ring->pending);
 	dma_fence_get(&fence->base);	/* the pending list's reference */
 	spin_unlock_irqrestore(&ring->fence_lock, flags);
-	return &fence->base;
 }
 
-/* Signal, with @error if non-zero, every pending fence up to @seqno. */
-static void vmgpu_fence_signal_upto(struct vmgpu_ring *ring, u64 seqno,
-				    int error)
+/* Signal one pending fence; @error, or the error of the work it continues. */
+static void vmgpu_fence_signal_locked(struct vmgpu_hw_fence *fence, int error)
 {
-	struct vmgpu_fence *fence, *next;
-	unsigned long flags;
+	struct dma_fence *prev = fence->prev;
 
-	spin_lock_irqsave(&ring->fence_lock, flags);
-	list_for_each_entry_safe(fence, next, &ring->pending, link) {
-		if (fence->base.seqno > seqno)
-			break;
-		if (error)
-			dma_fence_set_error(&fence->base, error);
-		list_del(&fence->link);
-		dma_fence_signal_locked(&fence->base);
-		dma_fence_put(&fence->base);
-	}
-	spin_unlock_irqrestore(&ring->fence_lock, flags);
+	lockdep_assert_held(&fence->ring->fence_lock);
+	/* The bit, not dma_fence_is_signaled(): no locks taken in here. */
+	if (!error && !fence->base.error && prev &&
+	    test_bit(DMA_FENCE_FLAG_SIGNALED_BIT, &prev->flags))
+		error = prev->error;
+	if (error && !fence->base.error)
+		dma_fence_set_error(&fence->base, error);
+	/* Consumed: do not keep a chain of every earlier paging fence alive. */
+	fence->prev = NULL;
+	dma_fence_put(prev);
+
+	list_del(&fence->link);
+	dma_fence_signal_locked(&fence->base);
+	dma_fence_put(&fence->base);
 }
 
 /**
  * vmgpu_fence_process() - signal the fences the device has completed
  * @ring: the ring
- */
-void vmgpu_fence_process(struct vmgpu_ring *ring)
-{
-	vmgpu_fence_signal_upto(ring, READ_ONCE(*ring->seqno_cpu), 0);
-}
-
-/**
- * vmgpu_fence_fail_oldest() - mark the oldest pending fence as failed
- * @ring: the ring
- * @error: negative errno for the fence
  *
- * The ring halts on the first failing command, which belongs to the oldest
- * job not yet completed. Its fence still signals when the job's FENCE
- * command runs after the driver resumes the ring, now carrying @error.
+ * Return: how many fences it signalled.
  */
-void vmgpu_fence_fail_oldest(struct vmgpu_ring *ring, int error)
+unsigned int vmgpu_fence_process(struct vmgpu_ring *ring)
 {
-	struct vmgpu_fence *fence;
+	u64 done = READ_ONCE(*ring->seqno_cpu);
+	struct vmgpu_hw_fence *fence, *next;
+	unsigned int count = 0;
 	unsigned long flags;
 
 	spin_lock_irqsave(&ring->fence_lock, flags);
-	fence = list_first_entry_or_null(&ring->pending, struct vmgpu_fence, link);
-	if (fence)
-		dma_fence_set_error(&fence->base, error);
+	list_for_each_entry_safe(fence, next, &ring->pending, link) {
+		if (fence->base.seqno > done)
+			break;
+		vmgpu_fence_signal_locked(fence, 0);
+		count++;
+	}
+	spin_unlock_irqrestore(&ring->fence_lock, flags);
+	return count;
+}
+
+static bool vmgpu_fence_owns_slot(const struct vmgpu_hw_fence *fence, u32 slot,
+				  u32 mask)
+{
+	return ((slot - fence->first_slot) & mask) <
+	       ((fence->end_slot - fence->first_slot) & mask);
+}
+
+/**
+ * vmgpu_fence_blame_slot() - give an error to the job of a ring slot
+ * @ring: the ring
+ * @slot: slot of the command the device rejected
+ * @error: negative errno
+ *
+ * Call vmgpu_fence_process() first: the fence and error interrupts are
+ * separate vectors, so jobs the device finished before the failure may
+ * not be signalled yet, and they did succeed. The blamed job's fence still
+ * signals when its own FENCE command runs, carrying @error.
+ *
+ * Return: the blamed fence's seqno, or 0 if no pending job owns @slot.
+ */
+u64 vmgpu_fence_blame_slot(struct vmgpu_ring *ring, u32 slot, int error)
+{
+	struct vmgpu_hw_fence *fence;
+	unsigned long flags;
+	u64 seqno = 0;
+
+	spin_lock_irqsave(&ring->fence_lock, flags);
+	list_for_each_entry(fence, &ring->pending, link) {
+		if (vmgpu_fence_owns_slot(fence, slot, ring->num_slots - 1)) {
+			if (!fence->base.error)
+				dma_fence_set_error(&fence->base, error);
+			seqno = fence->base.seqno;
+			break;
+		}
+	}
+	spin_unlock_irqrestore(&ring->fence_lock, flags);
+	return seqno;
+}
+
+/**
+ * vmgpu_fence_fail() - signal one fence with an error
+ * @fence: a fence whose job the device will not complete
+ * @error: negative errno
+ *
+ * Does nothing if the fence has signalled already.
+ */
+void vmgpu_fence_fail(struct vmgpu_hw_fence *fence, int error)
+{
+	struct vmgpu_ring *ring = fence->ring;
+	unsigned long flags;
+
+	spin_lock_irqsave(&ring->fence_lock, flags);
+	if (!test_bit(DMA_FENCE_FLAG_SIGNALED_BIT, &fence->base.flags))
+		vmgpu_fence_signal_locked(fence, error);
 	spin_unlock_irqrestore(&ring->fence_lock, flags);
 }
 
@@ -139,14 +220,20 @@ void vmgpu_fence_fail_oldest(struct vmgpu_ring *ring, int error)
  */
 void vmgpu_fence_fail_all(struct vmgpu_ring *ring, int error)
 {
-	vmgpu_fence_signal_upto(ring, U64_MAX, error);
+	struct vmgpu_hw_fence *fence, *next;
+	unsigned long flags;
+
+	spin_lock_irqsave(&ring->fence_lock, flags);
+	list_for_each_entry_safe(fence, next, &ring->pending, link)
+		vmgpu_fence_signal_locked(fence, error);
+	spin_unlock_irqrestore(&ring->fence_lock, flags);
 }
 
 /**
- * vmgpu_fence_init() - set up a ring's fence timeline
+ * vmgpu_fence_ring_init() - set up a ring's fence timeline
  * @ring: the ring, with @seqno_cpu allocated
  */
-void vmgpu_fence_init(struct vmgpu_ring *ring)
+void vmgpu_fence_ring_init(struct vmgpu_ring *ring)
 {
 	spin_lock_init(&ring->fence_lock);
 	INIT_LIST_HEAD(&ring->pending);

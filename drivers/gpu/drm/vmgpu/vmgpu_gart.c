@@ -6,6 +6,7 @@
 #include <linux/dma-mapping.h>
 #include <linux/slab.h>
 
+#include <drm/drm_drv.h>
 #include <drm/drm_print.h>
 #include <drm/ttm/ttm_bo.h>
 #include <drm/ttm/ttm_placement.h>
@@ -66,8 +67,9 @@ static int vmgpu_gart_alloc(struct ttm_resource_manager *man,
 	ttm_resource_init(tbo, place, &gres->base);
 
 	if (vmgpu_bo_needs_aperture(tbo, place)) {
+		/* -ENOSPC, never -E2BIG: TTM then tries the next place. */
 		if (pages > gart->num_pages) {
-			ret = -E2BIG;
+			ret = -ENOSPC;
 			goto err_free;
 		}
 		spin_lock(&gart->lock);
@@ -98,10 +100,16 @@ static void vmgpu_gart_free(struct ttm_resource_manager *man,
 {
 	struct vmgpu_gart_resource *gres = to_gart_res(res);
 	struct vmgpu_gart *gart = to_gart(man);
+	struct vmgpu_device *vdev = container_of(gart, struct vmgpu_device, gart);
+	int idx;
 
 	if (drm_mm_node_allocated(&gres->node)) {
-		memset(&gart->table[gres->node.start], 0,
-		       gres->node.size * sizeof(*gart->table));
+		/* After unplug the table is gone with the device. */
+		if (drm_dev_enter(&vdev->drm, &idx)) {
+			memset(&gart->table[gres->node.start], 0,
+			       gres->node.size * sizeof(*gart->table));
+			drm_dev_exit(idx);
+		}
 		spin_lock(&gart->lock);
 		drm_mm_remove_node(&gres->node);
 		gart->mapped_bytes -= res->size;
@@ -109,6 +117,34 @@ static void vmgpu_gart_free(struct ttm_resource_manager *man,
 	}
 	ttm_resource_fini(man, res);
 	kfree(gres);
+}
+
+/* Whether a resource holds aperture entries in the range @place allows. */
+static bool vmgpu_gart_intersects(struct ttm_resource_manager *man,
+				  struct ttm_resource *res,
+				  const struct ttm_place *place, size_t size)
+{
+	struct vmgpu_gart_resource *gres = to_gart_res(res);
+	u64 end = place->lpfn ?: to_gart(man)->num_pages;
+
+	/* Evicting a resource without aperture space frees none. */
+	return drm_mm_node_allocated(&gres->node) &&
+	       gres->node.start < end &&
+	       gres->node.start + gres->node.size > place->fpfn;
+}
+
+/* Whether a resource already satisfies @place: mapped iff it must be. */
+static bool vmgpu_gart_compatible(struct ttm_resource_manager *man,
+				  struct ttm_resource *res,
+				  const struct ttm_place *place, size_t size)
+{
+	struct vmgpu_gart_resource *gres = to_gart_res(res);
+	u64 end = place->lpfn ?: to_gart(man)->num_pages;
+
+	if (!res->bo || !vmgpu_bo_needs_aperture(res->bo, place))
+		return true;
+	return drm_mm_node_allocated(&gres->node) && gres->node.start >= place->fpfn &&
+	       gres->node.start + gres->node.size <= end;
 }
 
 static void vmgpu_gart_debug(struct ttm_resource_manager *man,
@@ -126,6 +162,8 @@ static void vmgpu_gart_debug(struct ttm_resource_manager *man,
 static const struct ttm_resource_manager_func vmgpu_gart_func = {
 	.alloc = vmgpu_gart_alloc,
 	.free = vmgpu_gart_free,
+	.intersects = vmgpu_gart_intersects,
+	.compatible = vmgpu_gart_compatible,
 	.debug = vmgpu_gart_debug,
 };
 
@@ -186,6 +224,12 @@ u64 vmgpu_gart_mapped_bytes(struct vmgpu_device *vdev)
 	return bytes;
 }
 
+/* devres: the device must not read the table once its memory is freed. */
+static void vmgpu_gart_hw_stop(void *arg)
+{
+	vmgpu_write32(arg, VMGPU_REG_GART_NUM_PAGES, 0);
+}
+
 /**
  * vmgpu_gart_init() - allocate the aperture table and the TT manager
  * @vdev: the device, with its TTM device initialised
@@ -196,6 +240,7 @@ int vmgpu_gart_init(struct vmgpu_device *vdev)
 {
 	struct vmgpu_gart *gart = &vdev->gart;
 	struct device *dev = vdev->drm.dev;
+	int ret;
 
 	gart->num_pages = vdev->gart_pages;
 	gart->table = dmam_alloc_coherent(dev, gart->num_pages * sizeof(*gart->table),
@@ -208,6 +253,9 @@ int vmgpu_gart_init(struct vmgpu_device *vdev)
 	vmgpu_write32(vdev, VMGPU_REG_GART_BASE_LO, lower_32_bits(gart->table_bus));
 	vmgpu_write32(vdev, VMGPU_REG_GART_BASE_HI, upper_32_bits(gart->table_bus));
 	vmgpu_write32(vdev, VMGPU_REG_GART_NUM_PAGES, gart->num_pages);
+	ret = devm_add_action_or_reset(dev, vmgpu_gart_hw_stop, vdev);
+	if (ret)
+		return ret;
 
 	gart->manager.use_tt = true;
 	gart->manager.func = &vmgpu_gart_func;
@@ -220,8 +268,8 @@ int vmgpu_gart_init(struct vmgpu_device *vdev)
 }
 
 /**
- * vmgpu_gart_fini() - evict TT and stop the device using the table
- * @vdev: the device
+ * vmgpu_gart_fini() - evict TT and tear the manager down
+ * @vdev: the device; the table itself goes with the PCI device
  */
 void vmgpu_gart_fini(struct vmgpu_device *vdev)
 {
@@ -229,7 +277,7 @@ void vmgpu_gart_fini(struct vmgpu_device *vdev)
 
 	ttm_resource_manager_set_used(&gart->manager, false);
 	ttm_resource_manager_evict_all(&vdev->ttm, &gart->manager);
+	ttm_resource_manager_cleanup(&gart->manager);
 	ttm_set_driver_manager(&vdev->ttm, TTM_PL_TT, NULL);
-	vmgpu_write32(vdev, VMGPU_REG_GART_NUM_PAGES, 0);
 	drm_mm_takedown(&gart->mm);
 }

@@ -6,6 +6,7 @@
 #include <linux/dma-resv.h>
 #include <linux/mm.h>
 
+#include <drm/drm_drv.h>
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
 #include <drm/drm_print.h>
@@ -104,19 +105,39 @@ int vmgpu_gem_create_ioctl(struct drm_device *drm, void *data, struct drm_file *
 	struct vmgpu_device *vdev = to_vmgpu_device(drm);
 	struct drm_vmgpu_gem_create *args = data;
 	struct vmgpu_bo *vbo;
+	int idx, ret;
 	u64 size;
-	int ret;
 
 	ret = vmgpu_gem_check_create(vdev, args, &size);
 	if (ret)
 		return ret;
+	if (!drm_dev_enter(drm, &idx))
+		return -ENODEV;
 	vbo = vmgpu_bo_create(vdev, size, args->flags, args->segments,
 			      args->preferred_segment);
-	if (IS_ERR(vbo))
-		return PTR_ERR(vbo);
+	if (IS_ERR(vbo)) {
+		ret = PTR_ERR(vbo);
+		goto exit;
+	}
 	ret = drm_gem_handle_create(file, &vbo->tbo.base, &args->handle);
 	drm_gem_object_put(&vbo->tbo.base);
+exit:
+	drm_dev_exit(idx);
 	return ret;
+}
+
+/*
+ * Settle the outcome of the allocation's finished paging work (see
+ * vmgpu_bo_paging_failed()): a backing a failed operation left behind is
+ * cleared before anyone can see it. The clear is queued, not waited for.
+ */
+static int vmgpu_gem_settle_paging(struct vmgpu_bo *vbo)
+{
+	int ret = 0;
+
+	if (vmgpu_bo_paging_failed(vbo))
+		ret = vmgpu_bo_scrub(vbo);
+	return ret == -EAGAIN ? 0 : ret;
 }
 
 /**
@@ -126,36 +147,49 @@ int vmgpu_gem_create_ioctl(struct drm_device *drm, void *data, struct drm_file *
  * @file: the caller
  *
  * Return: 0, -EINVAL for non-zero pad or reserved words, -ENOENT for an
- * unknown handle, -EINTR if interrupted while the allocation is busy.
+ * unknown handle, -EINTR if interrupted while the allocation is busy,
+ * -ENODEV after unplug.
  */
 int vmgpu_gem_info_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
 {
 	struct drm_vmgpu_gem_info *args = data;
 	struct drm_gem_object *obj;
 	struct vmgpu_bo *vbo;
-	u64 residency;
-	int ret;
+	u32 residency = 0;
+	u64 where;
+	int idx, ret;
 
 	if (args->pad || args->reserved[0] || args->reserved[1])
 		return -EINVAL;
+	if (!drm_dev_enter(drm, &idx))
+		return -ENODEV;
 	obj = drm_gem_object_lookup(file, args->handle);
-	if (!obj)
-		return -ENOENT;
+	if (!obj) {
+		ret = -ENOENT;
+		goto exit;
+	}
 	vbo = gem_to_vmgpu_bo(obj);
 
 	ret = dma_resv_lock_interruptible(obj->resv, NULL);
 	if (ret)
-		goto out;
-	residency = vmgpu_bo_residency(vbo, &args->offset);
+		goto put;
+	ret = vmgpu_gem_settle_paging(vbo);
+	where = vmgpu_bo_residency(vbo, &args->offset);
+	if (vmgpu_bo_is_resident(&vbo->tbo))
+		residency |= DRM_VMGPU_RESIDENCY_RESIDENT;
+	if (vbo->contents_lost)
+		residency |= DRM_VMGPU_RESIDENCY_CONTENTS_LOST;
 	dma_resv_unlock(obj->resv);
 
 	args->size = obj->size;
 	args->flags = vbo->flags;
 	args->segments = vbo->segments;
-	args->segment_id = lower_32_bits(residency);
-	args->residency = upper_32_bits(residency);
-out:
+	args->segment_id = lower_32_bits(where);
+	args->residency = upper_32_bits(where) | residency;
+put:
 	drm_gem_object_put(obj);
+exit:
+	drm_dev_exit(idx);
 	return ret;
 }
 
@@ -166,42 +200,66 @@ out:
  * @file: the caller
  *
  * Return: 0, -EINVAL for non-zero flags or reserved words or an allocation
- * created without CPU access, -ENOENT for an unknown handle.
+ * created without CPU access, -ENOENT for an unknown handle, -EIO for an
+ * allocation whose contents were lost, -ENODEV after unplug.
  */
 int vmgpu_gem_mmap_offset_ioctl(struct drm_device *drm, void *data,
 				struct drm_file *file)
 {
 	struct drm_vmgpu_gem_mmap_offset *args = data;
 	struct drm_gem_object *obj;
-	int ret = 0;
+	struct vmgpu_bo *vbo;
+	int idx, ret;
 
 	if (args->flags || args->reserved[0] || args->reserved[1])
 		return -EINVAL;
+	if (!drm_dev_enter(drm, &idx))
+		return -ENODEV;
 	obj = drm_gem_object_lookup(file, args->handle);
-	if (!obj)
-		return -ENOENT;
-	if (gem_to_vmgpu_bo(obj)->flags & DRM_VMGPU_ALLOC_CPU_ACCESS)
-		args->offset = drm_vma_node_offset_addr(&obj->vma_node);
-	else
+	if (!obj) {
+		ret = -ENOENT;
+		goto exit;
+	}
+	vbo = gem_to_vmgpu_bo(obj);
+	if (!(vbo->flags & DRM_VMGPU_ALLOC_CPU_ACCESS)) {
 		ret = -EINVAL;
+		goto put;
+	}
+	ret = dma_resv_lock_interruptible(obj->resv, NULL);
+	if (ret)
+		goto put;
+	ret = vmgpu_gem_settle_paging(vbo);
+	if (!ret && vbo->contents_lost)
+		ret = -EIO;
+	dma_resv_unlock(obj->resv);
+	if (!ret)
+		args->offset = drm_vma_node_offset_addr(&obj->vma_node);
+put:
 	drm_gem_object_put(obj);
+exit:
+	drm_dev_exit(idx);
 	return ret;
 }
 
-static int vmgpu_gem_residency_op(struct drm_file *file,
+static int vmgpu_gem_residency_op(struct drm_device *drm, struct drm_file *file,
 				  const struct drm_vmgpu_gem_make_resident *args,
 				  int (*op)(struct vmgpu_bo *vbo))
 {
 	struct drm_gem_object *obj;
-	int ret;
+	int idx, ret;
 
 	if (args->flags || args->reserved[0] || args->reserved[1])
 		return -EINVAL;
+	if (!drm_dev_enter(drm, &idx))
+		return -ENODEV;
 	obj = drm_gem_object_lookup(file, args->handle);
-	if (!obj)
-		return -ENOENT;
-	ret = op(gem_to_vmgpu_bo(obj));
-	drm_gem_object_put(obj);
+	if (obj) {
+		ret = op(gem_to_vmgpu_bo(obj));
+		drm_gem_object_put(obj);
+	} else {
+		ret = -ENOENT;
+	}
+	drm_dev_exit(idx);
 	return ret;
 }
 
@@ -217,7 +275,7 @@ static int vmgpu_gem_residency_op(struct drm_file *file,
 int vmgpu_gem_make_resident_ioctl(struct drm_device *drm, void *data,
 				  struct drm_file *file)
 {
-	return vmgpu_gem_residency_op(file, data, vmgpu_bo_make_resident);
+	return vmgpu_gem_residency_op(drm, file, data, vmgpu_bo_make_resident);
 }
 
 /**
@@ -231,7 +289,7 @@ int vmgpu_gem_make_resident_ioctl(struct drm_device *drm, void *data,
  */
 int vmgpu_gem_evict_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
 {
-	return vmgpu_gem_residency_op(file, data, vmgpu_bo_evict);
+	return vmgpu_gem_residency_op(drm, file, data, vmgpu_bo_evict);
 }
 
 /**
@@ -241,7 +299,9 @@ int vmgpu_gem_evict_ioctl(struct drm_device *drm, void *data, struct drm_file *f
  *
  * Regions are named after segments: "system", "vram1".."vramN", "aperture",
  * so that standard tools (gputop, nvtop) read vmgpu's usage. An allocation
- * being moved at that instant is skipped rather than waited for.
+ * evicted out of the device's reach counts in "system" but not as
+ * resident. One being moved at that instant is skipped rather than waited
+ * for.
  */
 void vmgpu_gem_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 {
@@ -255,17 +315,21 @@ void vmgpu_gem_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 
 	spin_lock(&file->table_lock);
 	idr_for_each_entry(&file->object_idr, obj, handle) {
+		struct vmgpu_bo *vbo = gem_to_vmgpu_bo(obj);
 		struct drm_memory_stats *s;
+		bool resident;
 
 		if (!dma_resv_trylock(obj->resv))
 			continue;
-		s = &stats[vmgpu_bo_segment_id(gem_to_vmgpu_bo(obj))];
+		s = &stats[vmgpu_bo_segment_id(vbo)];
+		resident = vmgpu_bo_is_resident(&vbo->tbo);
 		dma_resv_unlock(obj->resv);
 		if (obj->handle_count > 1)
 			s->shared += obj->size;
 		else
 			s->private += obj->size;
-		s->resident += obj->size;
+		if (resident)
+			s->resident += obj->size;
 	}
 	spin_unlock(&file->table_lock);
 

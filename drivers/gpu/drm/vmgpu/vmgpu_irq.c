@@ -47,14 +47,15 @@ static irqreturn_t vmgpu_irq_error(int irq, void *arg)
 	}
 	drm_err_ratelimited(&vdev->drm, "ring %u command %u failed: error %u at 0x%llx\n",
 			    ring, slot, code, addr);
-	if (ring == VMGPU_RING_PAGING)
-		vmgpu_ring_handle_error(vdev);
+	vmgpu_ring_handle_error(vdev, ring, slot);
 	return IRQ_HANDLED;
 }
 
 /**
  * vmgpu_irq_init() - allocate the MSI-X vectors and enable error reports
- * @vdev: the device
+ * @vdev: the device, enabled with pcim_enable_device()
+ *
+ * The vectors and the handler are device-managed.
  *
  * Return: 0 or a negative errno; the device needs MSI-X.
  */
@@ -71,27 +72,12 @@ int vmgpu_irq_init(struct vmgpu_device *vdev)
 		return ret;
 	}
 
-	ret = request_irq(pci_irq_vector(pdev, VMGPU_MSIX_VEC_ERROR),
-			  vmgpu_irq_error, 0, "vmgpu-error", vdev);
-	if (ret) {
-		pci_free_irq_vectors(pdev);
+	ret = devm_request_irq(&pdev->dev, pci_irq_vector(pdev, VMGPU_MSIX_VEC_ERROR),
+			       vmgpu_irq_error, 0, "vmgpu-error", vdev);
+	if (ret)
 		return ret;
-	}
 
 	vmgpu_write32(vdev, VMGPU_REG_INT_STATUS, ~0u);
 	vmgpu_write32(vdev, VMGPU_REG_INT_MASK, VMGPU_INT_ERROR);
 	return 0;
-}
-
-/**
- * vmgpu_irq_fini() - silence the device and release the vectors
- * @vdev: the device
- */
-void vmgpu_irq_fini(struct vmgpu_device *vdev)
-{
-	struct pci_dev *pdev = vmgpu_pdev(vdev);
-
-	vmgpu_write32(vdev, VMGPU_REG_INT_MASK, 0);
-	free_irq(pci_irq_vector(pdev, VMGPU_MSIX_VEC_ERROR), vdev);
-	pci_free_irq_vectors(pdev);
 }

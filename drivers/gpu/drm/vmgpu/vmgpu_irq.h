@@ -8,6 +8,5 @@
 struct vmgpu_device;
 
 int vmgpu_irq_init(struct vmgpu_device *vdev);
-void vmgpu_irq_fini(struct vmgpu_device *vdev);
 
 #endif

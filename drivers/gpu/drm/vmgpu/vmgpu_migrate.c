@@ -10,134 +10,107 @@
 #include <drm/ttm/ttm_tt.h>
 
 #include "vmgpu_device.h"
+#include "vmgpu_job.h"
 #include "vmgpu_migrate.h"
-#include "vmgpu_ring.h"
-#include "vmgpu_vram_mgr.h"
+#include "vmgpu_res_cursor.h"
 
 /**
  * DOC: paging operations for moves
  *
  * Seed "GPU segments": data moves into and out of memory segments by
- * paging operations. A resource is seen as a list of runs: contiguous
- * ranges of VRAM (buddy blocks, merged when adjacent), or of system memory
- * by bus address (the IOMMU-mapped pages of the TT, merged when their
- * addresses follow each other). A copy walks the source and destination
- * runs together and emits one Transfer per overlap; a clear emits one Fill
- * per destination run. Operations that do not fit one ring-sized job are
- * split across jobs, which the ring runs in order; the last job's fence
- * covers the whole operation.
+ * paging operations. A backing is walked as runs of contiguous device
+ * addresses (see the resource cursor): a copy walks the source and the
+ * destination together and emits one Transfer per overlap of their runs,
+ * a clear emits one Fill per run.
+ *
+ * An operation too large for one ring-sized job is split over several,
+ * all or nothing: every job is allocated, filled and has its dependencies
+ * before the first is pushed, so an error leaves nothing queued that
+ * could still write memory the caller then frees. The ring runs the jobs
+ * in order; each one continues the previous (a failure of one fails the
+ * rest, see &vmgpu_hw_fence.prev) and the last one's fence stands for the
+ * whole operation.
  */
 
-struct vmgpu_run {
-	u32 space;
-	u64 addr;
-	u64 len;
+/* The jobs of one paging operation, filled in order. */
+struct vmgpu_paging_op {
+	struct vmgpu_job **jobs;
+	u32 num_jobs;
+	u32 cur;
 };
 
-struct vmgpu_runs {
-	struct vmgpu_run *run;
-	u32 count;
-	u32 max;
-};
-
-static int vmgpu_runs_add(void *arg, u64 addr, u64 len)
+static void vmgpu_paging_op_discard(struct vmgpu_paging_op *op)
 {
-	struct vmgpu_runs *runs = arg;
-	struct vmgpu_run *last = runs->count ? &runs->run[runs->count - 1] : NULL;
+	u32 i;
 
-	if (last && last->space == VMGPU_SPACE_VRAM && last->addr + last->len == addr) {
-		last->len += len;
-		return 0;
+	for (i = 0; i < op->num_jobs && op->jobs[i]; i++)
+		vmgpu_job_discard(op->jobs[i]);
+	kfree(op->jobs);
+}
+
+static int vmgpu_paging_op_init(struct vmgpu_paging_op *op, struct vmgpu_ring *ring,
+				u32 num_cmds)
+{
+	u32 max = vmgpu_job_max_cmds(ring);
+	u32 i;
+
+	op->cur = 0;
+	op->num_jobs = DIV_ROUND_UP(num_cmds, max);
+	op->jobs = kcalloc(op->num_jobs, sizeof(*op->jobs), GFP_KERNEL);
+	if (!op->jobs)
+		return -ENOMEM;
+	for (i = 0; i < op->num_jobs; i++) {
+		struct vmgpu_job *job = vmgpu_job_alloc(ring, min(num_cmds, max));
+
+		if (IS_ERR(job)) {
+			vmgpu_paging_op_discard(op);
+			return PTR_ERR(job);
+		}
+		op->jobs[i] = job;
+		num_cmds -= min(num_cmds, max);
 	}
-	if (runs->count == runs->max)
-		return -EOVERFLOW;
-	runs->run[runs->count++] = (struct vmgpu_run){ VMGPU_SPACE_VRAM, addr, len };
 	return 0;
 }
 
-static int vmgpu_runs_init(struct vmgpu_device *vdev, struct ttm_buffer_object *tbo,
-			   struct ttm_resource *res, struct vmgpu_runs *runs)
+/* The jobs were sized from the same walk: the last one never overflows. */
+static int vmgpu_paging_op_add(struct vmgpu_paging_op *op, const union vmgpu_cmd *cmd)
 {
-	struct ttm_tt *tt = tbo->ttm;
-	unsigned long i;
+	int ret = vmgpu_job_add(op->jobs[op->cur], cmd);
+
+	if (ret == -ENOSPC && op->cur + 1 < op->num_jobs)
+		ret = vmgpu_job_add(op->jobs[++op->cur], cmd);
+	return ret;
+}
+
+/*
+ * Prepare every job, then push them all. The first waits for @resv; each
+ * continues the one before, the first continues @prev.
+ */
+static struct dma_fence *vmgpu_paging_op_submit(struct vmgpu_paging_op *op,
+						struct dma_resv *resv,
+						struct dma_fence *prev)
+{
+	struct dma_fence *fence = NULL;
+	u32 i;
 	int ret;
 
-	runs->count = 0;
-	runs->max = PFN_UP(res->size);
-	runs->run = kvmalloc_array(runs->max, sizeof(*runs->run), GFP_KERNEL);
-	if (!runs->run)
-		return -ENOMEM;
-
-	if (res->mem_type != TTM_PL_TT) {
-		ret = vmgpu_vram_res_walk(vdev, res, vmgpu_runs_add, runs);
-		if (ret)
-			kvfree(runs->run);
-		return ret;
-	}
-
-	for (i = 0; i < tt->num_pages; i++) {
-		dma_addr_t addr = tt->dma_address[i];
-		struct vmgpu_run *last = runs->count ? &runs->run[runs->count - 1] : NULL;
-
-		if (last && last->addr + last->len == addr) {
-			last->len += PAGE_SIZE;
-			continue;
-		}
-		runs->run[runs->count++] = (struct vmgpu_run){
-			VMGPU_SPACE_SYSTEM, addr, PAGE_SIZE
-		};
-	}
-	return 0;
-}
-
-/* Queues commands into as few ring-sized jobs as needed. */
-struct vmgpu_emitter {
-	struct vmgpu_device *vdev;
-	struct dma_resv *resv;
-	struct vmgpu_job *job;
-	struct dma_fence *fence;
-	u32 remaining;
-	u32 room;
-	int error;
-};
-
-static void vmgpu_emit(struct vmgpu_emitter *e, const union vmgpu_cmd *cmd)
-{
-	struct dma_fence *fence;
-
-	if (e->error)
-		return;
-	if (!e->job) {
-		e->room = min(e->remaining, vmgpu_job_max_cmds(e->vdev));
-		e->job = vmgpu_job_alloc(e->vdev, e->room);
-		if (IS_ERR(e->job)) {
-			e->error = PTR_ERR(e->job);
-			e->job = NULL;
-			return;
+	for (i = 0; i < op->num_jobs; i++) {
+		ret = vmgpu_job_prepare(op->jobs[i], i ? NULL : resv);
+		if (ret) {
+			vmgpu_paging_op_discard(op);
+			return ERR_PTR(ret);
 		}
 	}
-	vmgpu_job_add(e->job, cmd);
-	e->remaining--;
-	if (--e->room)
-		return;
+	for (i = 0; i < op->num_jobs; i++) {
+		struct dma_fence *next;
 
-	fence = vmgpu_job_submit(e->job, e->resv);
-	e->job = NULL;
-	if (IS_ERR(fence)) {
-		e->error = PTR_ERR(fence);
-		return;
+		vmgpu_job_continues(op->jobs[i], i ? fence : prev);
+		next = vmgpu_job_push(op->jobs[i]);
+		dma_fence_put(fence);
+		fence = next;
 	}
-	dma_fence_put(e->fence);
-	e->fence = fence;
-}
-
-static struct dma_fence *vmgpu_emit_done(struct vmgpu_emitter *e)
-{
-	if (e->error) {
-		dma_fence_put(e->fence);
-		return ERR_PTR(e->error);
-	}
-	return e->fence;
+	kfree(op->jobs);
+	return fence;
 }
 
 static void vmgpu_set_addr(struct vmgpu_addr *a, u32 space, u64 addr)
@@ -146,40 +119,38 @@ static void vmgpu_set_addr(struct vmgpu_addr *a, u32 space, u64 addr)
 	a->addr = cpu_to_le64(addr);
 }
 
-/* Walk both run lists; count the transfers, and emit them if @e is given. */
-static u32 vmgpu_copy_walk(const struct vmgpu_runs *src, const struct vmgpu_runs *dst,
-			   struct vmgpu_emitter *e)
+/* Walk source and destination; count the transfers, and add them if @op. */
+static int vmgpu_copy_walk(struct vmgpu_device *vdev, struct ttm_buffer_object *tbo,
+			   struct ttm_resource *from, struct ttm_resource *to,
+			   struct vmgpu_paging_op *op, u32 *count)
 {
-	u32 i = 0, j = 0, count = 0;
-	u64 src_off = 0, dst_off = 0;
+	struct vmgpu_res_cursor src, dst;
+	int ret;
 
-	while (i < src->count && j < dst->count) {
-		const struct vmgpu_run *s = &src->run[i];
-		const struct vmgpu_run *d = &dst->run[j];
-		u64 len = min(s->len - src_off, d->len - dst_off);
+	ret = vmgpu_res_first(vdev, from, tbo->ttm, tbo->base.size, &src);
+	if (!ret)
+		ret = vmgpu_res_first(vdev, to, tbo->ttm, tbo->base.size, &dst);
+	if (ret)
+		return ret;
 
-		if (e) {
+	*count = 0;
+	while (src.remaining && !ret) {
+		u64 len = min(src.size, dst.size);
+
+		if (op) {
 			union vmgpu_cmd cmd = {};
 
 			cmd.transfer.hdr.opcode = cpu_to_le16(VMGPU_OP_TRANSFER);
-			vmgpu_set_addr(&cmd.transfer.src, s->space, s->addr + src_off);
-			vmgpu_set_addr(&cmd.transfer.dst, d->space, d->addr + dst_off);
+			vmgpu_set_addr(&cmd.transfer.src, src.space, src.start);
+			vmgpu_set_addr(&cmd.transfer.dst, dst.space, dst.start);
 			cmd.transfer.size = cpu_to_le64(len);
-			vmgpu_emit(e, &cmd);
+			ret = vmgpu_paging_op_add(op, &cmd);
 		}
-		count++;
-		src_off += len;
-		dst_off += len;
-		if (src_off == s->len) {
-			i++;
-			src_off = 0;
-		}
-		if (dst_off == d->len) {
-			j++;
-			dst_off = 0;
-		}
+		(*count)++;
+		vmgpu_res_next(&src, len);
+		vmgpu_res_next(&dst, len);
 	}
-	return count;
+	return ret;
 }
 
 /**
@@ -188,67 +159,79 @@ static u32 vmgpu_copy_walk(const struct vmgpu_runs *src, const struct vmgpu_runs
  * @tbo: the allocation, reserved; its TT populated if either side is TT
  * @from: the current resource
  * @to: the new resource
+ * @prev: the fence of the last operation that wrote @from, or NULL
  *
  * The operations wait, on the GPU side, for every fence of the allocation's
- * reservation object.
+ * reservation object, and fail if @prev failed.
  *
- * Return: the fence of the last operation, or an ERR_PTR.
+ * Return: the fence of the last operation, or an ERR_PTR; on error nothing
+ * was queued.
  */
 struct dma_fence *vmgpu_migrate_copy(struct vmgpu_device *vdev,
 				     struct ttm_buffer_object *tbo,
 				     struct ttm_resource *from,
-				     struct ttm_resource *to)
+				     struct ttm_resource *to,
+				     struct dma_fence *prev)
 {
-	struct vmgpu_emitter e = { .vdev = vdev, .resv = tbo->base.resv };
-	struct vmgpu_runs src, dst;
-	struct dma_fence *fence;
+	struct vmgpu_paging_op op;
+	u32 count;
 	int ret;
 
-	ret = vmgpu_runs_init(vdev, tbo, from, &src);
+	ret = vmgpu_copy_walk(vdev, tbo, from, to, NULL, &count);
 	if (ret)
 		return ERR_PTR(ret);
-	ret = vmgpu_runs_init(vdev, tbo, to, &dst);
+	ret = vmgpu_paging_op_init(&op, &vdev->paging, count);
+	if (ret)
+		return ERR_PTR(ret);
+	ret = vmgpu_copy_walk(vdev, tbo, from, to, &op, &count);
 	if (ret) {
-		kvfree(src.run);
+		vmgpu_paging_op_discard(&op);
 		return ERR_PTR(ret);
 	}
-	e.remaining = vmgpu_copy_walk(&src, &dst, NULL);
-	vmgpu_copy_walk(&src, &dst, &e);
-	fence = vmgpu_emit_done(&e);
-	kvfree(src.run);
-	kvfree(dst.run);
-	return fence;
+	return vmgpu_paging_op_submit(&op, tbo->base.resv, prev);
 }
 
 /**
- * vmgpu_migrate_clear() - queue the Fill that zeroes a new backing
+ * vmgpu_migrate_clear() - queue the Fills that zero a backing
  * @vdev: the device
  * @tbo: the allocation, reserved; its TT populated if @res is TT
  * @res: the backing to clear
+ * @prev: the fence of the last operation that wrote @res, or NULL
  *
- * Return: the fence of the last Fill, or an ERR_PTR.
+ * Return: the fence of the last Fill, or an ERR_PTR; on error nothing was
+ * queued.
  */
 struct dma_fence *vmgpu_migrate_clear(struct vmgpu_device *vdev,
 				      struct ttm_buffer_object *tbo,
-				      struct ttm_resource *res)
+				      struct ttm_resource *res,
+				      struct dma_fence *prev)
 {
-	struct vmgpu_emitter e = { .vdev = vdev, .resv = tbo->base.resv };
-	struct vmgpu_runs runs;
-	u32 i;
+	struct vmgpu_res_cursor cur;
+	struct vmgpu_paging_op op;
+	u32 count = 0;
 	int ret;
 
-	ret = vmgpu_runs_init(vdev, tbo, res, &runs);
+	ret = vmgpu_res_first(vdev, res, tbo->ttm, tbo->base.size, &cur);
 	if (ret)
 		return ERR_PTR(ret);
-	e.remaining = runs.count;
-	for (i = 0; i < runs.count; i++) {
+	for (; cur.remaining; vmgpu_res_next(&cur, cur.size))
+		count++;
+	ret = vmgpu_paging_op_init(&op, &vdev->paging, count);
+	if (ret)
+		return ERR_PTR(ret);
+
+	vmgpu_res_first(vdev, res, tbo->ttm, tbo->base.size, &cur);
+	for (; cur.remaining && !ret; vmgpu_res_next(&cur, cur.size)) {
 		union vmgpu_cmd cmd = {};
 
 		cmd.fill.hdr.opcode = cpu_to_le16(VMGPU_OP_FILL);
-		vmgpu_set_addr(&cmd.fill.dst, runs.run[i].space, runs.run[i].addr);
-		cmd.fill.size = cpu_to_le64(runs.run[i].len);
-		vmgpu_emit(&e, &cmd);
+		vmgpu_set_addr(&cmd.fill.dst, cur.space, cur.start);
+		cmd.fill.size = cpu_to_le64(cur.size);
+		ret = vmgpu_paging_op_add(&op, &cmd);
 	}
-	kvfree(runs.run);
-	return vmgpu_emit_done(&e);
+	if (ret) {
+		vmgpu_paging_op_discard(&op);
+		return ERR_PTR(ret);
+	}
+	return vmgpu_paging_op_submit(&op, tbo->base.resv, prev);
 }

@@ -8,6 +8,7 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
+#include <drm/drm_drv.h>
 #include <drm/drm_file.h>
 
 #include "vmgpu_drm.h"
@@ -23,6 +24,27 @@
  * segments the way WDDM's VidMm sees them: the implicit system segment as
  * id 0, the memory segments, and the one aperture segment last.
  */
+
+/*
+ * Write an answer of @size bytes. A larger buffer is accepted, its tail
+ * zeroed, so that userspace built against a later, longer answer works
+ * here; a smaller one is refused. The answer's size goes back either way.
+ */
+static int vmgpu_query_copy(struct drm_vmgpu_query *query, const void *answer,
+			    u32 size)
+{
+	void __user *data = u64_to_user_ptr(query->data);
+	u32 given = query->size;
+
+	query->size = size;
+	if (given < size)
+		return -EINVAL;
+	if (copy_to_user(data, answer, size))
+		return -EFAULT;
+	if (given > size && clear_user(data + size, given - size))
+		return -EFAULT;
+	return 0;
+}
 
 /* System segment, memory segments, aperture segment. */
 static u32 vmgpu_query_num_segments(struct vmgpu_device *vdev)
@@ -44,22 +66,18 @@ static int vmgpu_query_device(struct vmgpu_device *vdev,
 		.vram_bar_probe_size = vdev->vram.bar_probe_size,
 		.host_aperture_size = vdev->vram.host_aperture_size,
 		.paging_va_size = vdev->paging_va_size,
+		.contents_lost = atomic64_read(&vdev->contents_lost),
 	};
 
 	if (vdev->caps & VMGPU_CAP_REBAR)
 		info.flags |= DRM_VMGPU_DEVICE_REBAR;
-	if (vdev->vram.host_aperture_size)
-		info.flags |= DRM_VMGPU_DEVICE_HOST_APERTURE;
+	/* DRM_VMGPU_DEVICE_HOST_APERTURE waits for the driver to program it. */
 
 	if (!query->size) {
 		query->size = sizeof(info);
 		return 0;
 	}
-	if (query->size != sizeof(info))
-		return -EINVAL;
-	if (copy_to_user(u64_to_user_ptr(query->data), &info, sizeof(info)))
-		return -EFAULT;
-	return 0;
+	return vmgpu_query_copy(query, &info, sizeof(info));
 }
 
 static void vmgpu_query_fill_segments(struct vmgpu_device *vdev,
@@ -89,8 +107,6 @@ static void vmgpu_query_fill_segments(struct vmgpu_device *vdev,
 		entry->page_size = seg->page_size;
 		if (entry->cpu_visible_size == seg->size)
 			entry->flags |= DRM_VMGPU_SEGMENT_CPU_VISIBLE;
-		else if (vdev->vram.host_aperture_size)
-			entry->flags |= DRM_VMGPU_SEGMENT_HOST_APERTURE;
 		entry->used = vmgpu_ttm_segment_used(vdev, entry->id);
 	}
 
@@ -114,15 +130,11 @@ static int vmgpu_query_segments(struct vmgpu_device *vdev,
 		query->size = size;
 		return 0;
 	}
-	if (query->size != size)
-		return -EINVAL;
-
 	out = kzalloc(size, GFP_KERNEL);
 	if (!out)
 		return -ENOMEM;
 	vmgpu_query_fill_segments(vdev, out);
-	if (copy_to_user(u64_to_user_ptr(query->data), out, size))
-		ret = -EFAULT;
+	ret = vmgpu_query_copy(query, out, size);
 	kfree(out);
 	return ret;
 }
@@ -134,22 +146,29 @@ static int vmgpu_query_segments(struct vmgpu_device *vdev,
  * @file: the caller
  *
  * Return: 0, -EINVAL for unknown queries, non-zero extensions or reserved
- * words and wrong sizes, -EFAULT for a bad @data pointer.
+ * words and a buffer smaller than the answer, -EFAULT for a bad @data
+ * pointer, -ENODEV after unplug.
  */
 int vmgpu_query_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
 {
 	struct vmgpu_device *vdev = to_vmgpu_device(drm);
 	struct drm_vmgpu_query *query = data;
+	int idx, ret;
 
 	if (query->extensions || query->reserved[0] || query->reserved[1])
 		return -EINVAL;
-
+	if (!drm_dev_enter(drm, &idx))
+		return -ENODEV;
 	switch (query->query) {
 	case DRM_VMGPU_QUERY_DEVICE:
-		return vmgpu_query_device(vdev, query);
+		ret = vmgpu_query_device(vdev, query);
+		break;
 	case DRM_VMGPU_QUERY_SEGMENTS:
-		return vmgpu_query_segments(vdev, query);
+		ret = vmgpu_query_segments(vdev, query);
+		break;
 	default:
-		return -EINVAL;
+		ret = -EINVAL;
 	}
+	drm_dev_exit(idx);
+	return ret;
 }

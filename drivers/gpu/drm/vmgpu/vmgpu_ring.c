@@ -3,28 +3,43 @@
  * Copyright 2026 The vmgpu authors
  */
 
+#include <linux/dma-fence.h>
 #include <linux/dma-mapping.h>
-#include <linux/dma-resv.h>
 #include <linux/interrupt.h>
 #include <linux/module.h>
-#include <linux/slab.h>
 
+#include <drm/drm_drv.h>
+#include <drm/drm_managed.h>
 #include <drm/drm_print.h>
 
 #include "vmgpu_device.h"
 #include "vmgpu_fence.h"
+#include "vmgpu_job.h"
+#include "vmgpu_job_types.h"
 #include "vmgpu_ring.h"
 #include "vmgpu_trace.h"
 
 /**
- * DOC: paging ring
+ * DOC: rings
  *
- * The kernel's paging operations (seed "GPU segments": Fill, Transfer,
- * Discard...) go to the device's privileged paging ring. Jobs pass through
- * a DRM scheduler so that a job waits for its dependencies on the GPU side
- * (scheduler callbacks), never by blocking the CPU thread that queued it,
- * and so that a job that never completes times out. The scheduler's credit
- * limit is the ring size, so run_job always finds room in the ring.
+ * A ring is one of the device's command queues with a DRM scheduler in
+ * front of it. The kernel's paging operations (seed "GPU segments": Fill,
+ * Transfer, Discard...) go to the privileged paging ring, ring 0. Jobs
+ * wait for their dependencies in scheduler callbacks, never by blocking
+ * the thread that queued them, and the scheduler's credit limit is the
+ * ring size, so run_job always finds room.
+ *
+ * Errors: a command the device rejects halts the ring. The error
+ * interrupt retires what the device completed, blames the job that owns
+ * the halted slot (-EIO) and resumes the ring after that command.
+ *
+ * Hangs follow the scheduler's documented recovery: drm_sched_stop(),
+ * stop the ring, signal what completed before the stop with success, fail
+ * the hung job (-ETIMEDOUT), write the jobs queued behind it to the ring
+ * again, drm_sched_start(). Re-running those is safe because every paging
+ * command is idempotent (a Fill, or a Transfer between disjoint ranges).
+ * The same path, with the device gone, fails everything with -ENODEV at
+ * hot-unplug.
  */
 
 #define VMGPU_PAGING_RING_ORDER	12
@@ -32,139 +47,33 @@
 static unsigned int paging_timeout_ms = 10000;
 module_param(paging_timeout_ms, uint, 0444);
 MODULE_PARM_DESC(paging_timeout_ms,
-		 "A paging job running longer is declared hung and the ring reset (default 10000)");
-
-struct vmgpu_job {
-	struct drm_sched_job base;
-	struct vmgpu_ring *ring;
-	u32 num_cmds;
-	u32 max_cmds;
-	union vmgpu_cmd cmds[];
-};
+		 "A paging job running longer is declared hung and the ring reset; 0 never (default 10000)");
 
 static struct vmgpu_job *to_vmgpu_job(struct drm_sched_job *job)
 {
 	return container_of(job, struct vmgpu_job, base);
 }
 
-static struct vmgpu_device *ring_to_vdev(struct vmgpu_ring *ring)
-{
-	return container_of(ring, struct vmgpu_device, paging);
-}
-
 static void vmgpu_ring_write_reg(struct vmgpu_ring *ring, u32 reg, u32 val)
 {
-	vmgpu_write32(ring_to_vdev(ring), VMGPU_REG_RING(VMGPU_RING_PAGING) + reg, val);
+	vmgpu_write32(ring->vdev, VMGPU_REG_RING(ring->index) + reg, val);
 }
 
 static u32 vmgpu_ring_read_reg(struct vmgpu_ring *ring, u32 reg)
 {
-	return vmgpu_read32(ring_to_vdev(ring), VMGPU_REG_RING(VMGPU_RING_PAGING) + reg);
+	return vmgpu_read32(ring->vdev, VMGPU_REG_RING(ring->index) + reg);
 }
 
-/**
- * vmgpu_job_alloc() - a paging job with room for commands
- * @vdev: the device
- * @max_cmds: how many commands the caller will add, at most
- *
- * Return: the job, or an ERR_PTR: -E2BIG if it could never fit the ring.
- */
-struct vmgpu_job *vmgpu_job_alloc(struct vmgpu_device *vdev, u32 max_cmds)
+/* Write a job's commands and its FENCE; returns the job's first slot. */
+static u32 vmgpu_ring_write_job(struct vmgpu_ring *ring, struct vmgpu_job *job,
+				u64 seqno)
 {
-	struct vmgpu_job *job;
-
-	if (max_cmds > vmgpu_job_max_cmds(vdev))
-		return ERR_PTR(-E2BIG);
-	job = kvzalloc(struct_size(job, cmds, max_cmds), GFP_KERNEL);
-	if (!job)
-		return ERR_PTR(-ENOMEM);
-	job->ring = &vdev->paging;
-	job->max_cmds = max_cmds;
-	return job;
-}
-
-/**
- * vmgpu_job_max_cmds() - commands a job can hold
- * @vdev: the device
- *
- * Return: one less than the ring minus the job's own FENCE command.
- */
-u32 vmgpu_job_max_cmds(struct vmgpu_device *vdev)
-{
-	return vdev->paging.num_slots - 2;
-}
-
-/**
- * vmgpu_job_add() - append a command
- * @job: a job not yet submitted
- * @cmd: the command, copied
- */
-void vmgpu_job_add(struct vmgpu_job *job, const union vmgpu_cmd *cmd)
-{
-	if (WARN_ON(job->num_cmds == job->max_cmds))
-		return;
-	job->cmds[job->num_cmds++] = *cmd;
-}
-
-/**
- * vmgpu_job_free() - drop a job that was never submitted
- * @job: the job
- */
-void vmgpu_job_free(struct vmgpu_job *job)
-{
-	kvfree(job);
-}
-
-/**
- * vmgpu_job_submit() - queue a job after the fences of a reservation object
- * @job: the job; owned by the scheduler from now on
- * @resv: its dependencies (every usage), or NULL
- *
- * Return: the job's finished fence (a reference for the caller), or an
- * ERR_PTR; on error the job is freed.
- */
-struct dma_fence *vmgpu_job_submit(struct vmgpu_job *job, struct dma_resv *resv)
-{
-	struct dma_fence *fence;
-	int ret;
-
-	ret = drm_sched_job_init(&job->base, &job->ring->entity,
-				 job->num_cmds + 1, NULL, 0);
-	if (ret)
-		goto err_free;
-	if (resv) {
-		ret = drm_sched_job_add_resv_dependencies(&job->base, resv,
-							  DMA_RESV_USAGE_BOOKKEEP);
-		if (ret)
-			goto err_cleanup;
-	}
-	drm_sched_job_arm(&job->base);
-	fence = dma_fence_get(&job->base.s_fence->finished);
-	trace_vmgpu_job_submit(fence, job->num_cmds);
-	drm_sched_entity_push_job(&job->base);
-	return fence;
-
-err_cleanup:
-	drm_sched_job_cleanup(&job->base);
-err_free:
-	kvfree(job);
-	return ERR_PTR(ret);
-}
-
-static struct dma_fence *vmgpu_ring_run_job(struct drm_sched_job *sched_job)
-{
-	struct vmgpu_job *job = to_vmgpu_job(sched_job);
-	struct vmgpu_ring *ring = job->ring;
 	u32 mask = ring->num_slots - 1;
-	struct dma_fence *fence;
 	union vmgpu_cmd fence_cmd = {};
-	u64 seqno;
+	u32 first = ring->tail;
 	u32 i;
 
-	fence = vmgpu_fence_emit(ring, &seqno);
-	if (!fence)
-		return ERR_PTR(-ENOMEM);
-
+	lockdep_assert_held(&ring->lock);
 	for (i = 0; i < job->num_cmds; i++) {
 		trace_vmgpu_cmd(&job->cmds[i]);
 		ring->cmds[ring->tail] = job->cmds[i];
@@ -177,43 +86,147 @@ static struct dma_fence *vmgpu_ring_run_job(struct drm_sched_job *sched_job)
 	fence_cmd.fence.value = cpu_to_le64(seqno);
 	ring->cmds[ring->tail] = fence_cmd;
 	ring->tail = (ring->tail + 1) & mask;
+	return first;
+}
 
+static void vmgpu_ring_doorbell(struct vmgpu_ring *ring)
+{
+	lockdep_assert_held(&ring->lock);
 	/* Commands must be in memory before the doorbell. */
 	dma_wmb();
 	vmgpu_ring_write_reg(ring, VMGPU_RING_TAIL, ring->tail);
+}
+
+static struct dma_fence *vmgpu_ring_run_job(struct drm_sched_job *sched_job)
+{
+	struct vmgpu_job *job = to_vmgpu_job(sched_job);
+	struct vmgpu_ring *ring = job->ring;
+	bool cookie = dma_fence_begin_signalling();
+	struct dma_fence *fence;
+	u32 first;
+	u64 seqno;
+	int idx;
+
+	if (!drm_dev_enter(&ring->vdev->drm, &idx)) {
+		fence = ERR_PTR(-ENODEV);
+		goto out;
+	}
+	spin_lock(&ring->lock);
+	seqno = ++ring->next_seqno;
+	first = vmgpu_ring_write_job(ring, job, seqno);
+	vmgpu_fence_init(job->hw_fence, ring, job->prev, seqno, first, ring->tail);
+	job->prev = NULL;
+	/* The job's own reference: recovery reattaches the fence to it. */
+	dma_fence_get(&job->hw_fence->base);
+	job->hw_fence_live = true;
+	vmgpu_ring_doorbell(ring);
+	spin_unlock(&ring->lock);
+	drm_dev_exit(idx);
+	/* dma_fence_init()'s reference goes to the scheduler. */
+	fence = &job->hw_fence->base;
+out:
+	dma_fence_end_signalling(cookie);
 	return fence;
 }
 
 /*
- * Hang recovery for now: pause submission, stop the ring, fail every fence
- * it owes, start it again empty. The jobs complete through their hardware
- * fences' callbacks as usual, carrying -ETIMEDOUT: the moves they held are
- * lost and their fences say so.
+ * After drm_sched_stop(), which detached every pending job from its
+ * hardware fence: reattach them, so that drm_sched_start() completes each
+ * job when (or, if signalled already, as) its hardware fence signals, with
+ * that fence's error. The pending list is stable while the scheduler is
+ * stopped.
  */
-static enum drm_gpu_sched_stat vmgpu_ring_timedout_job(struct drm_sched_job *sched_job)
+static void vmgpu_ring_reattach_jobs(struct vmgpu_ring *ring)
 {
-	struct vmgpu_job *job = to_vmgpu_job(sched_job);
-	struct vmgpu_ring *ring = job->ring;
-	struct vmgpu_device *vdev = ring_to_vdev(ring);
+	struct drm_sched_job *s_job;
 
-	drm_err(&vdev->drm, "paging ring hung: head %u tail %u status 0x%x, seqno %llu of %llu; resetting it\n",
-		vmgpu_ring_read_reg(ring, VMGPU_RING_HEAD), ring->tail,
-		vmgpu_ring_read_reg(ring, VMGPU_RING_STATUS),
-		READ_ONCE(*ring->seqno_cpu), ring->next_seqno);
+	list_for_each_entry(s_job, &ring->sched.pending_list, list) {
+		struct vmgpu_job *job = to_vmgpu_job(s_job);
 
-	drm_sched_wqueue_stop(&ring->sched);
+		if (!s_job->s_fence->parent && job->hw_fence_live)
+			s_job->s_fence->parent = dma_fence_get(&job->hw_fence->base);
+	}
+}
+
+/*
+ * Restart a hung ring empty, then refill it with the jobs queued behind
+ * the hung one. Called with the scheduler stopped and the device present.
+ */
+static void vmgpu_ring_reset(struct vmgpu_ring *ring, struct vmgpu_job *bad)
+{
+	int error_irq = pci_irq_vector(vmgpu_pdev(ring->vdev), VMGPU_MSIX_VEC_ERROR);
+	struct drm_sched_job *s_job;
+
+	/* No RESUME from the error handler while the ring restarts. */
+	disable_irq(error_irq);
 	vmgpu_ring_write_reg(ring, VMGPU_RING_CTRL, 0);
-	vmgpu_fence_fail_all(ring, -ETIMEDOUT);
+	/* What finished before the stop did succeed. */
+	vmgpu_fence_process(ring);
+
+	spin_lock(&ring->lock);
 	ring->tail = 0;
 	vmgpu_ring_write_reg(ring, VMGPU_RING_CTRL, VMGPU_RING_CTRL_ENABLE);
-	drm_sched_wqueue_start(&ring->sched);
-	return DRM_GPU_SCHED_STAT_NOMINAL;
+	list_for_each_entry(s_job, &ring->sched.pending_list, list) {
+		struct vmgpu_job *job = to_vmgpu_job(s_job);
+		struct vmgpu_hw_fence *hw = job->hw_fence;
+
+		if (!job->hw_fence_live ||
+		    test_bit(DMA_FENCE_FLAG_SIGNALED_BIT, &hw->base.flags))
+			continue;
+		if (job == bad) {
+			vmgpu_fence_fail(hw, -ETIMEDOUT);
+			continue;
+		}
+		hw->first_slot = vmgpu_ring_write_job(ring, job, hw->base.seqno);
+		hw->end_slot = ring->tail;
+	}
+	spin_unlock(&ring->lock);
+	enable_irq(error_irq);
+}
+
+static enum drm_gpu_sched_stat vmgpu_ring_timedout_job(struct drm_sched_job *sched_job)
+{
+	struct vmgpu_job *bad = to_vmgpu_job(sched_job);
+	struct vmgpu_ring *ring = bad->ring;
+	struct vmgpu_device *vdev = ring->vdev;
+	enum drm_gpu_sched_stat status = DRM_GPU_SCHED_STAT_NOMINAL;
+	bool cookie = dma_fence_begin_signalling();
+	int idx;
+
+	drm_sched_stop(&ring->sched, sched_job);
+	if (drm_dev_enter(&vdev->drm, &idx)) {
+		drm_err(&vdev->drm, "%s ring hung: head %u tail %u status 0x%x, seqno %llu of %llu; resetting it\n",
+			ring->name, vmgpu_ring_read_reg(ring, VMGPU_RING_HEAD),
+			ring->tail, vmgpu_ring_read_reg(ring, VMGPU_RING_STATUS),
+			READ_ONCE(*ring->seqno_cpu), ring->next_seqno);
+		vmgpu_ring_reset(ring, bad);
+		drm_dev_exit(idx);
+	} else {
+		/* Unplugged: vmgpu_ring_unplug() retired what completed. */
+		vmgpu_fence_fail_all(ring, -ENODEV);
+		status = DRM_GPU_SCHED_STAT_ENODEV;
+	}
+	vmgpu_ring_reattach_jobs(ring);
+	drm_sched_start(&ring->sched);
+
+	if (status == DRM_GPU_SCHED_STAT_NOMINAL && drm_dev_enter(&vdev->drm, &idx)) {
+		/*
+		 * Only now: the hung job's finished fence carries its error
+		 * before any job that continues it can complete.
+		 */
+		spin_lock(&ring->lock);
+		vmgpu_ring_doorbell(ring);
+		spin_unlock(&ring->lock);
+		drm_dev_exit(idx);
+	}
+	dma_fence_end_signalling(cookie);
+	return status;
 }
 
 static void vmgpu_ring_free_job(struct drm_sched_job *sched_job)
 {
 	drm_sched_job_cleanup(sched_job);
-	kvfree(to_vmgpu_job(sched_job));
+	vmgpu_job_free(to_vmgpu_job(sched_job));
 }
 
 static const struct drm_sched_backend_ops vmgpu_ring_sched_ops = {
@@ -223,113 +236,159 @@ static const struct drm_sched_backend_ops vmgpu_ring_sched_ops = {
 };
 
 /**
- * vmgpu_ring_handle_error() - the device halted the paging ring
+ * vmgpu_ring_handle_error() - the device halted a ring on a bad command
  * @vdev: the device
+ * @index: the ring
+ * @slot: the slot of the command it rejected
  *
- * Called from the error interrupt. The failed command belongs to the
- * oldest unfinished job, whose fence gets -EIO; the ring resumes after the
- * failed command so that later jobs, and that job's FENCE, still run.
+ * Called from the error interrupt.
  */
-void vmgpu_ring_handle_error(struct vmgpu_device *vdev)
+void vmgpu_ring_handle_error(struct vmgpu_device *vdev, u32 index, u32 slot)
 {
 	struct vmgpu_ring *ring = &vdev->paging;
+	bool cookie;
 
-	if (!(vmgpu_ring_read_reg(ring, VMGPU_RING_STATUS) & VMGPU_RING_STATUS_HALTED))
+	if (index != ring->index ||
+	    !(vmgpu_ring_read_reg(ring, VMGPU_RING_STATUS) & VMGPU_RING_STATUS_HALTED))
 		return;
-	vmgpu_fence_fail_oldest(ring, -EIO);
+	cookie = dma_fence_begin_signalling();
+	/* The fence vector may not have run yet for jobs done before it. */
+	vmgpu_fence_process(ring);
+	if (!vmgpu_fence_blame_slot(ring, slot, -EIO))
+		drm_err_ratelimited(&vdev->drm, "%s ring halted at slot %u, which no pending job owns\n",
+				    ring->name, slot);
 	vmgpu_ring_write_reg(ring, VMGPU_RING_CTRL,
 			     VMGPU_RING_CTRL_ENABLE | VMGPU_RING_CTRL_RESUME);
+	dma_fence_end_signalling(cookie);
 }
 
 static irqreturn_t vmgpu_ring_fence_irq(int irq, void *arg)
 {
-	struct vmgpu_device *vdev = arg;
+	struct vmgpu_ring *ring = arg;
+	bool cookie = dma_fence_begin_signalling();
 
-	vmgpu_write32(vdev, VMGPU_REG_INT_STATUS, VMGPU_INT_FENCE);
-	vmgpu_fence_process(&vdev->paging);
+	vmgpu_write32(ring->vdev, VMGPU_REG_INT_STATUS, VMGPU_INT_FENCE);
+	vmgpu_fence_process(ring);
+	dma_fence_end_signalling(cookie);
 	return IRQ_HANDLED;
+}
+
+/**
+ * vmgpu_ring_timeout() - how long a job may run before it counts as hung
+ * @ring: the ring
+ *
+ * Return: the scheduler timeout in jiffies.
+ */
+long vmgpu_ring_timeout(const struct vmgpu_ring *ring)
+{
+	return ring->sched.timeout;
+}
+
+/* devres: the device must not fetch from the ring once its memory is freed. */
+static void vmgpu_ring_hw_stop(void *arg)
+{
+	struct vmgpu_ring *ring = arg;
+
+	vmgpu_ring_write_reg(ring, VMGPU_RING_CTRL, 0);
+}
+
+/* drmm: the scheduler lives as long as the DRM device. */
+static void vmgpu_ring_release(struct drm_device *drm, void *arg)
+{
+	struct vmgpu_ring *ring = arg;
+
+	drm_sched_entity_destroy(&ring->entity);
+	drm_sched_fini(&ring->sched);
 }
 
 /**
  * vmgpu_ring_init() - set up the paging ring, its fences and scheduler
  * @vdev: the device, with MSI-X vectors allocated
  *
+ * Ring memory and interrupts are device-managed: they go when the device
+ * is unbound. The scheduler is DRM-managed: it goes with the last
+ * reference to the DRM device, after every job has completed.
+ *
  * Return: 0 or a negative errno.
  */
 int vmgpu_ring_init(struct vmgpu_device *vdev)
 {
 	struct vmgpu_ring *ring = &vdev->paging;
-	struct pci_dev *pdev = vmgpu_pdev(vdev);
+	struct device *dev = vdev->drm.dev;
 	struct drm_gpu_scheduler *sched = &ring->sched;
-	const struct drm_sched_init_args args = {
+	struct drm_sched_init_args args = {
 		.ops = &vmgpu_ring_sched_ops,
 		.num_rqs = DRM_SCHED_PRIORITY_COUNT,
 		.credit_limit = (1u << VMGPU_PAGING_RING_ORDER) - 1,
-		.timeout = msecs_to_jiffies(paging_timeout_ms),
+		.timeout = paging_timeout_ms ? msecs_to_jiffies(paging_timeout_ms) :
+			   MAX_SCHEDULE_TIMEOUT,
 		.name = "vmgpu-paging",
-		.dev = vdev->drm.dev,
+		.dev = dev,
 	};
 	int ret;
 
+	ring->vdev = vdev;
+	ring->index = VMGPU_RING_PAGING;
+	ring->name = "paging";
 	ring->num_slots = 1u << VMGPU_PAGING_RING_ORDER;
-	ring->cmds = dmam_alloc_coherent(&pdev->dev, ring->num_slots * VMGPU_CMD_SIZE,
+	spin_lock_init(&ring->lock);
+	ring->cmds = dmam_alloc_coherent(dev, ring->num_slots * VMGPU_CMD_SIZE,
 					 &ring->cmds_bus, GFP_KERNEL);
-	ring->seqno_cpu = dmam_alloc_coherent(&pdev->dev, sizeof(u64),
-					      &ring->seqno_bus, GFP_KERNEL);
+	ring->seqno_cpu = dmam_alloc_coherent(dev, sizeof(u64), &ring->seqno_bus,
+					      GFP_KERNEL);
 	if (!ring->cmds || !ring->seqno_cpu)
 		return -ENOMEM;
-	vmgpu_fence_init(ring);
+	vmgpu_fence_ring_init(ring);
 	ring->tail = 0;
 
 	vmgpu_ring_write_reg(ring, VMGPU_RING_BASE_LO, lower_32_bits(ring->cmds_bus));
 	vmgpu_ring_write_reg(ring, VMGPU_RING_BASE_HI, upper_32_bits(ring->cmds_bus));
 	vmgpu_ring_write_reg(ring, VMGPU_RING_SIZE_SHIFT, VMGPU_PAGING_RING_ORDER);
 	vmgpu_ring_write_reg(ring, VMGPU_RING_CTRL, VMGPU_RING_CTRL_ENABLE);
-
-	ret = request_irq(pci_irq_vector(pdev, VMGPU_MSIX_VEC_FENCE),
-			  vmgpu_ring_fence_irq, 0, "vmgpu-fence", vdev);
+	ret = devm_add_action_or_reset(dev, vmgpu_ring_hw_stop, ring);
 	if (ret)
-		goto err_disable;
+		return ret;
 
+	ret = devm_request_irq(dev, pci_irq_vector(vmgpu_pdev(vdev), VMGPU_MSIX_VEC_FENCE),
+			       vmgpu_ring_fence_irq, 0, "vmgpu-fence", ring);
+	if (ret)
+		return ret;
 	vmgpu_write32(vdev, VMGPU_REG_INT_MASK,
 		      vmgpu_read32(vdev, VMGPU_REG_INT_MASK) | VMGPU_INT_FENCE);
 
 	ret = drm_sched_init(sched, &args);
 	if (ret)
-		goto err_irq;
+		return ret;
 	ret = drm_sched_entity_init(&ring->entity, DRM_SCHED_PRIORITY_KERNEL,
 				    &sched, 1, NULL);
-	if (ret)
-		goto err_sched;
-	return 0;
-
-err_sched:
-	drm_sched_fini(sched);
-err_irq:
-	vmgpu_write32(vdev, VMGPU_REG_INT_MASK,
-		      vmgpu_read32(vdev, VMGPU_REG_INT_MASK) & ~VMGPU_INT_FENCE);
-	free_irq(pci_irq_vector(pdev, VMGPU_MSIX_VEC_FENCE), vdev);
-err_disable:
-	vmgpu_ring_write_reg(ring, VMGPU_RING_CTRL, 0);
-	return ret;
+	if (ret) {
+		drm_sched_fini(sched);
+		return ret;
+	}
+	return drmm_add_action_or_reset(&vdev->drm, vmgpu_ring_release, ring);
 }
 
 /**
- * vmgpu_ring_fini() - drain and stop the paging ring
- * @vdev: the device
+ * vmgpu_ring_unplug() - the device is going: fail all of its work
+ * @vdev: the device, unplugged (drm_dev_unplug()) but its registers still
+ *	  mapped
  *
- * Jobs still queued are flushed; fences the device can no longer complete
- * fail with -ENODEV.
+ * Stops the ring, signals what the device completed with success and
+ * everything else with -ENODEV, through the scheduler's recovery path so
+ * that every job is completed and freed. Jobs queued later fail at once in
+ * run_job.
  */
-void vmgpu_ring_fini(struct vmgpu_device *vdev)
+void vmgpu_ring_unplug(struct vmgpu_device *vdev)
 {
 	struct vmgpu_ring *ring = &vdev->paging;
+	struct pci_dev *pdev = vmgpu_pdev(vdev);
 
-	drm_sched_entity_destroy(&ring->entity);
-	drm_sched_fini(&ring->sched);
 	vmgpu_ring_write_reg(ring, VMGPU_RING_CTRL, 0);
-	vmgpu_write32(vdev, VMGPU_REG_INT_MASK,
-		      vmgpu_read32(vdev, VMGPU_REG_INT_MASK) & ~VMGPU_INT_FENCE);
-	free_irq(pci_irq_vector(vmgpu_pdev(vdev), VMGPU_MSIX_VEC_FENCE), vdev);
-	vmgpu_fence_fail_all(ring, -ENODEV);
+	vmgpu_write32(vdev, VMGPU_REG_INT_MASK, 0);
+	synchronize_irq(pci_irq_vector(pdev, VMGPU_MSIX_VEC_FENCE));
+	synchronize_irq(pci_irq_vector(pdev, VMGPU_MSIX_VEC_ERROR));
+	vmgpu_fence_process(ring);
+	/* The recovery worker fails the rest; it is serialised with hangs. */
+	drm_sched_fault(&ring->sched);
+	flush_delayed_work(&ring->sched.work_tdr);
 }

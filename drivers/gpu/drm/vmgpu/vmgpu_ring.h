@@ -7,20 +7,12 @@
 
 #include <linux/types.h>
 
-struct dma_fence;
-struct dma_resv;
 struct vmgpu_device;
-struct vmgpu_job;
-union vmgpu_cmd;
+struct vmgpu_ring;
 
 int vmgpu_ring_init(struct vmgpu_device *vdev);
-void vmgpu_ring_fini(struct vmgpu_device *vdev);
-void vmgpu_ring_handle_error(struct vmgpu_device *vdev);
-
-struct vmgpu_job *vmgpu_job_alloc(struct vmgpu_device *vdev, u32 max_cmds);
-u32 vmgpu_job_max_cmds(struct vmgpu_device *vdev);
-void vmgpu_job_add(struct vmgpu_job *job, const union vmgpu_cmd *cmd);
-void vmgpu_job_free(struct vmgpu_job *job);
-struct dma_fence *vmgpu_job_submit(struct vmgpu_job *job, struct dma_resv *resv);
+void vmgpu_ring_unplug(struct vmgpu_device *vdev);
+void vmgpu_ring_handle_error(struct vmgpu_device *vdev, u32 ring, u32 slot);
+long vmgpu_ring_timeout(const struct vmgpu_ring *ring);
 
 #endif

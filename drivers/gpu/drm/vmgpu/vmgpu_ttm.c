@@ -8,6 +8,7 @@
 
 #include <drm/drm_drv.h>
 #include <drm/drm_file.h>
+#include <drm/drm_managed.h>
 #include <drm/ttm/ttm_bo.h>
 #include <drm/ttm/ttm_placement.h>
 #include <drm/ttm/ttm_tt.h>
@@ -17,6 +18,7 @@
 #include "vmgpu_device.h"
 #include "vmgpu_gart.h"
 #include "vmgpu_migrate.h"
+#include "vmgpu_res_cursor.h"
 #include "vmgpu_trace.h"
 #include "vmgpu_ttm.h"
 #include "vmgpu_vram_mgr.h"
@@ -90,17 +92,23 @@ static u32 vmgpu_ttm_trace_segment(struct vmgpu_device *vdev,
 	return res->mem_type - VMGPU_TTM_FIRST_SEGMENT + 1;
 }
 
+/*
+ * Queue the clear or copy that fills @new_mem. If anything fails after the
+ * work was queued, wait for it: the caller frees @new_mem.
+ */
 static int vmgpu_ttm_move_by_device(struct ttm_buffer_object *tbo, bool evict,
 				    struct ttm_resource *new_mem, bool clear)
 {
 	struct vmgpu_device *vdev = to_vmgpu_device(tbo->base.dev);
+	struct vmgpu_bo *vbo = vmgpu_bo_is_vmgpu(tbo) ? to_vmgpu_bo(tbo) : NULL;
 	struct dma_fence *fence;
 	int ret;
 
 	if (new_mem->mem_type == TTM_PL_TT)
 		vmgpu_gart_bind(vdev, new_mem, tbo->ttm);
-	fence = clear ? vmgpu_migrate_clear(vdev, tbo, new_mem) :
-			vmgpu_migrate_copy(vdev, tbo, tbo->resource, new_mem);
+	fence = clear ? vmgpu_migrate_clear(vdev, tbo, new_mem, NULL) :
+			vmgpu_migrate_copy(vdev, tbo, tbo->resource, new_mem,
+					   vbo ? vbo->paging_fence : NULL);
 	if (IS_ERR(fence))
 		return PTR_ERR(fence);
 	if (tbo->resource) {
@@ -109,13 +117,16 @@ static int vmgpu_ttm_move_by_device(struct ttm_buffer_object *tbo, bool evict,
 		/*
 		 * A new allocation has no old backing to hand to a ghost; the
 		 * clear's fence in the reservation keeps CPU and GPU users out.
+		 * TTM reserved the fence slot before it allocated @new_mem.
 		 */
-		ret = dma_resv_reserve_fences(tbo->base.resv, 1);
-		if (!ret) {
-			dma_resv_add_fence(tbo->base.resv, fence, DMA_RESV_USAGE_KERNEL);
-			ttm_bo_move_null(tbo, new_mem);
-		}
+		dma_resv_add_fence(tbo->base.resv, fence, DMA_RESV_USAGE_KERNEL);
+		ttm_bo_move_null(tbo, new_mem);
+		ret = 0;
 	}
+	if (ret)
+		dma_fence_wait(fence, false);
+	else if (vbo)
+		vmgpu_bo_set_paging(vbo, fence, !clear);
 	dma_fence_put(fence);
 	return ret;
 }
@@ -129,25 +140,12 @@ static int vmgpu_ttm_move(struct ttm_buffer_object *tbo, bool evict,
 	struct vmgpu_bo *vbo = vmgpu_bo_is_vmgpu(tbo) ? to_vmgpu_bo(tbo) : NULL;
 	u32 old_type = tbo->resource ? tbo->resource->mem_type : TTM_PL_SYSTEM;
 	u32 new_type = new_mem->mem_type;
-	int ret;
+	int idx, ret;
 
 	trace_vmgpu_bo_move(tbo, tbo->base.size,
 			    vmgpu_ttm_trace_segment(vdev, tbo->resource),
 			    vmgpu_ttm_trace_segment(vdev, new_mem), evict);
 
-	/* First backing: no data to move, but earlier contents to wipe. */
-	if (vbo && !vbo->cleared && new_type != TTM_PL_SYSTEM) {
-		ret = vmgpu_ttm_move_by_device(tbo, evict, new_mem, true);
-		if (!ret)
-			vbo->cleared = true;
-		return ret;
-	}
-
-	if (old_type == TTM_PL_SYSTEM && new_type == TTM_PL_TT) {
-		vmgpu_gart_bind(vdev, new_mem, tbo->ttm);
-		ttm_bo_move_null(tbo, new_mem);
-		return 0;
-	}
 	if (new_type == TTM_PL_SYSTEM) {
 		if (vmgpu_ttm_is_vram(old_type))
 			goto hop_through_tt;
@@ -156,12 +154,41 @@ static int vmgpu_ttm_move(struct ttm_buffer_object *tbo, bool evict,
 		if (ret)
 			return ret;
 		ttm_bo_move_null(tbo, new_mem);
+		/* Now out of the device's reach, the CPU clears what failed. */
+		if (vbo && vmgpu_bo_paging_failed(vbo))
+			vmgpu_bo_scrub(vbo);
 		return 0;
 	}
-	if (old_type == TTM_PL_SYSTEM)
-		goto hop_through_tt;
 
-	return vmgpu_ttm_move_by_device(tbo, evict, new_mem, false);
+	/* Everything else needs the device, at least its aperture. */
+	if (!drm_dev_enter(&vdev->drm, &idx))
+		return -ENODEV;
+	/*
+	 * First backing, or what the last paging operation was to write is
+	 * not there: nothing to move, but earlier contents to wipe.
+	 */
+	if (vbo && (!vbo->cleared || vmgpu_bo_paging_failed(vbo))) {
+		ret = vmgpu_ttm_move_by_device(tbo, evict, new_mem, true);
+		if (!ret)
+			vbo->cleared = true;
+	} else if (!vmgpu_ttm_is_vram(old_type) && new_type == TTM_PL_TT) {
+		/*
+		 * Same pages, mapped into the aperture or not: only the
+		 * entries change, once nothing uses the old ones.
+		 */
+		ret = ttm_bo_wait_ctx(tbo, ctx);
+		if (!ret) {
+			vmgpu_gart_bind(vdev, new_mem, tbo->ttm);
+			ttm_bo_move_null(tbo, new_mem);
+		}
+	} else if (old_type == TTM_PL_SYSTEM) {
+		ret = -EMULTIHOP;
+	} else {
+		ret = vmgpu_ttm_move_by_device(tbo, evict, new_mem, false);
+	}
+	drm_dev_exit(idx);
+	if (ret != -EMULTIHOP)
+		return ret;
 
 hop_through_tt:
 	/* The device reaches system pages only while they are DMA-mapped. */
@@ -172,25 +199,19 @@ hop_through_tt:
 	return -EMULTIHOP;
 }
 
-static int vmgpu_ttm_range_beyond_bar(void *arg, u64 vram, u64 len)
-{
-	const struct vmgpu_device *vdev = arg;
-
-	return vram + len > vdev->vram.bar_size ? -EINVAL : 0;
-}
-
 static int vmgpu_ttm_io_mem_reserve(struct ttm_device *bdev,
 				    struct ttm_resource *mem)
 {
 	struct vmgpu_device *vdev = container_of(bdev, struct vmgpu_device, ttm);
-	int ret;
+	struct vmgpu_res_cursor cur;
 
 	if (!vmgpu_ttm_is_vram(mem->mem_type))
 		return 0;
 	/* Only what the VRAM BAR reaches can be mapped. */
-	ret = vmgpu_vram_res_walk(vdev, mem, vmgpu_ttm_range_beyond_bar, vdev);
-	if (ret)
-		return ret;
+	vmgpu_res_first(vdev, mem, NULL, mem->size, &cur);
+	for (; cur.remaining; vmgpu_res_next(&cur, cur.size))
+		if (cur.start + cur.size > vdev->vram.bar_size)
+			return -EINVAL;
 	mem->bus.offset = vdev->vram.bar_start +
 			  vmgpu_vram_res_page_offset(vdev, mem, 0);
 	mem->bus.is_iomem = true;
@@ -242,9 +263,22 @@ u64 vmgpu_ttm_segment_used(struct vmgpu_device *vdev, u32 id)
 	       tt - mapped;
 }
 
+/* drmm: TTM and its managers live as long as the DRM device. */
+static void vmgpu_ttm_release(struct drm_device *drm, void *arg)
+{
+	struct vmgpu_device *vdev = arg;
+
+	vmgpu_vram_mgr_fini(vdev, vdev->num_segments);
+	vmgpu_gart_fini(vdev);
+	ttm_device_fini(&vdev->ttm);
+}
+
 /**
  * vmgpu_ttm_init() - TTM device, memory segment managers and aperture
  * @vdev: the device, with the paging ring running
+ *
+ * Everything is released with the last reference to the DRM device, after
+ * every allocation is gone, even if the PCI device went long before.
  *
  * Return: 0 or a negative errno.
  */
@@ -264,7 +298,7 @@ int vmgpu_ttm_init(struct vmgpu_device *vdev)
 	ret = vmgpu_gart_init(vdev);
 	if (ret)
 		goto err_vram;
-	return 0;
+	return drmm_add_action_or_reset(drm, vmgpu_ttm_release, vdev);
 
 err_vram:
 	vmgpu_vram_mgr_fini(vdev, vdev->num_segments);
@@ -274,12 +308,13 @@ err_device:
 }
 
 /**
- * vmgpu_ttm_fini() - evict everything and tear TTM down
- * @vdev: the device, with the paging ring still running
+ * vmgpu_ttm_unplug() - the device is going: unmap every system page
+ * @vdev: the device, unplugged, its work failed
+ *
+ * No DMA mapping may outlive the driver's binding to the device. The
+ * allocations themselves stay until their last user lets go of them.
  */
-void vmgpu_ttm_fini(struct vmgpu_device *vdev)
+void vmgpu_ttm_unplug(struct vmgpu_device *vdev)
 {
-	vmgpu_vram_mgr_fini(vdev, vdev->num_segments);
-	vmgpu_gart_fini(vdev);
-	ttm_device_fini(&vdev->ttm);
+	ttm_device_clear_dma_mappings(&vdev->ttm);
 }

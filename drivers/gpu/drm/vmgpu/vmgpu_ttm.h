@@ -10,7 +10,7 @@
 struct vmgpu_device;
 
 int vmgpu_ttm_init(struct vmgpu_device *vdev);
-void vmgpu_ttm_fini(struct vmgpu_device *vdev);
+void vmgpu_ttm_unplug(struct vmgpu_device *vdev);
 u64 vmgpu_ttm_segment_used(struct vmgpu_device *vdev, u32 id);
 
 #endif

@@ -11,6 +11,7 @@
 #include <drm/ttm/ttm_placement.h>
 
 #include "vmgpu_device.h"
+#include "vmgpu_res_cursor.h"
 #include "vmgpu_vram_mgr.h"
 
 /**
@@ -63,10 +64,12 @@ static int vmgpu_vram_mgr_alloc(struct ttm_resource_manager *man,
 	int ret;
 
 	vmgpu_place_range(mgr, place, &start, &end);
-	if (end > mgr->segment->size || start >= end || size > end - start)
-		return -E2BIG;
-	if (!IS_ALIGNED(size, mgr->segment->page_size))
+	if (end > mgr->segment->size || start >= end ||
+	    !IS_ALIGNED(size, mgr->segment->page_size))
 		return -EINVAL;
+	/* Never fits this place: -ENOSPC so that TTM tries the next one. */
+	if (size > end - start)
+		return -ENOSPC;
 
 	if (place->flags & TTM_PL_FLAG_TOPDOWN)
 		flags |= GPU_BUDDY_TOPDOWN_ALLOCATION;
@@ -177,29 +180,23 @@ static const struct ttm_resource_manager_func vmgpu_vram_mgr_func = {
 };
 
 /**
- * vmgpu_vram_res_walk() - visit the VRAM ranges of a resource
+ * vmgpu_vram_res_cursor_init() - point a cursor at a resource's first block
  * @vdev: the device
  * @res: a resource of a memory segment
- * @fn: called with each range's VRAM offset and length, in list order
- * @arg: passed to @fn
- *
- * Return: 0, or the first non-zero value @fn returned.
+ * @cur: the cursor; vmgpu_res_first() computes the first run
  */
-int vmgpu_vram_res_walk(struct vmgpu_device *vdev, struct ttm_resource *res,
-			vmgpu_vram_range_fn fn, void *arg)
+void vmgpu_vram_res_cursor_init(struct vmgpu_device *vdev, struct ttm_resource *res,
+				struct vmgpu_res_cursor *cur)
 {
 	struct vmgpu_vram_mgr *mgr = to_vram_mgr(ttm_manager_type(&vdev->ttm,
 								  res->mem_type));
-	struct gpu_buddy_block *block;
-	int ret;
+	struct vmgpu_vram_resource *vres = to_vram_res(res);
 
-	list_for_each_entry(block, &to_vram_res(res)->blocks, link) {
-		ret = fn(arg, mgr->segment->vram_base + gpu_buddy_block_offset(block),
-			 gpu_buddy_block_size(&mgr->mm, block));
-		if (ret)
-			return ret;
-	}
-	return 0;
+	cur->mm = &mgr->mm;
+	cur->blocks = &vres->blocks;
+	cur->block = list_first_entry(&vres->blocks, struct gpu_buddy_block, link);
+	cur->block_pos = 0;
+	cur->vram_base = mgr->segment->vram_base;
 }
 
 /**
@@ -293,6 +290,8 @@ void vmgpu_vram_mgr_fini(struct vmgpu_device *vdev, u32 count)
 
 		ttm_resource_manager_set_used(&mgr->manager, false);
 		ttm_resource_manager_evict_all(&vdev->ttm, &mgr->manager);
+		/* The fence of the last pipelined eviction, still held. */
+		ttm_resource_manager_cleanup(&mgr->manager);
 		ttm_set_driver_manager(&vdev->ttm, mgr->segment->mem_type, NULL);
 		gpu_buddy_fini(&mgr->mm);
 		mutex_destroy(&mgr->lock);

@@ -9,14 +9,12 @@
 
 struct ttm_resource;
 struct vmgpu_device;
-
-/* Called per VRAM range of a resource; a non-zero return stops the walk. */
-typedef int (*vmgpu_vram_range_fn)(void *arg, u64 vram, u64 len);
+struct vmgpu_res_cursor;
 
 int vmgpu_vram_mgr_init(struct vmgpu_device *vdev);
 void vmgpu_vram_mgr_fini(struct vmgpu_device *vdev, u32 count);
-int vmgpu_vram_res_walk(struct vmgpu_device *vdev, struct ttm_resource *res,
-			vmgpu_vram_range_fn fn, void *arg);
+void vmgpu_vram_res_cursor_init(struct vmgpu_device *vdev, struct ttm_resource *res,
+				struct vmgpu_res_cursor *cur);
 bool vmgpu_vram_res_is_contiguous(struct vmgpu_device *vdev,
 				  struct ttm_resource *res);
 u64 vmgpu_vram_res_page_offset(struct vmgpu_device *vdev,

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Copyright 2026 The vmgpu authors
+ */
+#ifndef _VMGPU_JOB_TYPES_H_
+#define _VMGPU_JOB_TYPES_H_
+
+#include <linux/dma-fence.h>
+#include <linux/list.h>
+#include <linux/types.h>
+
+#include <drm/gpu_scheduler.h>
+
+#include "hw/vmgpu_hw.h"
+
+struct vmgpu_ring;
+
+/**
+ * struct vmgpu_hw_fence - completion of one job on its ring, as the device
+ * reports it: the FENCE command that ends the job writes @base.seqno
+ */
+struct vmgpu_hw_fence {
+	/** @base: the fence; its lock is the ring's @fence_lock. */
+	struct dma_fence base;
+	/** @link: in &vmgpu_ring.pending while not signalled. */
+	struct list_head link;
+	/** @ring: the ring the job runs on. */
+	struct vmgpu_ring *ring;
+	/**
+	 * @prev: the finished fence of the job whose work this job continues
+	 * (an earlier part of the same paging operation, or the operation
+	 * that last wrote the same memory), or NULL. Its error becomes this
+	 * fence's error: work built on data that was never written failed
+	 * too.
+	 */
+	struct dma_fence *prev;
+	/** @first_slot: the ring slot of the job's first command. */
+	u32 first_slot;
+	/** @end_slot: the slot after the job's FENCE command. */
+	u32 end_slot;
+};
+
+/**
+ * struct vmgpu_job - commands for one ring, scheduled as one unit
+ *
+ * Everything run_job() needs is allocated with the job, so that running it
+ * never allocates (dma-fence signalling rules).
+ */
+struct vmgpu_job {
+	/** @base: the scheduler's job. */
+	struct drm_sched_job base;
+	/** @ring: where it runs. */
+	struct vmgpu_ring *ring;
+	/**
+	 * @hw_fence: preallocated; run_job() initialises it, from then on
+	 * it is reference counted and the job holds one reference.
+	 */
+	struct vmgpu_hw_fence *hw_fence;
+	/** @hw_fence_live: run_job() has initialised @hw_fence. */
+	bool hw_fence_live;
+	/** @prepared: drm_sched_job_init() succeeded. */
+	bool prepared;
+	/** @prev: see &vmgpu_hw_fence.prev; the job holds a reference. */
+	struct dma_fence *prev;
+	/** @num_cmds: commands in @cmds. */
+	u32 num_cmds;
+	/** @max_cmds: room in @cmds. */
+	u32 max_cmds;
+	/** @cmds: the commands, the job's FENCE not included. */
+	union vmgpu_cmd cmds[];
+};
+
+#endif

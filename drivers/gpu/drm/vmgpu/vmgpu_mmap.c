@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright 2026 The vmgpu authors
+ */
+
+#include <linux/anon_inodes.h>
+#include <linux/dma-resv.h>
+#include <linux/file.h>
+#include <linux/io.h>
+#include <linux/mm.h>
+
+#include <drm/drm_drv.h>
+#include <drm/drm_gem_ttm_helper.h>
+#include <drm/drm_vma_manager.h>
+#include <drm/ttm/ttm_bo.h>
+
+#include "vmgpu_drm.h"
+#include "vmgpu_bo.h"
+#include "vmgpu_device.h"
+#include "vmgpu_mmap.h"
+#include "vmgpu_vram_mgr.h"
+
+/**
+ * DOC: CPU mappings
+ *
+ * How the CPU reaches an allocation's pages, and the rules every way in
+ * enforces itself (seed "Allocation usage tracking", Lock2):
+ *
+ * - Only allocations created with %DRM_VMGPU_ALLOC_CPU_ACCESS can be
+ *   mapped, whether through the DRM file's mmap or the mmap of a dma-buf
+ *   they were exported to: the check is in the GEM object's mmap, which
+ *   both reach.
+ * - Every access waits for the allocation's kernel fences (clears and
+ *   moves) first: page faults, and ptrace-style access (/proc/<pid>/mem,
+ *   debuggers) through the mapping's .access. A paging operation that
+ *   failed is dealt with before the CPU sees anything (see
+ *   vmgpu_bo_paging_failed()): the backing is cleared again, and if data
+ *   was lost the access fails (SIGBUS for a fault, -EIO otherwise).
+ * - All mappings live in the DRM device's address space, dma-buf ones
+ *   included (their VMA is moved onto a file that shares it), so that
+ *   moving an allocation, and unplugging the device, revoke every one of
+ *   them. After unplug a fault maps a dummy page.
+ *
+ * The driver offers no vmap and no dma-buf attachment, so there is no
+ * other CPU path to an allocation's pages.
+ */
+
+/* How often a failed clear is redone before the access gives up. */
+#define VMGPU_CPU_ACCESS_TRIES	3
+
+/**
+ * vmgpu_bo_prepare_cpu_access() - make an allocation's backing safe to read
+ * @vbo: the allocation, reserved
+ * @intr: wait interruptibly
+ *
+ * Waits for its clears and moves, and repairs the outcome of any that
+ * failed (see vmgpu_bo_paging_failed()).
+ *
+ * Return: 0; -EIO if its contents were lost or cannot be cleared; -EINTR
+ * or -ERESTARTSYS if interrupted; -ENOMEM.
+ */
+int vmgpu_bo_prepare_cpu_access(struct vmgpu_bo *vbo, bool intr)
+{
+	struct dma_resv *resv = vbo->tbo.base.resv;
+	int tries, ret;
+	long lret;
+
+	dma_resv_assert_held(resv);
+	for (tries = 0; tries < VMGPU_CPU_ACCESS_TRIES; tries++) {
+		lret = dma_resv_wait_timeout(resv, DMA_RESV_USAGE_KERNEL, intr,
+					     MAX_SCHEDULE_TIMEOUT);
+		if (lret < 0)
+			return lret;
+		if (!vmgpu_bo_paging_failed(vbo))
+			return vbo->contents_lost ? -EIO : 0;
+		ret = vmgpu_bo_scrub(vbo);
+		if (ret && ret != -EAGAIN)
+			return ret;
+	}
+	return -EIO;
+}
+
+static vm_fault_t vmgpu_bo_vm_fault(struct vm_fault *vmf)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	struct ttm_buffer_object *tbo = vma->vm_private_data;
+	vm_fault_t ret;
+	int idx, err;
+
+	ret = ttm_bo_vm_reserve(tbo, vmf);
+	if (ret)
+		return ret;
+	if (!drm_dev_enter(tbo->base.dev, &idx)) {
+		ret = ttm_bo_vm_dummy_page(vmf, vma->vm_page_prot);
+		goto unlock;
+	}
+	err = vmgpu_bo_prepare_cpu_access(to_vmgpu_bo(tbo), true);
+	if (err == -EINTR || err == -ERESTARTSYS)
+		ret = VM_FAULT_NOPAGE;
+	else if (err == -ENOMEM)
+		ret = VM_FAULT_OOM;
+	else if (err)
+		ret = VM_FAULT_SIGBUS;
+	else
+		ret = ttm_bo_vm_fault_reserved(vmf, vma->vm_page_prot,
+					       TTM_BO_VM_NUM_PREFAULT);
+	drm_dev_exit(idx);
+	/* ttm_bo_vm_fault_reserved() dropped the reservation for a retry. */
+	if (ret == VM_FAULT_RETRY && !(vmf->flags & FAULT_FLAG_RETRY_NOWAIT))
+		return ret;
+unlock:
+	dma_resv_unlock(tbo->base.resv);
+	return ret;
+}
+
+/* Copy up to the end of one page of the allocation. */
+static int vmgpu_bo_access_page(struct vmgpu_bo *vbo, unsigned long page,
+				unsigned long offset, void *buf, int len, int write)
+{
+	struct ttm_buffer_object *tbo = &vbo->tbo;
+	struct vmgpu_device *vdev = vmgpu_bo_device(vbo);
+	struct ttm_bo_kmap_obj map;
+	void __iomem *io;
+	bool is_iomem;
+	u64 vram;
+	void *ptr;
+	int ret;
+
+	if (tbo->resource->mem_type == TTM_PL_SYSTEM || tbo->resource->mem_type == TTM_PL_TT) {
+		ret = ttm_bo_kmap(tbo, page, 1, &map);
+		if (ret)
+			return ret;
+		ptr = ttm_kmap_obj_virtual(&map, &is_iomem) + offset;
+		if (write)
+			memcpy(ptr, buf, len);
+		else
+			memcpy(buf, ptr, len);
+		ttm_bo_kunmap(&map);
+		return 0;
+	}
+
+	vram = vmgpu_vram_res_page_offset(vdev, tbo->resource, page);
+	if (vram + PAGE_SIZE > vdev->vram.bar_size)
+		return -EIO;
+	io = ioremap_wc(vdev->vram.bar_start + vram, PAGE_SIZE);
+	if (!io)
+		return -ENOMEM;
+	if (write)
+		memcpy_toio(io + offset, buf, len);
+	else
+		memcpy_fromio(buf, io + offset, len);
+	iounmap(io);
+	return 0;
+}
+
+/*
+ * ptrace-style access. TTM's ttm_bo_vm_access() neither waits for the move
+ * fences nor reaches VRAM that is not contiguous, so this is vmgpu's own.
+ */
+static int vmgpu_bo_vm_access(struct vm_area_struct *vma, unsigned long addr,
+			      void *buf, int len, int write)
+{
+	struct ttm_buffer_object *tbo = vma->vm_private_data;
+	unsigned long offset = addr - vma->vm_start +
+		((vma->vm_pgoff - drm_vma_node_start(&tbo->base.vma_node)) << PAGE_SHIFT);
+	int done = 0, idx, ret;
+
+	if (len < 1 || offset + len > tbo->base.size)
+		return -EIO;
+	if (!drm_dev_enter(tbo->base.dev, &idx))
+		return -ENODEV;
+	ret = ttm_bo_reserve(tbo, true, false, NULL);
+	if (ret)
+		goto exit;
+	ret = vmgpu_bo_prepare_cpu_access(to_vmgpu_bo(tbo), true);
+	while (!ret && done < len) {
+		unsigned long in_page = (offset + done) & ~PAGE_MASK;
+		int chunk = min_t(unsigned long, len - done, PAGE_SIZE - in_page);
+
+		ret = vmgpu_bo_access_page(to_vmgpu_bo(tbo), (offset + done) >> PAGE_SHIFT,
+					   in_page, buf + done, chunk, write);
+		done += chunk;
+	}
+	ttm_bo_unreserve(tbo);
+exit:
+	drm_dev_exit(idx);
+	return ret ?: len;
+}
+
+static const struct vm_operations_struct vmgpu_bo_vm_ops = {
+	.fault = vmgpu_bo_vm_fault,
+	.open = ttm_bo_vm_open,
+	.close = ttm_bo_vm_close,
+	.access = vmgpu_bo_vm_access,
+};
+
+static int vmgpu_mmap_file_release(struct inode *inode, struct file *file)
+{
+	drm_dev_put(file->private_data);
+	return 0;
+}
+
+static const struct file_operations vmgpu_mmap_file_fops = {
+	.owner = THIS_MODULE,
+	.release = vmgpu_mmap_file_release,
+};
+
+/*
+ * A dma-buf mapping's VMA belongs to the dma-buf's file. Move it onto a
+ * file that shares the DRM device's address space, which TTM unmaps on
+ * every move; the file keeps the DRM device alive as the DRM file would.
+ */
+static int vmgpu_mmap_adopt(struct drm_device *drm, struct vm_area_struct *vma)
+{
+	struct file *file;
+
+	if (vma->vm_file->f_mapping == drm->anon_inode->i_mapping)
+		return 0;
+	file = anon_inode_getfile("vmgpu-dmabuf-mmap", &vmgpu_mmap_file_fops, drm,
+				  O_RDWR);
+	if (IS_ERR(file))
+		return PTR_ERR(file);
+	file->f_mapping = drm->anon_inode->i_mapping;
+	drm_dev_get(drm);
+	vma_set_file(vma, file);
+	fput(file);
+	return 0;
+}
+
+/**
+ * vmgpu_gem_mmap() - the GEM object's mmap, for the DRM file and dma-bufs
+ * @obj: the allocation
+ * @vma: the new mapping, its offset already the object's fake offset
+ *
+ * Return: 0, -EACCES for an allocation without CPU access, or an error of
+ * TTM's.
+ */
+int vmgpu_gem_mmap(struct drm_gem_object *obj, struct vm_area_struct *vma)
+{
+	int ret;
+
+	if (!(gem_to_vmgpu_bo(obj)->flags & DRM_VMGPU_ALLOC_CPU_ACCESS))
+		return -EACCES;
+	ret = vmgpu_mmap_adopt(obj->dev, vma);
+	if (ret)
+		return ret;
+	vma->vm_ops = &vmgpu_bo_vm_ops;
+	return drm_gem_ttm_mmap(obj, vma);
+}
+
+/**
+ * vmgpu_mmap_unplug() - revoke every CPU mapping of the device's memory
+ * @vdev: the device, unplugged
+ *
+ * Faults from now on map a dummy page.
+ */
+void vmgpu_mmap_unplug(struct vmgpu_device *vdev)
+{
+	unmap_mapping_range(vdev->drm.anon_inode->i_mapping, 0, 0, 1);
+}

@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Copyright 2026 The vmgpu authors
+ */
+#ifndef _VMGPU_MMAP_H_
+#define _VMGPU_MMAP_H_
+
+#include <linux/types.h>
+
+struct drm_gem_object;
+struct vm_area_struct;
+struct vmgpu_bo;
+struct vmgpu_device;
+
+int vmgpu_bo_prepare_cpu_access(struct vmgpu_bo *vbo, bool intr);
+int vmgpu_gem_mmap(struct drm_gem_object *obj, struct vm_area_struct *vma);
+void vmgpu_mmap_unplug(struct vmgpu_device *vdev);
+
+#endif
