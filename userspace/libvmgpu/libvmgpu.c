@@ -271,11 +271,17 @@ uint64_t vmgpu_bo_size(const vmgpu_bo *bo)
 	return bo->size;
 }
 
-int vmgpu_bo_info(vmgpu_bo *bo, struct drm_vmgpu_gem_info *out)
+int vmgpu_bo_info_flags(vmgpu_bo *bo, uint32_t flags, struct drm_vmgpu_gem_info *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->handle = bo->handle;
+	out->info_flags = flags;
 	return vmgpu_ioctl(bo->dev, DRM_IOCTL_VMGPU_GEM_INFO, out);
+}
+
+int vmgpu_bo_info(vmgpu_bo *bo, struct drm_vmgpu_gem_info *out)
+{
+	return vmgpu_bo_info_flags(bo, 0, out);
 }
 
 int vmgpu_bo_map(vmgpu_bo *bo, void **cpu)

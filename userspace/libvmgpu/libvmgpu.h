@@ -60,6 +60,11 @@ uint64_t vmgpu_bo_size(const vmgpu_bo *bo);
 /* GEM_INFO: where the allocation lives now. */
 int vmgpu_bo_info(vmgpu_bo *bo, struct drm_vmgpu_gem_info *out);
 /*
+ * GEM_INFO with DRM_VMGPU_GEM_INFO_* flags: with DRM_VMGPU_GEM_INFO_WAIT,
+ * after its clears and moves, outcome included.
+ */
+int vmgpu_bo_info_flags(vmgpu_bo *bo, uint32_t flags, struct drm_vmgpu_gem_info *out);
+/*
  * Map the whole allocation shared, read-write. The mapping is made once and
  * stays valid while the allocation moves between segments; later calls
  * return the same pointer. Needs DRM_VMGPU_ALLOC_CPU_ACCESS.

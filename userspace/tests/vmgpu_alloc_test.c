@@ -497,7 +497,7 @@ TEST_F(alloc, rejects_bad_args)
 	info = info_good;
 	EXPECT_IOCTL(0, DRM_IOCTL_VMGPU_GEM_INFO, info);
 	info = info_good;
-	info.pad = 1;
+	info.info_flags = 1u << 31;
 	EXPECT_IOCTL(-EINVAL, DRM_IOCTL_VMGPU_GEM_INFO, info);
 	info = info_good;
 	info.reserved[0] = 1;

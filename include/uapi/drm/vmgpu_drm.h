@@ -283,16 +283,25 @@ struct drm_vmgpu_gem_create {
  */
 #define DRM_VMGPU_RESIDENCY_CONTENTS_LOST	(1 << 2)
 
+/*
+ * Wait for the allocation's clears and moves before reporting, so that
+ * the report includes their outcome (%DRM_VMGPU_RESIDENCY_CONTENTS_LOST).
+ * Interruptible.
+ */
+#define DRM_VMGPU_GEM_INFO_WAIT			(1 << 0)
+
 /**
  * struct drm_vmgpu_gem_info - argument of %DRM_IOCTL_VMGPU_GEM_INFO
  *
- * Reports an allocation and where it lives now.
+ * Reports an allocation and where it lives now. Moves are pipelined: the
+ * report names the backing the allocation has been given, whose paging
+ * operations may still be queued, unless %DRM_VMGPU_GEM_INFO_WAIT is set.
  */
 struct drm_vmgpu_gem_info {
 	/** @handle: in, the GEM handle. */
 	__u32 handle;
-	/** @pad: must be zero. */
-	__u32 pad;
+	/** @info_flags: in, DRM_VMGPU_GEM_INFO_* flags; others must be 0. */
+	__u32 info_flags;
 	/** @size: out, bytes. */
 	__u64 size;
 	/** @flags: out, the creation flags. */

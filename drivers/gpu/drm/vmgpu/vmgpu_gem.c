@@ -146,9 +146,9 @@ static int vmgpu_gem_settle_paging(struct vmgpu_bo *vbo)
  * @data: a &struct drm_vmgpu_gem_info
  * @file: the caller
  *
- * Return: 0, -EINVAL for non-zero pad or reserved words, -ENOENT for an
- * unknown handle, -EINTR if interrupted while the allocation is busy,
- * -ENODEV after unplug.
+ * Return: 0, -EINVAL for unknown flags or non-zero reserved words, -ENOENT
+ * for an unknown handle, -EINTR or -ERESTARTSYS if interrupted, -ENODEV
+ * after unplug.
  */
 int vmgpu_gem_info_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
 {
@@ -159,7 +159,8 @@ int vmgpu_gem_info_ioctl(struct drm_device *drm, void *data, struct drm_file *fi
 	u64 where;
 	int idx, ret;
 
-	if (args->pad || args->reserved[0] || args->reserved[1])
+	if ((args->info_flags & ~DRM_VMGPU_GEM_INFO_WAIT) || args->reserved[0] ||
+	    args->reserved[1])
 		return -EINVAL;
 	if (!drm_dev_enter(drm, &idx))
 		return -ENODEV;
@@ -173,19 +174,28 @@ int vmgpu_gem_info_ioctl(struct drm_device *drm, void *data, struct drm_file *fi
 	ret = dma_resv_lock_interruptible(obj->resv, NULL);
 	if (ret)
 		goto put;
+	if (args->info_flags & DRM_VMGPU_GEM_INFO_WAIT) {
+		long lret = dma_resv_wait_timeout(obj->resv, DMA_RESV_USAGE_KERNEL, true,
+						  MAX_SCHEDULE_TIMEOUT);
+
+		if (lret < 0) {
+			ret = lret;
+			goto unlock;
+		}
+	}
 	ret = vmgpu_gem_settle_paging(vbo);
 	where = vmgpu_bo_residency(vbo, &args->offset);
 	if (vmgpu_bo_is_resident(&vbo->tbo))
 		residency |= DRM_VMGPU_RESIDENCY_RESIDENT;
 	if (vbo->contents_lost)
 		residency |= DRM_VMGPU_RESIDENCY_CONTENTS_LOST;
-	dma_resv_unlock(obj->resv);
-
 	args->size = obj->size;
 	args->flags = vbo->flags;
 	args->segments = vbo->segments;
 	args->segment_id = lower_32_bits(where);
 	args->residency = upper_32_bits(where) | residency;
+unlock:
+	dma_resv_unlock(obj->resv);
 put:
 	drm_gem_object_put(obj);
 exit:
