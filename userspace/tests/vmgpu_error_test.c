@@ -1,105 +1,308 @@
 // SPDX-License-Identifier: MIT
 /*
- * Paging failures are reported and survived, through the driver's
- * fault-injection files:
- * - a Transfer that reads past VRAM: the job's fence carries -EIO, the
- *   kernel log the device's error;
- * - a job that outlasts the scheduler timeout: the ring is declared hung
- *   and reset, the job's fence carries -ETIMEDOUT.
- * Either way the paging ring goes on working (allocations are still
- * cleared and moved).
+ * Paging failures never hand out stale memory and never report success
+ * for work that did not run. Through the driver's fault-injection files:
+ * - a command the device rejects fails exactly its own job, not the jobs
+ *   around it, while other processes' moves keep their data;
+ * - a hung ring is reset: the hung job fails, and the clears and moves
+ *   queued behind it still happen (new allocations read zero over memory
+ *   another process dirtied, moved data is intact);
+ * - a clear that did not happen is redone;
+ * - a move that did not happen loses the contents visibly: GEM_INFO, the
+ *   device counter, MMAP_OFFSET and a fault on the old mapping say so.
  */
 #include <errno.h>
-#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
 #include "vmgpu_testlib.h"
 
-static int inject(const char *path)
-{
-	int fd = open(path, O_WRONLY);
-	int ret;
+#define MiB		(1ull << 20)
+#define BO_SIZE		(4 * MiB)
+/* A child's evict-and-restore rounds while errors are injected. */
+#define MOVE_ROUNDS	12
+#define MOVE_BOS	3
 
-	if (fd < 0)
-		return -errno;
-	ret = write(fd, "1", 1) < 0 ? -errno : 0;
-	close(fd);
+static uint32_t aperture_of(vmgpu_device *dev)
+{
+	struct drm_vmgpu_query_segments *s;
+	uint32_t id;
+
+	if (vmgpu_query_segments(dev, &s))
+		return 0;
+	id = vmgpu_aperture_segment_id(s);
+	free(s);
+	return id;
+}
+
+static uint64_t contents_lost(vmgpu_device *dev)
+{
+	struct drm_vmgpu_query_device info;
+
+	return vmgpu_query_device(dev, &info) ? ~0ull : info.contents_lost;
+}
+
+/*
+ * Evict and restore allocations full of a pattern, checking every byte and
+ * that none is reported lost. Returns 0, or -EILSEQ for corruption, -EIO
+ * for a loss, another -errno for an ioctl that failed.
+ */
+static int move_rounds(vmgpu_device *dev, uint32_t aperture, int rounds, uint64_t key)
+{
+	vmgpu_bo *bo[MOVE_BOS];
+	void *cpu[MOVE_BOS];
+	int i, r, ret = 0, made = 0;
+
+	for (i = 0; i < MOVE_BOS && !ret; i++) {
+		ret = vmgpu_test_create_mappable(dev, 1, aperture, BO_SIZE, &bo[i], &cpu[i]);
+		if (!ret) {
+			vmgpu_test_fill(cpu[i], BO_SIZE, key + i);
+			made++;
+		}
+	}
+	for (r = 0; r < rounds && !ret; r++) {
+		for (i = 0; i < made && !ret; i++) {
+			struct drm_vmgpu_gem_info info;
+			uint64_t first;
+
+			ret = r & 1 ? vmgpu_bo_make_resident(bo[i]) : vmgpu_bo_evict(bo[i]);
+			if (!ret)
+				ret = vmgpu_bo_info_flags(bo[i], DRM_VMGPU_GEM_INFO_WAIT, &info);
+			if (!ret && (info.residency & DRM_VMGPU_RESIDENCY_CONTENTS_LOST))
+				ret = -EIO;
+			if (!ret && vmgpu_test_check(cpu[i], BO_SIZE, key + i, &first))
+				ret = -EILSEQ;
+		}
+	}
+	for (i = 0; i < made; i++)
+		vmgpu_bo_unref(bo[i]);
 	return ret;
 }
 
-/* A fresh allocation in memory segment 1 is cleared and survives a move. */
-static int ring_still_works(vmgpu_device *dev, uint32_t aperture)
+/* Exit status of a child: 0, or the positive errno of what failed. */
+static int child_status(pid_t pid)
 {
-	struct vmgpu_bo_create_info info = {
-		.size = 1 << 20,
-		.flags = DRM_VMGPU_ALLOC_CPU_ACCESS,
-		.segments = (1u << 1) | (1u << aperture),
-		.preferred_segment = 1,
-	};
-	uint32_t *cpu;
-	vmgpu_bo *bo;
-	size_t i;
-	int ret;
+	int status;
 
-	ret = vmgpu_bo_create(dev, &info, &bo);
-	if (ret)
-		return ret;
-	ret = vmgpu_bo_map(bo, (void **)&cpu);
-	for (i = 0; !ret && i < info.size / 4; i++)
-		if (cpu[i])
-			ret = -EILSEQ;
-	vmgpu_bo_unref(bo);
-	return ret;
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
 }
 
+/*
+ * The device rejects one command of three back-to-back jobs, over and
+ * over: only that job fails, every time (the fence interrupt of the job
+ * before it may still be pending when the error interrupt runs). Another
+ * process's moves, queued in between, keep all their data.
+ */
 TEST(rejected_command_fails_its_job_only)
 {
-	struct drm_vmgpu_query_segments *segments;
 	vmgpu_device *dev;
 	uint32_t aperture;
-	char path[300];
-	int i;
+	char results[64];
+	long before, bad, after;
+	int i, status = -1, done = 0;
+	pid_t mover;
 
-	ASSERT_EQ(0, vmgpu_test_debugfs_path("inject_paging_error", path, sizeof(path)));
 	ASSERT_EQ(0, vmgpu_device_open(&dev));
-	ASSERT_EQ(0, vmgpu_query_segments(dev, &segments));
-	aperture = vmgpu_aperture_segment_id(segments);
-	free(segments);
+	aperture = aperture_of(dev);
+	ASSERT_NE(0, aperture);
 
-	for (i = 0; i < 3; i++) {
-		EXPECT_EQ(-EIO, inject(path));
-		EXPECT_EQ(0, ring_still_works(dev, aperture));
+	fflush(stdout);
+	mover = fork();
+	ASSERT_LE(0, mover);
+	if (!mover)
+		_exit(-move_rounds(dev, aperture, MOVE_ROUNDS, 0x1234));
+
+	for (i = 0; i < 200 && (i < 8 || !done); i++) {
+		EXPECT_EQ(-EIO, vmgpu_test_debugfs_write("inject_paging_error", "1"));
+		ASSERT_EQ(0, vmgpu_test_debugfs_read("inject_paging_error", results,
+						     sizeof(results)));
+		ASSERT_EQ(3, sscanf(results, "before %ld bad %ld after %ld",
+				    &before, &bad, &after));
+		EXPECT_EQ(0, before) TH_LOG("round %d: %s", i, results);
+		EXPECT_EQ(-EIO, bad) TH_LOG("round %d: %s", i, results);
+		EXPECT_EQ(0, after) TH_LOG("round %d: %s", i, results);
+		if (!done && waitpid(mover, &status, WNOHANG) == mover)
+			done = 1;
 	}
+	if (!done)
+		waitpid(mover, &status, 0);
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
+		TH_LOG("the mover's data did not survive %d injected errors: status %#x",
+		       i, status);
 	EXPECT_EQ(0, vmgpu_test_run("dmesg | grep -q 'ring 0 command [0-9]* failed: error 3'"))
 		TH_LOG("the device's range error is not in the kernel log");
 	vmgpu_device_unref(dev);
 }
 
-/* Reloads the driver with a 1 s paging timeout, and back after. */
+/*
+ * Reloads the driver with a 1 s paging timeout, and back after. While a
+ * job hangs the ring, another process allocates over memory left dirty and
+ * evicts an allocation: those clears and that move are queued behind the
+ * hung job, and must still happen once the ring is reset.
+ */
 TEST(hung_ring_is_reset)
 {
-	struct drm_vmgpu_query_segments *segments;
+	const struct timespec hang_started = { .tv_nsec = 300 * 1000 * 1000 };
+	struct drm_vmgpu_gem_info info;
+	vmgpu_bo *fresh[4], *moved;
+	void *fresh_cpu[4], *moved_cpu;
+	uint64_t first = 0, dirty;
 	vmgpu_device *dev;
 	uint32_t aperture;
-	char path[300];
+	pid_t hang;
+	int i;
 
 	ASSERT_EQ(0, vmgpu_test_run("rmmod vmgpu && modprobe vmgpu paging_timeout_ms=1000"));
-	ASSERT_EQ(0, vmgpu_test_debugfs_path("inject_paging_hang", path, sizeof(path)));
-	EXPECT_EQ(-ETIMEDOUT, inject(path));
+	ASSERT_EQ(0, vmgpu_device_open(&dev));
+	aperture = aperture_of(dev);
+	ASSERT_EQ(0, vmgpu_test_dirty_segment(dev, 1, aperture, 32 * MiB));
+	ASSERT_EQ(0, vmgpu_test_create_mappable(dev, 1, aperture, BO_SIZE, &moved, &moved_cpu));
+	vmgpu_test_fill(moved_cpu, BO_SIZE, 77);
+
+	fflush(stdout);
+	hang = fork();
+	ASSERT_LE(0, hang);
+	if (!hang)
+		_exit(-vmgpu_test_debugfs_write("inject_paging_hang", "1"));
+	nanosleep(&hang_started, NULL);
+
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(0, vmgpu_test_create_mappable(dev, 1, aperture, BO_SIZE, &fresh[i],
+							&fresh_cpu[i]));
+	ASSERT_EQ(0, vmgpu_bo_evict(moved));
+
+	/* The first read waits for the reset and the clears run again. */
+	for (i = 0; i < 4; i++) {
+		dirty = vmgpu_test_nonzero(fresh_cpu[i], BO_SIZE, &first);
+		EXPECT_EQ(0, dirty) TH_LOG("allocation %d: %llu bytes of another's data, first at %#llx",
+					   i, (unsigned long long)dirty,
+					   (unsigned long long)first);
+	}
+	ASSERT_EQ(0, vmgpu_bo_info_flags(moved, DRM_VMGPU_GEM_INFO_WAIT, &info));
+	EXPECT_EQ(0, info.segment_id);
+	EXPECT_EQ(0, info.residency & DRM_VMGPU_RESIDENCY_CONTENTS_LOST);
+	EXPECT_EQ(0, vmgpu_test_check(moved_cpu, BO_SIZE, 77, &first))
+		TH_LOG("the move queued behind the hang lost data at %#llx",
+		       (unsigned long long)first);
+
+	EXPECT_EQ(ETIMEDOUT, child_status(hang));
 	EXPECT_EQ(0, vmgpu_test_run("dmesg | grep -q 'paging ring hung'"))
 		TH_LOG("the hang is not in the kernel log");
-
-	ASSERT_EQ(0, vmgpu_device_open(&dev));
-	ASSERT_EQ(0, vmgpu_query_segments(dev, &segments));
-	aperture = vmgpu_aperture_segment_id(segments);
-	free(segments);
-	EXPECT_EQ(0, ring_still_works(dev, aperture));
+	for (i = 0; i < 4; i++)
+		vmgpu_bo_unref(fresh[i]);
+	vmgpu_bo_unref(moved);
 	vmgpu_device_unref(dev);
 	ASSERT_EQ(0, vmgpu_test_run("rmmod vmgpu && modprobe vmgpu"));
+}
+
+/* A new allocation whose clear did not happen is cleared again. */
+TEST(failed_clear_is_redone)
+{
+	struct drm_vmgpu_gem_info info;
+	uint64_t dirty, first = 0, lost;
+	char left[16];
+	vmgpu_device *dev;
+	uint32_t aperture;
+	vmgpu_bo *bo;
+	void *cpu;
+
+	ASSERT_EQ(0, vmgpu_device_open(&dev));
+	aperture = aperture_of(dev);
+	lost = contents_lost(dev);
+	ASSERT_EQ(0, vmgpu_test_dirty_segment(dev, 1, aperture, 16 * MiB));
+	ASSERT_EQ(0, vmgpu_test_debugfs_write("inject_paging_fault", "1"));
+	ASSERT_EQ(0, vmgpu_test_create_mappable(dev, 1, aperture, BO_SIZE, &bo, &cpu));
+	ASSERT_EQ(0, vmgpu_test_debugfs_read("inject_paging_fault", left, sizeof(left)));
+	EXPECT_STREQ("0\n", left) TH_LOG("the injected fault was not used by the clear");
+
+	dirty = vmgpu_test_nonzero(cpu, BO_SIZE, &first);
+	EXPECT_EQ(0, dirty) TH_LOG("%llu stale bytes, first at %#llx",
+				   (unsigned long long)dirty, (unsigned long long)first);
+	ASSERT_EQ(0, vmgpu_bo_info_flags(bo, DRM_VMGPU_GEM_INFO_WAIT, &info));
+	EXPECT_EQ(1, info.segment_id);
+	/* Nothing was lost: the allocation had no contents yet. */
+	EXPECT_EQ(0, info.residency & DRM_VMGPU_RESIDENCY_CONTENTS_LOST);
+	EXPECT_EQ(lost, contents_lost(dev));
+	vmgpu_bo_unref(bo);
+	vmgpu_device_unref(dev);
+}
+
+static sigjmp_buf fault_jump;
+
+static void on_sigbus(int sig)
+{
+	siglongjmp(fault_jump, 1);
+}
+
+/* Whether reading one byte at p raises SIGBUS. */
+static int read_faults(const volatile uint8_t *p)
+{
+	struct sigaction sa = { .sa_handler = on_sigbus }, old;
+	int faulted = 0;
+
+	sigaction(SIGBUS, &sa, &old);
+	if (sigsetjmp(fault_jump, 1))
+		faulted = 1;
+	else
+		(void)*p;
+	sigaction(SIGBUS, &old, NULL);
+	return faulted;
+}
+
+/* A move that did not happen: the data is gone, and everything says so. */
+TEST(failed_move_loses_contents)
+{
+	struct drm_vmgpu_gem_mmap_offset offset = { 0 };
+	struct drm_vmgpu_gem_info info;
+	vmgpu_bo *bo, *other;
+	void *cpu, *other_cpu;
+	uint64_t first = 0, lost;
+	vmgpu_device *dev;
+	uint32_t aperture;
+
+	ASSERT_EQ(0, vmgpu_device_open(&dev));
+	aperture = aperture_of(dev);
+	lost = contents_lost(dev);
+	ASSERT_EQ(0, vmgpu_test_create_mappable(dev, 1, aperture, BO_SIZE, &bo, &cpu));
+	ASSERT_EQ(0, vmgpu_test_create_mappable(dev, 1, aperture, BO_SIZE, &other, &other_cpu));
+	vmgpu_test_fill(cpu, BO_SIZE, 5);
+	vmgpu_test_fill(other_cpu, BO_SIZE, 6);
+
+	ASSERT_EQ(0, vmgpu_test_debugfs_write("inject_paging_fault", "1"));
+	ASSERT_EQ(0, vmgpu_bo_evict(bo));
+	/* The move is pipelined: its outcome is known once it ran. */
+	ASSERT_EQ(0, vmgpu_bo_info(bo, &info));
+	EXPECT_EQ(0, info.segment_id);
+	ASSERT_EQ(0, vmgpu_bo_info_flags(bo, DRM_VMGPU_GEM_INFO_WAIT, &info));
+	EXPECT_EQ(0, info.segment_id);
+	EXPECT_EQ(DRM_VMGPU_RESIDENCY_CONTENTS_LOST,
+		  info.residency & DRM_VMGPU_RESIDENCY_CONTENTS_LOST);
+	EXPECT_EQ(lost + 1, contents_lost(dev));
+
+	offset.handle = vmgpu_bo_handle(bo);
+	EXPECT_EQ(-EIO, vmgpu_test_ioctl(dev, DRM_IOCTL_VMGPU_GEM_MMAP_OFFSET, &offset));
+	EXPECT_TRUE(read_faults(cpu)) TH_LOG("a lost allocation was readable");
+
+	/* Only that allocation. */
+	ASSERT_EQ(0, vmgpu_bo_evict(other));
+	ASSERT_EQ(0, vmgpu_bo_info_flags(other, DRM_VMGPU_GEM_INFO_WAIT, &info));
+	EXPECT_EQ(0, info.residency & DRM_VMGPU_RESIDENCY_CONTENTS_LOST);
+	EXPECT_EQ(0, vmgpu_test_check(other_cpu, BO_SIZE, 6, &first));
+	EXPECT_EQ(lost + 1, contents_lost(dev));
+
+	vmgpu_bo_unref(bo);
+	vmgpu_bo_unref(other);
+	vmgpu_device_unref(dev);
 }
 
 TEST_HARNESS_MAIN

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,5 +178,124 @@ int vmgpu_test_debugfs_path(const char *name, char *path, size_t len)
 			ret = 0;
 	}
 	closedir(dri);
+	return ret;
+}
+
+int vmgpu_test_debugfs_write(const char *name, const char *text)
+{
+	char path[300];
+	int fd, ret;
+
+	ret = vmgpu_test_debugfs_path(name, path, sizeof(path));
+	if (ret)
+		return ret;
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	ret = write(fd, text, strlen(text)) < 0 ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+int vmgpu_test_debugfs_read(const char *name, char *buf, size_t len)
+{
+	char path[300];
+	ssize_t n;
+	int fd, ret;
+
+	ret = vmgpu_test_debugfs_path(name, path, sizeof(path));
+	if (ret)
+		return ret;
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	ret = n < 0 ? -errno : 0;
+	buf[n < 0 ? 0 : n] = 0;
+	close(fd);
+	return ret;
+}
+
+void vmgpu_test_fill(void *buf, uint64_t size, uint64_t key)
+{
+	uint64_t *words = buf;
+	uint64_t i;
+
+	for (i = 0; i < size / 8; i++)
+		words[i] = vmgpu_test_word(key, i);
+}
+
+uint64_t vmgpu_test_check(const void *buf, uint64_t size, uint64_t key, uint64_t *first)
+{
+	const uint64_t *words = buf;
+	uint64_t i, diff, bad = 0;
+	int b;
+
+	for (i = 0; i < size / 8; i++) {
+		diff = words[i] ^ vmgpu_test_word(key, i);
+		if (!diff)
+			continue;
+		if (!bad)
+			*first = i * 8;
+		for (b = 0; b < 8; b++)
+			bad += !!(diff >> (8 * b) & 0xff);
+	}
+	return bad;
+}
+
+uint64_t vmgpu_test_nonzero(const void *buf, uint64_t size, uint64_t *first)
+{
+	const uint64_t *words = buf;
+	uint64_t i, count = 0;
+	int b;
+
+	for (i = 0; i < size / 8; i++) {
+		if (!words[i])
+			continue;
+		if (!count)
+			*first = i * 8;
+		for (b = 0; b < 8; b++)
+			count += !!(words[i] >> (8 * b) & 0xff);
+	}
+	return count;
+}
+
+int vmgpu_test_create_mappable(vmgpu_device *dev, uint32_t id, uint32_t aperture,
+			       uint64_t size, vmgpu_bo **bo, void **cpu)
+{
+	const struct vmgpu_bo_create_info info = {
+		.size = size,
+		.flags = DRM_VMGPU_ALLOC_CPU_ACCESS,
+		.segments = 1u << id | 1u << aperture,
+		.preferred_segment = id,
+	};
+	int ret;
+
+	ret = vmgpu_bo_create(dev, &info, bo);
+	if (ret)
+		return ret;
+	ret = vmgpu_bo_map(*bo, cpu);
+	if (ret)
+		vmgpu_bo_unref(*bo);
+	return ret;
+}
+
+int vmgpu_test_dirty_segment(vmgpu_device *dev, uint32_t id, uint32_t aperture,
+			     uint64_t bytes)
+{
+	const uint64_t chunk = 1ull << 20;
+	vmgpu_bo *bos[256];
+	uint32_t n = 0, i;
+	int ret = 0;
+	void *cpu;
+
+	while (!ret && n < 256 && n * chunk < bytes) {
+		ret = vmgpu_test_create_mappable(dev, id, aperture, chunk, &bos[n], &cpu);
+		if (!ret)
+			memset(cpu, 0xa5, chunk);
+		n += !ret;
+	}
+	for (i = 0; i < n; i++)
+		vmgpu_bo_unref(bos[i]);
 	return ret;
 }

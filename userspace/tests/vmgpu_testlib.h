@@ -50,5 +50,31 @@ int vmgpu_test_segment_used(vmgpu_device *dev, uint32_t id, uint64_t *used);
 
 /* /sys/kernel/debug/dri/<n>/<name> of the vmgpu device, if it exists. */
 int vmgpu_test_debugfs_path(const char *name, char *path, size_t len);
+/* Write text to the device's debugfs file name: 0 or the write's -errno. */
+int vmgpu_test_debugfs_write(const char *name, const char *text);
+/* Read the device's debugfs file name into buf (NUL-terminated): 0 or -errno. */
+int vmgpu_test_debugfs_read(const char *name, char *buf, size_t len);
+
+/* Pattern word i of a buffer keyed by key; every word differs. */
+static inline uint64_t vmgpu_test_word(uint64_t key, uint64_t i)
+{
+	return key ^ (i * 0x9e3779b97f4a7c15ull);
+}
+
+void vmgpu_test_fill(void *buf, uint64_t size, uint64_t key);
+/* Bytes of buf that differ from the pattern; *first is the first bad offset. */
+uint64_t vmgpu_test_check(const void *buf, uint64_t size, uint64_t key, uint64_t *first);
+/* Bytes of buf that are not zero; *first is the first such offset. */
+uint64_t vmgpu_test_nonzero(const void *buf, uint64_t size, uint64_t *first);
+/*
+ * Leave bytes of segment id full of non-zero garbage: CPU-accessible
+ * allocations filled with 0xa5 and freed. Later allocations there get
+ * that memory unless something clears it.
+ */
+int vmgpu_test_dirty_segment(vmgpu_device *dev, uint32_t id, uint32_t aperture,
+			     uint64_t bytes);
+/* A CPU-accessible allocation preferring segment id, the aperture allowed. */
+int vmgpu_test_create_mappable(vmgpu_device *dev, uint32_t id, uint32_t aperture,
+			       uint64_t size, vmgpu_bo **bo, void **cpu);
 
 #endif

@@ -14,8 +14,6 @@
 #include "vmgpu_bo.h"
 #include "vmgpu_debugfs.h"
 #include "vmgpu_device.h"
-#include "vmgpu_job.h"
-#include "vmgpu_ring.h"
 #include "vmgpu_ttm.h"
 
 /**
@@ -28,17 +26,9 @@
  *
  * segment_managers: the allocators' own view (buddy free lists, aperture
  * ranges).
+
  *
- * inject_paging_error: fault injection. A write queues a paging job whose
- * Transfer reads past the end of VRAM; the device halts the ring and raises
- * its error interrupt, the driver fails the job and resumes the ring. The
- * write returns what the job's fence says (-EIO when all went right), so a
- * test can check the whole error path and that the ring still works after.
- *
- * inject_paging_hang: a write queues a paging job that keeps the engine
- * busy (NOPs) for twice the scheduler timeout; the write returns its
- * fence's error, -ETIMEDOUT once the driver declared the ring hung and
- * reset it.
+ * The fault-injection files are in vmgpu_inject.c.
  */
 
 static int vmgpu_debugfs_segments(struct seq_file *m, void *data)
@@ -84,92 +74,6 @@ static int vmgpu_debugfs_managers(struct seq_file *m, void *data)
 		ttm_resource_manager_debug(&vdev->vram_mgrs[i].manager, &p);
 	ttm_resource_manager_debug(&vdev->gart.manager, &p);
 	return 0;
-}
-
-/* Submit a job, wait for it, and return its fence's error. */
-static long vmgpu_debugfs_run_job(struct vmgpu_job *job, long timeout)
-{
-	struct dma_fence *fence;
-	long ret;
-
-	fence = vmgpu_job_submit(job, NULL);
-	if (IS_ERR(fence))
-		return PTR_ERR(fence);
-	ret = dma_fence_wait_timeout(fence, true, timeout);
-	if (ret > 0)
-		ret = fence->error;
-	else if (!ret)
-		ret = -EBUSY;
-	dma_fence_put(fence);
-	return ret;
-}
-
-static ssize_t vmgpu_debugfs_inject_error(struct file *f, const char __user *buf,
-					  size_t len, loff_t *pos)
-{
-	struct vmgpu_device *vdev = file_inode(f)->i_private;
-	union vmgpu_cmd cmd = {};
-	struct vmgpu_job *job;
-	long ret;
-
-	job = vmgpu_job_alloc(&vdev->paging, 1);
-	if (IS_ERR(job))
-		return PTR_ERR(job);
-	cmd.transfer.hdr.opcode = cpu_to_le16(VMGPU_OP_TRANSFER);
-	cmd.transfer.src.space = cpu_to_le32(VMGPU_SPACE_VRAM);
-	cmd.transfer.src.addr = cpu_to_le64(vdev->vram.size);
-	cmd.transfer.dst.space = cpu_to_le32(VMGPU_SPACE_VRAM);
-	cmd.transfer.size = cpu_to_le64(PAGE_SIZE);
-	vmgpu_job_add(job, &cmd);
-	ret = vmgpu_debugfs_run_job(job, 30 * HZ);
-	return ret ?: len;
-}
-
-static ssize_t vmgpu_debugfs_inject_hang(struct file *f, const char __user *buf,
-					 size_t len, loff_t *pos)
-{
-	struct vmgpu_device *vdev = file_inode(f)->i_private;
-	long timeout = vmgpu_ring_timeout(&vdev->paging);
-	u32 i, nops = DIV_ROUND_UP(2 * jiffies_to_usecs(timeout), VMGPU_NOP_MAX_DELAY_US);
-	union vmgpu_cmd cmd = {};
-	struct vmgpu_job *job;
-	long ret;
-
-	job = vmgpu_job_alloc(&vdev->paging, nops);
-	if (IS_ERR(job))
-		return PTR_ERR(job);
-	cmd.nop.hdr.opcode = cpu_to_le16(VMGPU_OP_NOP);
-	cmd.nop.delay_us = cpu_to_le32(VMGPU_NOP_MAX_DELAY_US);
-	for (i = 0; i < nops; i++)
-		vmgpu_job_add(job, &cmd);
-	ret = vmgpu_debugfs_run_job(job, 4 * timeout);
-	return ret ?: len;
-}
-
-static const struct file_operations vmgpu_debugfs_inject_error_fops = {
-	.owner = THIS_MODULE,
-	.open = simple_open,
-	.write = vmgpu_debugfs_inject_error,
-	.llseek = noop_llseek,
-};
-
-static const struct file_operations vmgpu_debugfs_inject_hang_fops = {
-	.owner = THIS_MODULE,
-	.open = simple_open,
-	.write = vmgpu_debugfs_inject_hang,
-	.llseek = noop_llseek,
-};
-
-/**
- * vmgpu_debugfs_register() - add the files that need the DRM minor
- * @vdev: the device, registered
- */
-void vmgpu_debugfs_register(struct vmgpu_device *vdev)
-{
-	debugfs_create_file("inject_paging_error", 0200, vdev->drm.debugfs_root,
-			    vdev, &vmgpu_debugfs_inject_error_fops);
-	debugfs_create_file("inject_paging_hang", 0200, vdev->drm.debugfs_root,
-			    vdev, &vmgpu_debugfs_inject_hang_fops);
 }
 
 /**

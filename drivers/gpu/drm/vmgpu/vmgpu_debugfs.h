@@ -8,6 +8,5 @@
 struct vmgpu_device;
 
 void vmgpu_debugfs_init(struct vmgpu_device *vdev);
-void vmgpu_debugfs_register(struct vmgpu_device *vdev);
 
 #endif

@@ -122,6 +122,22 @@ struct vmgpu_ring {
 };
 
 /**
+ * struct vmgpu_inject - fault-injection state, driven through debugfs
+ */
+struct vmgpu_inject {
+	/** @lock: protects @before, @bad and @after. */
+	struct mutex lock;
+	/** @before: error of the job queued before the bad one. */
+	long before;
+	/** @bad: error of the job with the rejected command. */
+	long bad;
+	/** @after: error of the job queued after the bad one. */
+	long after;
+	/** @paging_faults: paging operations still to fail. */
+	atomic_t paging_faults;
+};
+
+/**
  * struct vmgpu_device - one vmgpu PCI function
  */
 struct vmgpu_device {
@@ -171,6 +187,9 @@ struct vmgpu_device {
 	 * lost since probe, as amdgpu counts VRAM loss.
 	 */
 	atomic64_t contents_lost;
+
+	/** @inject: fault injection for tests. */
+	struct vmgpu_inject inject;
 
 	/** @bos: every allocation, for debugfs. */
 	struct list_head bos;

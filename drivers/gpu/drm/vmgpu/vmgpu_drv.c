@@ -17,6 +17,7 @@
 #include "vmgpu_debugfs.h"
 #include "vmgpu_device.h"
 #include "vmgpu_gem.h"
+#include "vmgpu_inject.h"
 #include "vmgpu_irq.h"
 #include "vmgpu_mmap.h"
 #include "vmgpu_query.h"
@@ -128,8 +129,7 @@ static int vmgpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = drm_dev_register(&vdev->drm, 0);
 	if (ret)
 		return ret;
-	vmgpu_debugfs_register(vdev);
-	return 0;
+	return vmgpu_inject_init(vdev);
 }
 
 /*

@@ -10,6 +10,7 @@
 #include <drm/ttm/ttm_tt.h>
 
 #include "vmgpu_device.h"
+#include "vmgpu_inject.h"
 #include "vmgpu_job.h"
 #include "vmgpu_migrate.h"
 #include "vmgpu_res_cursor.h"
@@ -37,6 +38,8 @@ struct vmgpu_paging_op {
 	struct vmgpu_job **jobs;
 	u32 num_jobs;
 	u32 cur;
+	/* Fault injection: the operation is one rejected command. */
+	bool injected;
 };
 
 static void vmgpu_paging_op_discard(struct vmgpu_paging_op *op)
@@ -48,13 +51,40 @@ static void vmgpu_paging_op_discard(struct vmgpu_paging_op *op)
 	kfree(op->jobs);
 }
 
-static int vmgpu_paging_op_init(struct vmgpu_paging_op *op, struct vmgpu_ring *ring,
+/* The jobs were sized from the same walk: the last one never overflows. */
+static int vmgpu_paging_op_add(struct vmgpu_paging_op *op, const union vmgpu_cmd *cmd)
+{
+	int ret;
+
+	if (op->injected)
+		return 0;
+	ret = vmgpu_job_add(op->jobs[op->cur], cmd);
+	if (ret == -ENOSPC && op->cur + 1 < op->num_jobs)
+		ret = vmgpu_job_add(op->jobs[++op->cur], cmd);
+	return ret;
+}
+
+/*
+ * Jobs for @num_cmds commands. A test may have asked for this operation to
+ * fail (see vmgpu_inject.c): it is then one command the device rejects
+ * instead, so that its work does not happen, as when a real command
+ * faults.
+ */
+static int vmgpu_paging_op_init(struct vmgpu_paging_op *op, struct vmgpu_device *vdev,
 				u32 num_cmds)
 {
+	struct vmgpu_ring *ring = &vdev->paging;
 	u32 max = vmgpu_job_max_cmds(ring);
+	union vmgpu_cmd fault;
+	bool inject;
+	int ret = 0;
 	u32 i;
 
+	inject = vmgpu_inject_paging_fault(vdev, &fault);
+	if (inject)
+		num_cmds = 1;
 	op->cur = 0;
+	op->injected = false;
 	op->num_jobs = DIV_ROUND_UP(num_cmds, max);
 	op->jobs = kcalloc(op->num_jobs, sizeof(*op->jobs), GFP_KERNEL);
 	if (!op->jobs)
@@ -69,16 +99,12 @@ static int vmgpu_paging_op_init(struct vmgpu_paging_op *op, struct vmgpu_ring *r
 		op->jobs[i] = job;
 		num_cmds -= min(num_cmds, max);
 	}
-	return 0;
-}
-
-/* The jobs were sized from the same walk: the last one never overflows. */
-static int vmgpu_paging_op_add(struct vmgpu_paging_op *op, const union vmgpu_cmd *cmd)
-{
-	int ret = vmgpu_job_add(op->jobs[op->cur], cmd);
-
-	if (ret == -ENOSPC && op->cur + 1 < op->num_jobs)
-		ret = vmgpu_job_add(op->jobs[++op->cur], cmd);
+	if (inject) {
+		ret = vmgpu_paging_op_add(op, &fault);
+		op->injected = true;
+	}
+	if (ret)
+		vmgpu_paging_op_discard(op);
 	return ret;
 }
 
@@ -180,7 +206,7 @@ struct dma_fence *vmgpu_migrate_copy(struct vmgpu_device *vdev,
 	ret = vmgpu_copy_walk(vdev, tbo, from, to, NULL, &count);
 	if (ret)
 		return ERR_PTR(ret);
-	ret = vmgpu_paging_op_init(&op, &vdev->paging, count);
+	ret = vmgpu_paging_op_init(&op, vdev, count);
 	if (ret)
 		return ERR_PTR(ret);
 	ret = vmgpu_copy_walk(vdev, tbo, from, to, &op, &count);
@@ -216,7 +242,7 @@ struct dma_fence *vmgpu_migrate_clear(struct vmgpu_device *vdev,
 		return ERR_PTR(ret);
 	for (; cur.remaining; vmgpu_res_next(&cur, cur.size))
 		count++;
-	ret = vmgpu_paging_op_init(&op, &vdev->paging, count);
+	ret = vmgpu_paging_op_init(&op, vdev, count);
 	if (ret)
 		return ERR_PTR(ret);
 

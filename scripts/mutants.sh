@@ -1,0 +1,59 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# Tests must fail when the feature breaks. Each mutant below breaks one
+# fix on purpose, in a copy of the tree; the suite then runs on one device
+# configuration and the named test must fail (and the mutant counts as
+# killed). Not part of `make test`: a mutant costs a module build and a
+# boot. usage: mutants.sh [NAME...]   (default: all)
+set -uo pipefail
+
+. "$(dirname "$0")/common.sh"
+
+# name | file under drivers/gpu/drm/vmgpu | perl -0 substitution | config | test that must fail
+MUTANTS=(
+	"no-redo|vmgpu_bo.c|s/\tif \(!error\)\n\t\treturn false;/\treturn false;/|rebar|vmgpu_error_test/global.failed_clear_is_redone"
+	"no-lost|vmgpu_bo.c|s/\tif \(!error\)\n\t\treturn false;/\treturn false;/|rebar|vmgpu_error_test/global.failed_move_loses_contents"
+	"hang-fails-queued|vmgpu_ring.c|s/\t\thw->first_slot = vmgpu_ring_write_job\(ring, job, hw->base.seqno\);/\t\tvmgpu_fence_fail(hw, -ETIMEDOUT);\n\t\tcontinue;/|rebar|vmgpu_error_test/global.hung_ring_is_reset"
+	"blame-oldest|vmgpu_fence.c|s/if \(vmgpu_fence_owns_slot\(fence, slot, ring->num_slots - 1\)\)/if (true)/|rebar|vmgpu_error_test/global.rejected_command_fails_its_job_only"
+	"access-no-wait|vmgpu_mmap.c|s/\.access = vmgpu_bo_vm_access/.access = ttm_bo_vm_access/|rebar|vmgpu_cpu_access_test/cpu.ptrace_read_waits_for_eviction"
+	"mmap-no-rule|vmgpu_mmap.c|s/if \(!\(gem_to_vmgpu_bo\(obj\)->flags & DRM_VMGPU_ALLOC_CPU_ACCESS\)\)\n\t\treturn -EACCES;//|rebar|vmgpu_cpu_access_test/global.mmap_needs_cpu_access"
+	"dmabuf-not-adopted|vmgpu_mmap.c|s/\tif \(vma->vm_file->f_mapping == drm->anon_inode->i_mapping\)/\tif (true)/|rebar|vmgpu_cpu_access_test/cpu.dmabuf_mmap_follows_moves"
+	"unplug-keeps-mappings|vmgpu_drv.c|s/\tvmgpu_mmap_unplug\(vdev\);\n//|rebar|vmgpu_unplug_test/global.unplug_with_open_files"
+	"query-exact-size|vmgpu_query.c|s/if \(given < size\)/if (given != size)/|rebar|vmgpu_query_test/query.larger_buffer"
+	"evicted-resident|vmgpu_gem.c|s/\t\tif \(resident\)\n//|rebar|vmgpu_observe_test/global.fdinfo_evicted_not_resident"
+	"move-fence-leak|vmgpu_vram_mgr.c|s/\t\tttm_resource_manager_cleanup\(&mgr->manager\);\n//|rootport|kmemleak-clean"
+)
+
+wanted=("$@")
+tree="$VMGPU_OUT/mutants/tree"
+killed=0 survived=0
+
+for m in "${MUTANTS[@]}"; do
+	IFS='|' read -r name file subst config test <<<"$m"
+	if [ ${#wanted[@]} -gt 0 ] && ! printf '%s\n' "${wanted[@]}" | grep -qx "$name"; then
+		continue
+	fi
+	rm -rf "$tree"
+	mkdir -p "$tree"
+	git -C "$VMGPU_ROOT" ls-files -z | (cd "$VMGPU_ROOT" && xargs -0 cp --parents -t "$tree")
+	target="$tree/drivers/gpu/drm/vmgpu/$file"
+	before=$(sha256sum <"$target")
+	perl -0pi -e "$subst" "$target"
+	if [ "$(sha256sum <"$target")" = "$before" ]; then
+		log "mutant $name: the substitution matched nothing in $file"
+		survived=$((survived + 1))
+		continue
+	fi
+	log "mutant $name: $file changed, running $config"
+	VMGPU_OUT="$tree/out" make -s -C "$tree" test CONFIGS="$config" >"$VMGPU_OUT/mutants/$name.log" 2>&1
+	if grep -q "^FAIL $config/$test\b" "$VMGPU_OUT/mutants/$name.log"; then
+		log "mutant $name: killed by $test"
+		killed=$((killed + 1))
+	else
+		log "mutant $name: SURVIVED ($test did not fail; see $VMGPU_OUT/mutants/$name.log)"
+		survived=$((survived + 1))
+	fi
+done
+echo "$killed mutants killed, $survived survived"
+[ "$survived" = 0 ]
