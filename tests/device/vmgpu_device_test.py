@@ -31,10 +31,13 @@ FENCE = 0x110000
 GART_TABLE = 0x120000
 DATA = 0x200000
 VRAM_SIZE = 16 << 20
+ECAM = 0xB0000000
+DEVICE_ARGS = "vmgpu,segments=8M:64K,,8M:4K,bar-size=4M,host-aperture-size=1M"
 
 
 class QTest:
     def __init__(self, qemu, device_args):
+        self.qemu = qemu
         self.dir = tempfile.mkdtemp(prefix="vmgpu-qtest-")
         path = os.path.join(self.dir, "qtest.sock")
         server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -55,6 +58,9 @@ class QTest:
 
     def cmd(self, line):
         self.sock.sendall(line.encode() + b"\n")
+        return self.reply(line)
+
+    def reply(self, line):
         while True:
             while b"\n" not in self.buf:
                 chunk = self.sock.recv(65536)
@@ -120,6 +126,20 @@ class Device:
         self.dev = next(d for d in range(32)
                         if qt.cfg_read(d, 0) == (HW["VMGPU_PCI_DEVICE_ID"] << 16 |
                                                  HW["VMGPU_PCI_VENDOR_ID"]))
+        self.setup()
+
+    def setup(self):
+        """Assign the BARs, reset the device and start the paging ring."""
+        self.assign_bars()
+        self.tail = 0
+        self.reg_write("VMGPU_REG_RESET", HW["VMGPU_RESET_VALUE"])
+        self.ring_reg_write("VMGPU_RING_BASE_LO", RING)
+        self.ring_reg_write("VMGPU_RING_BASE_HI", 0)
+        self.ring_reg_write("VMGPU_RING_SIZE_SHIFT", RING_SHIFT)
+        self.ring_reg_write("VMGPU_RING_CTRL", HW["VMGPU_RING_CTRL_ENABLE"])
+
+    def assign_bars(self):
+        qt = self.qt
         qt.cfg_write(self.dev, 0x10, MMIO)
         qt.cfg_write(self.dev, 0x14, MSIX)
         qt.cfg_write(self.dev, 0x18, VRAM_BAR)
@@ -127,12 +147,6 @@ class Device:
         qt.cfg_write(self.dev, 0x20, HAP_BAR)
         qt.cfg_write(self.dev, 0x24, 0)
         qt.cfg_write(self.dev, 0x04, 0x6)  # memory decode + bus master
-        self.tail = 0
-        self.reg_write("VMGPU_REG_RESET", HW["VMGPU_RESET_VALUE"])
-        self.ring_reg_write("VMGPU_RING_BASE_LO", RING)
-        self.ring_reg_write("VMGPU_RING_BASE_HI", 0)
-        self.ring_reg_write("VMGPU_RING_SIZE_SHIFT", RING_SHIFT)
-        self.ring_reg_write("VMGPU_RING_CTRL", HW["VMGPU_RING_CTRL_ENABLE"])
 
     def reg(self, name):
         return self.qt.readl(MMIO + HW[name])
@@ -145,6 +159,9 @@ class Device:
 
     def ring_reg_write(self, name, val):
         self.qt.writel(MMIO + HW["VMGPU_REG_RING0"] + HW[name], val)
+
+    def ring_mmio(self, ring, name):
+        return MMIO + HW["VMGPU_REG_RING0"] + ring * 0x40 + HW[name]
 
     def submit(self, *cmds):
         for c in cmds:
@@ -414,12 +431,118 @@ def test_user_ring_privilege(qt, dev):
     dev.reg_write("VMGPU_REG_ERROR_ACK", 1)
 
 
+def u64(data):
+    return struct.unpack("<Q", data)[0]
+
+
+def ack_errors(dev):
+    dev.reg_write("VMGPU_REG_ERROR_ACK", 1)
+    dev.reg_write("VMGPU_REG_INT_STATUS", HW["VMGPU_INT_ERROR"])
+
+
+def test_fault_part_way_keeps_done_pages(qt, dev):
+    # Three pages into the aperture, the third unmapped: the fault comes
+    # after two pages were copied, and what was done stays done.
+    pages = [DATA + 0x30000, DATA + 0x31000]
+    map_gart(qt, dev, pages)
+    qt.write(GART_TABLE + 2 * 8, bytes(8))
+    for page in pages:
+        qt.write(page, bytes(4096))
+    data = pattern_bytes(13, 3 * 4096)
+    qt.write(VRAM_BAR + 0xB0000, data)
+    ack_errors(dev)
+    slot = dev.tail
+    dev.submit(cmd_transfer(addr("VRAM", 0xB0000), addr("GART", 0), len(data)))
+    status = dev.wait_idle()
+    assert status & HW["VMGPU_RING_STATUS_HALTED"], "ring did not halt"
+    assert dev.ring_reg("VMGPU_RING_HEAD") == slot
+    assert dev.reg("VMGPU_REG_ERROR_CODE") == HW["VMGPU_ERR_GART_FAULT"]
+    assert dev.reg("VMGPU_REG_ERROR_SLOT") == slot
+    assert dev.reg("VMGPU_REG_ERROR_ADDR_LO") == 0x2000
+    assert qt.read(pages[0], 4096) == data[:4096]
+    assert qt.read(pages[1], 4096) == data[4096:8192]
+    dev.ring_reg_write("VMGPU_RING_CTRL", HW["VMGPU_RING_CTRL_ENABLE"] |
+                       HW["VMGPU_RING_CTRL_RESUME"])
+    dev.wait_idle()
+    ack_errors(dev)
+
+
+def hap_entry(i):
+    return MMIO + HW["VMGPU_HAP_TABLE_OFFSET"] + 8 * i
+
+
+def test_reset_register(qt, dev):
+    map_gart(qt, dev, [DATA])
+    dev.reg_write("VMGPU_REG_INT_MASK", HW["VMGPU_INT_FENCE"] | HW["VMGPU_INT_ERROR"])
+    qt.writeq(hap_entry(1), 0x1000 | HW["VMGPU_HAP_PTE_VALID"])
+    enable_vm(dev, 2, 0x400000)
+    dev.reg_write("VMGPU_REG_MAGIC", 1)
+    assert dev.reg("VMGPU_REG_ERROR_CODE") == HW["VMGPU_ERR_REGISTER"]
+    bar_size = dev.reg("VMGPU_REG_VRAM_BAR_SIZE_LO")
+    dev.reg_write("VMGPU_REG_RESET", HW["VMGPU_RESET_VALUE"])
+    check_reset_state(qt, dev)
+    assert dev.reg("VMGPU_REG_VRAM_BAR_SIZE_LO") == bar_size
+    dev.setup()
+
+
+def check_reset_state(qt, dev):
+    for ring in range(HW["VMGPU_MAX_RINGS"]):
+        for reg in ("VMGPU_RING_CTRL", "VMGPU_RING_STATUS", "VMGPU_RING_HEAD",
+                    "VMGPU_RING_TAIL", "VMGPU_RING_SIZE_SHIFT"):
+            val = qt.readl(dev.ring_mmio(ring, reg))
+            assert val == 0, f"ring {ring} {reg} = {val:#x} after reset"
+    for reg in ("VMGPU_REG_GART_NUM_PAGES", "VMGPU_REG_GART_BASE_LO", "VMGPU_REG_INT_STATUS",
+                "VMGPU_REG_INT_MASK", "VMGPU_REG_ERROR_CODE", "VMGPU_REG_ERROR_COUNT"):
+        assert dev.reg(reg) == 0, f"{reg} = {dev.reg(reg):#x} after reset"
+    assert qt.readl(hap_entry(1)) == 0
+    assert qt.readl(MMIO + HW["VMGPU_REG_VM0"] + 2 * 0x10 + HW["VMGPU_VM_CTRL"]) == 0
+
+
+def ecam(dev, reg):
+    return ECAM + (dev.dev << 15) + reg
+
+
+def rebar_size_field(qt, dev):
+    return qt.readl(ecam(dev, 0x108)) >> 8 & 0x3F
+
+
+def test_system_reset(qt, dev):
+    # A guest-triggered system reset (0xcf9) resets the device like RESET
+    # and returns the VRAM BAR to bar-size. The ReBAR capability lives in
+    # extended config space: open q35's MMCONFIG window as firmware does.
+    qt.cfg_write(0, 0x60, ECAM | 1)
+    assert qt.readl(ecam(dev, 0x100)) & 0xFFFF == 0x15
+    assert rebar_size_field(qt, dev) == 2  # 4 MiB
+    qt.cfg_write(dev.dev, 0x04, 0)
+    qt.writel(ecam(dev, 0x108), qt.readl(ecam(dev, 0x108)) & ~0x3F00 | 4 << 8)
+    qt.cfg_write(dev.dev, 0x04, 0x6)
+    assert dev.reg("VMGPU_REG_VRAM_BAR_SIZE_LO") == 16 << 20
+    map_gart(qt, dev, [DATA])
+    dev.reg_write("VMGPU_REG_INT_MASK", HW["VMGPU_INT_FENCE"])
+    qt.writeq(hap_entry(1), 0x1000 | HW["VMGPU_HAP_PTE_VALID"])
+    enable_vm(dev, 2, 0x400000)
+    dev.reg_write("VMGPU_REG_MAGIC", 1)
+    qt.cmd("outb 0xcf9 0x6")
+    for _ in range(1000):
+        if qt.cfg_read(dev.dev, 0x10) == 0:
+            break
+    else:
+        raise AssertionError("system reset did not happen")
+    qt.cfg_write(0, 0x60, ECAM | 1)
+    assert rebar_size_field(qt, dev) == 2, "ReBAR size not restored"
+    dev.assign_bars()
+    assert dev.reg("VMGPU_REG_VRAM_BAR_SIZE_LO") == 4 << 20
+    check_reset_state(qt, dev)
+    dev.setup()
+
+
 TESTS = [
     test_identification, test_fill_vram, test_transfer_roundtrip, test_gart_scatter,
     test_fill_and_transfer_virtual, test_discard, test_swizzle_roundtrip,
     test_host_aperture_detile, test_nop_delay_keeps_engine_busy, test_error_bad_opcode,
-    test_error_reserved_field, test_error_vram_range, test_error_gart_fault,
-    test_error_dma, test_error_vm_fault, test_error_bad_register, test_user_ring_privilege,
+    test_error_reserved_field, test_error_vram_range, test_error_gart_fault, test_error_dma,
+    test_error_vm_fault, test_error_bad_register, test_user_ring_privilege,
+    test_fault_part_way_keeps_done_pages, test_reset_register, test_system_reset,
 ]
 
 
@@ -427,7 +550,7 @@ def main(qemu):
     print("vmgpu-test: begin test vmgpu_device_test")
     print("TAP version 13")
     print(f"1..{len(TESTS)}")
-    qt = QTest(qemu, "vmgpu,segments=8M:64K,,8M:4K,bar-size=4M,host-aperture-size=1M")
+    qt = QTest(qemu, DEVICE_ARGS)
     failed = 0
     try:
         dev = Device(qt)
