@@ -473,7 +473,6 @@ static void vmgpu_realize(PCIDevice *pdev, Error **errp)
         return;
     }
 
-    pci_config_set_interrupt_pin(pdev->config, 1);
     if (pcie_endpoint_cap_init(pdev, VMGPU_PCIE_CAP_OFFSET) < 0) {
         error_setg(errp, "vmgpu: cannot add the PCIe capability");
         return;

@@ -471,6 +471,11 @@ def hap_entry(i):
     return MMIO + HW["VMGPU_HAP_TABLE_OFFSET"] + 8 * i
 
 
+def test_no_intx(qt, dev):
+    pin = qt.cfg_read(dev.dev, 0x3C) >> 8 & 0xFF
+    assert pin == 0, f"interrupt pin {pin}, but only MSI-X is implemented"
+
+
 def test_reset_register(qt, dev):
     map_gart(qt, dev, [DATA])
     dev.reg_write("VMGPU_REG_INT_MASK", HW["VMGPU_INT_FENCE"] | HW["VMGPU_INT_ERROR"])
@@ -542,7 +547,8 @@ TESTS = [
     test_host_aperture_detile, test_nop_delay_keeps_engine_busy, test_error_bad_opcode,
     test_error_reserved_field, test_error_vram_range, test_error_gart_fault, test_error_dma,
     test_error_vm_fault, test_error_bad_register, test_user_ring_privilege,
-    test_fault_part_way_keeps_done_pages, test_reset_register, test_system_reset,
+    test_fault_part_way_keeps_done_pages, test_no_intx, test_reset_register,
+    test_system_reset,
 ]
 
 
