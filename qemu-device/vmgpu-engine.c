@@ -257,9 +257,17 @@ static void vmgpu_ring_halt(VmgpuState *s, VmgpuRing *ring,
     vmgpu_report_error(s, err->code, index, ring->head, err->addr);
 }
 
+/*
+ * Slot index mask. Only for an enabled ring: enabling checks the size
+ * shift and SIZE_SHIFT cannot change while the ring is enabled.
+ */
+static uint32_t vmgpu_ring_mask(const VmgpuRing *ring)
+{
+    return (1u << ring->size_shift) - 1;
+}
+
 static void vmgpu_ring_run(VmgpuState *s, VmgpuRing *ring)
 {
-    uint32_t mask = (1u << ring->size_shift) - 1;
     unsigned done;
 
     for (done = 0; done < VMGPU_ENGINE_BATCH; done++) {
@@ -284,7 +292,7 @@ static void vmgpu_ring_run(VmgpuState *s, VmgpuRing *ring)
             vmgpu_ring_halt(s, ring, &err);
             return;
         }
-        ring->head = (ring->head + 1) & mask;
+        ring->head = (ring->head + 1) & vmgpu_ring_mask(ring);
         if (delay_ns) {
             timer_mod(&ring->delay,
                       qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + delay_ns);
@@ -367,7 +375,6 @@ const char *vmgpu_ring_reg_write(VmgpuState *s, unsigned index, hwaddr reg,
                                  uint32_t val)
 {
     VmgpuRing *ring = &s->rings[index];
-    uint32_t mask = (1u << ring->size_shift) - 1;
 
     if (reg != VMGPU_RING_TAIL && reg != VMGPU_RING_CTRL && ring->enabled) {
         return "ring registers are fixed while the ring is enabled";
@@ -380,10 +387,14 @@ const char *vmgpu_ring_reg_write(VmgpuState *s, unsigned index, hwaddr reg,
         ring->base = deposit64(ring->base, 32, 32, val);
         return NULL;
     case VMGPU_RING_SIZE_SHIFT:
+        if (val < VMGPU_RING_SIZE_SHIFT_MIN ||
+            val > VMGPU_RING_SIZE_SHIFT_MAX) {
+            return "ring size shift out of range";
+        }
         ring->size_shift = val;
         return NULL;
     case VMGPU_RING_TAIL:
-        if (!ring->enabled || val > mask) {
+        if (!ring->enabled || val > vmgpu_ring_mask(ring)) {
             return "tail beyond the ring, or ring disabled";
         }
         ring->tail = val;
@@ -399,7 +410,7 @@ const char *vmgpu_ring_reg_write(VmgpuState *s, unsigned index, hwaddr reg,
                 return "resume of a ring that is not halted";
             }
             ring->halted = false;
-            ring->head = (ring->head + 1) & mask;
+            ring->head = (ring->head + 1) & vmgpu_ring_mask(ring);
             qemu_bh_schedule(s->engine_bh);
             return NULL;
         }

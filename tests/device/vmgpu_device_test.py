@@ -471,6 +471,24 @@ def hap_entry(i):
     return MMIO + HW["VMGPU_HAP_TABLE_OFFSET"] + 8 * i
 
 
+def test_ring_size_shift_validated(qt, dev):
+    shift = dev.ring_mmio(2, "VMGPU_RING_SIZE_SHIFT")
+    qt.writel(shift, 5)
+    for bad in (40, HW["VMGPU_RING_SIZE_SHIFT_MIN"] - 1, HW["VMGPU_RING_SIZE_SHIFT_MAX"] + 1):
+        ack_errors(dev)
+        qt.writel(shift, bad)
+        assert dev.reg("VMGPU_REG_ERROR_CODE") == HW["VMGPU_ERR_REGISTER"], f"{bad} accepted"
+        assert dev.reg("VMGPU_REG_ERROR_SLOT") == shift - MMIO
+        assert qt.readl(shift) == 5, f"size shift {qt.readl(shift)} after writing {bad}"
+    # A ring never given a size (power-on 0) cannot be enabled.
+    ack_errors(dev)
+    qt.writel(dev.ring_mmio(3, "VMGPU_RING_BASE_LO"), RING + 0x4000)
+    qt.writel(dev.ring_mmio(3, "VMGPU_RING_CTRL"), HW["VMGPU_RING_CTRL_ENABLE"])
+    assert dev.reg("VMGPU_REG_ERROR_CODE") == HW["VMGPU_ERR_RING_SETUP"]
+    assert qt.readl(dev.ring_mmio(3, "VMGPU_RING_CTRL")) == 0
+    ack_errors(dev)
+
+
 def test_no_intx(qt, dev):
     pin = qt.cfg_read(dev.dev, 0x3C) >> 8 & 0xFF
     assert pin == 0, f"interrupt pin {pin}, but only MSI-X is implemented"
@@ -547,8 +565,8 @@ TESTS = [
     test_host_aperture_detile, test_nop_delay_keeps_engine_busy, test_error_bad_opcode,
     test_error_reserved_field, test_error_vram_range, test_error_gart_fault, test_error_dma,
     test_error_vm_fault, test_error_bad_register, test_user_ring_privilege,
-    test_fault_part_way_keeps_done_pages, test_no_intx, test_reset_register,
-    test_system_reset,
+    test_fault_part_way_keeps_done_pages, test_ring_size_shift_validated, test_no_intx,
+    test_reset_register, test_system_reset,
 ]
 
 
