@@ -19,15 +19,16 @@
     (~(VMGPU_HAP_PTE_VALID | VMGPU_HAP_PTE_DETILE | VMGPU_HAP_PTE_ADDR_MASK))
 
 /* VRAM offset behind an aperture offset, or false for an unmapped page. */
-static bool vmgpu_hap_translate(VmgpuState *s, hwaddr addr, uint64_t *vram)
+static bool vmgpu_hap_translate(VmgpuState *s, hwaddr addr, unsigned size,
+                                uint64_t *vram)
 {
     uint64_t pte = s->hap_table[addr >> VMGPU_PAGE_SHIFT];
     uint32_t offset = addr & (VMGPU_PAGE_SIZE - 1);
 
     if (!(pte & VMGPU_HAP_PTE_VALID)) {
         qemu_log_mask(LOG_GUEST_ERROR,
-                      "vmgpu: host aperture access at 0x%" HWADDR_PRIx
-                      " through an invalid entry\n", addr);
+                      "vmgpu: %u-byte host aperture access at 0x%" HWADDR_PRIx
+                      " through an invalid entry\n", size, addr);
         return false;
     }
     if (pte & VMGPU_HAP_PTE_DETILE) {
@@ -42,7 +43,7 @@ static uint64_t vmgpu_hap_read(void *opaque, hwaddr addr, unsigned size)
     VmgpuState *s = opaque;
     uint64_t vram;
 
-    if (!vmgpu_hap_translate(s, addr, &vram)) {
+    if (!vmgpu_hap_translate(s, addr, size, &vram)) {
         return 0;
     }
     return ldn_le_p(s->vram_ptr + vram, size);
@@ -54,14 +55,15 @@ static void vmgpu_hap_write(void *opaque, hwaddr addr, uint64_t val,
     VmgpuState *s = opaque;
     uint64_t vram;
 
-    if (vmgpu_hap_translate(s, addr, &vram)) {
+    if (vmgpu_hap_translate(s, addr, size, &vram)) {
         stn_le_p(s->vram_ptr + vram, size, val);
     }
 }
 
 /*
  * Accesses are naturally aligned and at most 8 bytes, so one never crosses
- * a 64-byte swizzle block and a single translation covers it.
+ * a 64-byte swizzle block and a single translation covers it. They reach
+ * the device whole, as they would reach VRAM through BAR 2.
  */
 const MemoryRegionOps vmgpu_hap_ops = {
     .read = vmgpu_hap_read,
@@ -71,6 +73,10 @@ const MemoryRegionOps vmgpu_hap_ops = {
         .min_access_size = 1,
         .max_access_size = 8,
         .unaligned = false,
+    },
+    .impl = {
+        .min_access_size = 1,
+        .max_access_size = 8,
     },
 };
 

@@ -351,11 +351,19 @@ static void vmgpu_mmio_write(void *opaque, hwaddr addr, uint64_t val,
     vmgpu_reg_write(s, addr, val);
 }
 
+/*
+ * 8-byte accesses reach the device whole, so that one write updates a
+ * host-aperture entry at once; registers take 4-byte accesses only.
+ */
 static const MemoryRegionOps vmgpu_mmio_ops = {
     .read = vmgpu_mmio_read,
     .write = vmgpu_mmio_write,
     .endianness = DEVICE_LITTLE_ENDIAN,
     .valid = {
+        .min_access_size = 4,
+        .max_access_size = 8,
+    },
+    .impl = {
         .min_access_size = 4,
         .max_access_size = 8,
     },

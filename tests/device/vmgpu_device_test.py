@@ -102,6 +102,9 @@ class QTest:
     def writeq(self, addr, val):
         self.cmd(f"writeq 0x{addr:x} 0x{val:x}")
 
+    def readq(self, addr):
+        return int(self.cmd(f"readq 0x{addr:x}"), 16)
+
     def step(self, ns=None):
         self.cmd("clock_step" + (f" {ns}" if ns else ""))
 
@@ -471,6 +474,57 @@ def hap_entry(i):
     return MMIO + HW["VMGPU_HAP_TABLE_OFFSET"] + 8 * i
 
 
+def test_hap_entry_8byte_write_is_whole(qt, dev):
+    valid = HW["VMGPU_HAP_PTE_VALID"]
+    good = 0x3000 | valid
+    qt.writeq(hap_entry(5), good)
+    assert qt.readq(hap_entry(5)) == good
+    ack_errors(dev)
+    count = dev.reg("VMGPU_REG_ERROR_COUNT")
+    bad = 1 << 62 | 0x5000 | valid
+    qt.writeq(hap_entry(5), bad)
+    entry = qt.readl(hap_entry(5)) | qt.readl(hap_entry(5) + 4) << 32
+    assert entry == good, f"entry {entry:#x} after a rejected write"
+    assert dev.reg("VMGPU_REG_ERROR_CODE") == HW["VMGPU_ERR_REGISTER"]
+    assert dev.reg("VMGPU_REG_ERROR_COUNT") == count + 1
+    assert dev.reg("VMGPU_REG_ERROR_ADDR_HI") == bad >> 32
+    ack_errors(dev)
+    # Two 4-byte writes, low half first, still update an entry.
+    qt.writel(hap_entry(5), 0x7000 | valid)
+    qt.writel(hap_entry(5) + 4, 0)
+    assert qt.readq(hap_entry(5)) == 0x7000 | valid
+    assert dev.reg("VMGPU_REG_ERROR_CODE") == HW["VMGPU_ERR_NONE"]
+    qt.writeq(hap_entry(5), 0)
+
+
+def test_hap_bar_8byte_access_is_whole(qt, dev):
+    # Through an invalid entry, one 8-byte write is one bad access (one log
+    # line), not two 4-byte ones.
+    qt.writeq(hap_entry(7), 0)
+    before = qt.guest_log().count("through an invalid entry")
+    qt.writeq(HAP_BAR + 7 * 4096 + 8, 0x1122334455667788)
+    logged = qt.guest_log().count("through an invalid entry") - before
+    assert logged == 1, f"{logged} bad accesses logged for one 8-byte write"
+    qt.writeq(hap_entry(7), 0x6000 | HW["VMGPU_HAP_PTE_VALID"])
+    qt.writeq(HAP_BAR + 7 * 4096 + 0x10, 0x8877665544332211)
+    assert qt.readq(HAP_BAR + 7 * 4096 + 0x10) == 0x8877665544332211
+    assert qt.readl(VRAM_BAR + 0x6014) == 0x88776655
+    qt.writeq(hap_entry(7), 0)
+
+
+def test_register_8byte_access_rejected(qt, dev):
+    # An 8-byte write to a _LO/_HI pair is one bad access, not two writes.
+    ack_errors(dev)
+    base = dev.reg("VMGPU_REG_GART_BASE_LO") | dev.reg("VMGPU_REG_GART_BASE_HI") << 32
+    qt.writeq(MMIO + HW["VMGPU_REG_GART_BASE_LO"], 1 << 32 | 0x5000)
+    now = dev.reg("VMGPU_REG_GART_BASE_LO") | dev.reg("VMGPU_REG_GART_BASE_HI") << 32
+    assert now == base, f"8-byte register write took effect: {base:#x} -> {now:#x}"
+    assert dev.reg("VMGPU_REG_ERROR_CODE") == HW["VMGPU_ERR_REGISTER"]
+    assert dev.reg("VMGPU_REG_ERROR_SLOT") == HW["VMGPU_REG_GART_BASE_LO"]
+    assert qt.readq(MMIO + HW["VMGPU_REG_MAGIC"]) == 0
+    ack_errors(dev)
+
+
 def test_ring_size_shift_validated(qt, dev):
     shift = dev.ring_mmio(2, "VMGPU_RING_SIZE_SHIFT")
     qt.writel(shift, 5)
@@ -565,8 +619,9 @@ TESTS = [
     test_host_aperture_detile, test_nop_delay_keeps_engine_busy, test_error_bad_opcode,
     test_error_reserved_field, test_error_vram_range, test_error_gart_fault, test_error_dma,
     test_error_vm_fault, test_error_bad_register, test_user_ring_privilege,
-    test_fault_part_way_keeps_done_pages, test_ring_size_shift_validated, test_no_intx,
-    test_reset_register, test_system_reset,
+    test_fault_part_way_keeps_done_pages, test_hap_entry_8byte_write_is_whole,
+    test_hap_bar_8byte_access_is_whole, test_register_8byte_access_rejected,
+    test_ring_size_shift_validated, test_no_intx, test_reset_register, test_system_reset,
 ]
 
 
