@@ -441,7 +441,7 @@ static bool vmgpu_check_properties(VmgpuState *s, Error **errp)
     return true;
 }
 
-static void vmgpu_init_vram(VmgpuState *s, Error **errp)
+static bool vmgpu_init_vram(VmgpuState *s, Error **errp)
 {
     PCIDevice *pdev = PCI_DEVICE(s);
     uint8_t type = PCI_BASE_ADDRESS_SPACE_MEMORY | PCI_BASE_ADDRESS_MEM_TYPE_64 |
@@ -449,7 +449,7 @@ static void vmgpu_init_vram(VmgpuState *s, Error **errp)
 
     if (!memory_region_init_ram(&s->vram, OBJECT(s), "vmgpu.vram",
                                 s->vram_size, errp)) {
-        return;
+        return false;
     }
     s->vram_ptr = memory_region_get_ram_ptr(&s->vram);
 
@@ -469,12 +469,12 @@ static void vmgpu_init_vram(VmgpuState *s, Error **errp)
         pci_register_bar(pdev, VMGPU_BAR_HOST_APERTURE, type,
                          &s->host_aperture);
     }
+    return true;
 }
 
 static void vmgpu_realize(PCIDevice *pdev, Error **errp)
 {
     VmgpuState *s = VMGPU(pdev);
-    ERRP_GUARD();
     unsigned i;
 
     if (!vmgpu_parse_segments(s, errp) || !vmgpu_check_properties(s, errp)) {
@@ -499,8 +499,8 @@ static void vmgpu_realize(PCIDevice *pdev, Error **errp)
         msix_vector_use(pdev, i);
     }
 
-    vmgpu_init_vram(s, errp);
-    if (*errp) {
+    if (!vmgpu_init_vram(s, errp)) {
+        msix_uninit_exclusive_bar(pdev);
         return;
     }
     if (s->rebar) {

@@ -613,6 +613,23 @@ def test_system_reset(qt, dev):
     dev.setup()
 
 
+def run_qemu(qemu, device_args, *extra):
+    """Start QEMU with one vmgpu and quit at once through QMP on stdin."""
+    return subprocess.run(
+        [qemu, "-L", "/usr/share/seabios", "-L", "/usr/share/qemu", "-machine", "q35",
+         "-accel", "qtest", "-nodefaults", "-display", "none", "-m", "64M",
+         "-device", device_args, "-qmp", "stdio", *extra],
+        input='{"execute": "qmp_capabilities"}\n{"execute": "quit"}\n',
+        capture_output=True, text=True, timeout=60)
+
+
+def test_realize_failure_after_msix(qt, dev):
+    # 200 TiB of VRAM cannot be allocated: realize fails after MSI-X init.
+    proc = run_qemu(qt.qemu, "vmgpu,segments=200T:64K")
+    assert proc.returncode == 1, f"QEMU exited {proc.returncode}: {proc.stderr}"
+    assert "vmgpu.vram" in proc.stderr, proc.stderr
+
+
 TESTS = [
     test_identification, test_fill_vram, test_transfer_roundtrip, test_gart_scatter,
     test_fill_and_transfer_virtual, test_discard, test_swizzle_roundtrip,
@@ -622,6 +639,7 @@ TESTS = [
     test_fault_part_way_keeps_done_pages, test_hap_entry_8byte_write_is_whole,
     test_hap_bar_8byte_access_is_whole, test_register_8byte_access_rejected,
     test_ring_size_shift_validated, test_no_intx, test_reset_register, test_system_reset,
+    test_realize_failure_after_msix,
 ]
 
 
