@@ -401,6 +401,10 @@ static bool vmgpu_parse_segments(VmgpuState *s, Error **errp)
                        "multiple of 1M");
             return false;
         }
+        if (size > UINT64_MAX - base) {
+            error_setg(errp, "vmgpu: segments add up to more than 16E");
+            return false;
+        }
         seg->base = base;
         seg->size = size;
         seg->page_shift = ctz64(page_size);

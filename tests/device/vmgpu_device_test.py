@@ -623,6 +623,13 @@ def run_qemu(qemu, device_args, *extra):
         capture_output=True, text=True, timeout=60)
 
 
+def test_segments_overflow_rejected(qt, dev):
+    # 8E + 8E wraps to 0, + 64M: the segments must not pass as 64 MiB.
+    proc = run_qemu(qt.qemu, "vmgpu,segments=8E:64K,,8E:64K,,64M:4K")
+    assert proc.returncode == 1, f"QEMU exited {proc.returncode}"
+    assert "vmgpu: segments" in proc.stderr, proc.stderr
+
+
 def test_realize_failure_after_msix(qt, dev):
     # 200 TiB of VRAM cannot be allocated: realize fails after MSI-X init.
     proc = run_qemu(qt.qemu, "vmgpu,segments=200T:64K")
@@ -639,7 +646,7 @@ TESTS = [
     test_fault_part_way_keeps_done_pages, test_hap_entry_8byte_write_is_whole,
     test_hap_bar_8byte_access_is_whole, test_register_8byte_access_rejected,
     test_ring_size_shift_validated, test_no_intx, test_reset_register, test_system_reset,
-    test_realize_failure_after_msix,
+    test_realize_failure_after_msix, test_segments_overflow_rejected,
 ]
 
 
