@@ -17,6 +17,7 @@
 #include "hw/pci/msix.h"
 #include "hw/pci/pcie.h"
 #include "hw/qdev-properties.h"
+#include "migration/vmstate.h"
 #include "vmgpu.h"
 #include "trace.h"
 
@@ -543,6 +544,15 @@ static void vmgpu_device_reset(DeviceState *dev)
     }
 }
 
+/*
+ * Ring, VM, GART and host-aperture state is not saved yet: refuse
+ * migration and snapshots rather than lose it silently.
+ */
+static const VMStateDescription vmstate_vmgpu = {
+    .name = TYPE_VMGPU,
+    .unmigratable = 1,
+};
+
 static const Property vmgpu_properties[] = {
     DEFINE_PROP_STRING("segments", VmgpuState, segments_spec),
     DEFINE_PROP_SIZE("bar-size", VmgpuState, initial_bar_size, 64 * MiB),
@@ -566,6 +576,7 @@ static void vmgpu_class_init(ObjectClass *klass, void *data)
     k->revision = VMGPU_PCI_REVISION;
     k->class_id = PCI_CLASS_DISPLAY_OTHER;
     dc->desc = "vmgpu virtual GPU (WDDM VidMm memory model)";
+    dc->vmsd = &vmstate_vmgpu;
     device_class_set_props(dc, vmgpu_properties);
     device_class_set_legacy_reset(dc, vmgpu_device_reset);
     set_bit(DEVICE_CATEGORY_DISPLAY, dc->categories);

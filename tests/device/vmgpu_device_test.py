@@ -10,6 +10,7 @@ Output is KTAP between the markers scripts/report.py reads.
 usage: vmgpu_device_test.py QEMU_BINARY
 """
 import base64
+import json
 import os
 import shutil
 import socket
@@ -613,13 +614,14 @@ def test_system_reset(qt, dev):
     dev.setup()
 
 
-def run_qemu(qemu, device_args, *extra):
-    """Start QEMU with one vmgpu and quit at once through QMP on stdin."""
+def run_qemu(qemu, device_args, *extra, qmp=()):
+    """Start QEMU with one vmgpu, send it the QMP commands in qmp and quit."""
+    commands = [{"execute": "qmp_capabilities"}, *qmp, {"execute": "quit"}]
     return subprocess.run(
         [qemu, "-L", "/usr/share/seabios", "-L", "/usr/share/qemu", "-machine", "q35",
          "-accel", "qtest", "-nodefaults", "-display", "none", "-m", "64M",
          "-device", device_args, "-qmp", "stdio", *extra],
-        input='{"execute": "qmp_capabilities"}\n{"execute": "quit"}\n',
+        input="".join(json.dumps(c) + "\n" for c in commands),
         capture_output=True, text=True, timeout=60)
 
 
@@ -628,6 +630,15 @@ def test_segments_overflow_rejected(qt, dev):
     proc = run_qemu(qt.qemu, "vmgpu,segments=8E:64K,,8E:64K,,64M:4K")
     assert proc.returncode == 1, f"QEMU exited {proc.returncode}"
     assert "vmgpu: segments" in proc.stderr, proc.stderr
+
+
+def test_unmigratable(qt, dev):
+    proc = run_qemu(qt.qemu, "vmgpu", "-only-migratable")
+    assert proc.returncode == 1, f"QEMU exited {proc.returncode} with -only-migratable"
+    assert "not migratable" in proc.stderr, proc.stderr
+    migrate = {"execute": "migrate", "arguments": {"uri": "exec:cat >/dev/null"}}
+    proc = run_qemu(qt.qemu, "vmgpu", qmp=[migrate])
+    assert "blocked by non-migratable device" in proc.stdout, proc.stdout
 
 
 def test_realize_failure_after_msix(qt, dev):
@@ -646,7 +657,7 @@ TESTS = [
     test_fault_part_way_keeps_done_pages, test_hap_entry_8byte_write_is_whole,
     test_hap_bar_8byte_access_is_whole, test_register_8byte_access_rejected,
     test_ring_size_shift_validated, test_no_intx, test_reset_register, test_system_reset,
-    test_realize_failure_after_msix, test_segments_overflow_rejected,
+    test_unmigratable, test_realize_failure_after_msix, test_segments_overflow_rejected,
 ]
 
 
