@@ -534,9 +534,10 @@ static void vmgpu_config_write(PCIDevice *pdev, uint32_t addr, uint32_t val,
     }
 }
 
-static void vmgpu_device_reset(DeviceState *dev)
+/* Device (PCI function, bus or system) reset: RESET plus the VRAM BAR size. */
+static void vmgpu_reset_hold(Object *obj, ResetType type)
 {
-    VmgpuState *s = VMGPU(dev);
+    VmgpuState *s = VMGPU(obj);
 
     vmgpu_reset_state(s);
     if (s->rebar) {
@@ -567,6 +568,7 @@ static void vmgpu_class_init(ObjectClass *klass, void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(klass);
     PCIDeviceClass *k = PCI_DEVICE_CLASS(klass);
+    ResettableClass *rc = RESETTABLE_CLASS(klass);
 
     k->realize = vmgpu_realize;
     k->exit = vmgpu_exit;
@@ -578,7 +580,7 @@ static void vmgpu_class_init(ObjectClass *klass, void *data)
     dc->desc = "vmgpu virtual GPU (WDDM VidMm memory model)";
     dc->vmsd = &vmstate_vmgpu;
     device_class_set_props(dc, vmgpu_properties);
-    device_class_set_legacy_reset(dc, vmgpu_device_reset);
+    rc->phases.hold = vmgpu_reset_hold;
     set_bit(DEVICE_CATEGORY_DISPLAY, dc->categories);
 }
 
