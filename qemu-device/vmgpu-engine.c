@@ -2,10 +2,14 @@
  * vmgpu: the command processor.
  *
  * Rings live in guest memory; a doorbell (TAIL write) schedules a bottom
- * half that executes commands outside the MMIO write, a bounded number per
- * run so that a long ring never stalls the main loop. NOP with a delay
- * parks the ring on a virtual-clock timer. A failing command halts its
- * ring, latches the error and raises the error interrupt; RESUME skips it.
+ * half that executes commands outside the MMIO write. One run of it is a
+ * slice: at most VMGPU_ENGINE_BATCH commands per ring and copy-budget bytes
+ * of FILL/TRANSFER work in all, taken from the rings in turn, so that
+ * neither a long ring nor one huge copy stalls the main loop. A command
+ * left unfinished keeps its place at HEAD with a cursor and goes on in the
+ * next slice. NOP with a delay parks the ring on a virtual-clock timer. A
+ * failing command halts its ring, latches the error and raises the error
+ * interrupt; RESUME skips it.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -20,89 +24,6 @@
 #include "trace.h"
 
 #define VMGPU_ENGINE_BATCH  64      /* commands per bottom-half run */
-
-static bool vmgpu_exec_fill(VmgpuState *s, const struct vmgpu_cmd_fill *c,
-                            uint32_t pattern, VmgpuMemError *err)
-{
-    uint64_t size = le64_to_cpu(c->size);
-    uint64_t dst = le64_to_cpu(c->dst.addr);
-    uint32_t page[VMGPU_PAGE_SIZE / 4];
-    uint64_t done = 0;
-    unsigned i;
-
-    if (size % 4 || dst % 4) {
-        err->code = VMGPU_ERR_BAD_FIELD;
-        err->addr = dst;
-        return false;
-    }
-    for (i = 0; i < ARRAY_SIZE(page); i++) {
-        page[i] = cpu_to_le32(pattern);
-    }
-    while (done < size) {
-        uint32_t chunk = MIN(size - done, VMGPU_PAGE_SIZE -
-                             ((dst + done) & (VMGPU_PAGE_SIZE - 1)));
-
-        if (!vmgpu_mem_rw(s, &c->dst, done, page, chunk, true, err)) {
-            return false;
-        }
-        done += chunk;
-    }
-    return true;
-}
-
-static void vmgpu_swizzle_page(uint8_t *out, const uint8_t *in, bool swizzle)
-{
-    unsigned block = 1u << VMGPU_SWIZZLE_BLOCK_SHIFT;
-    unsigned off;
-
-    for (off = 0; off < VMGPU_PAGE_SIZE; off += block) {
-        unsigned other = vmgpu_swizzle_offset(off);
-
-        memcpy(swizzle ? out + other : out + off,
-               swizzle ? in + off : in + other, block);
-    }
-}
-
-static bool vmgpu_exec_transfer(VmgpuState *s,
-                                const struct vmgpu_cmd_transfer *c,
-                                VmgpuMemError *err)
-{
-    uint16_t flags = le16_to_cpu(c->hdr.flags);
-    uint64_t size = le64_to_cpu(c->size);
-    uint64_t src = le64_to_cpu(c->src.addr);
-    uint64_t dst = le64_to_cpu(c->dst.addr);
-    bool swizzle = flags & VMGPU_TRANSFER_FLAG_SWIZZLE;
-    bool unswizzle = flags & VMGPU_TRANSFER_FLAG_UNSWIZZLE;
-    uint8_t buf[VMGPU_PAGE_SIZE], tiled[VMGPU_PAGE_SIZE];
-    uint64_t done = 0;
-
-    if ((flags & ~(VMGPU_TRANSFER_FLAG_SWIZZLE | VMGPU_TRANSFER_FLAG_UNSWIZZLE)) ||
-        (swizzle && unswizzle) ||
-        ((swizzle || unswizzle) &&
-         ((src | dst | size) & (VMGPU_PAGE_SIZE - 1)))) {
-        err->code = VMGPU_ERR_BAD_FIELD;
-        err->addr = flags;
-        return false;
-    }
-    while (done < size) {
-        uint32_t chunk = MIN(size - done,
-                             VMGPU_PAGE_SIZE - ((src + done) & (VMGPU_PAGE_SIZE - 1)));
-
-        chunk = MIN(chunk, VMGPU_PAGE_SIZE - ((dst + done) & (VMGPU_PAGE_SIZE - 1)));
-        if (!vmgpu_mem_rw(s, &c->src, done, buf, chunk, false, err)) {
-            return false;
-        }
-        if (swizzle || unswizzle) {
-            vmgpu_swizzle_page(tiled, buf, swizzle);
-            memcpy(buf, tiled, sizeof(buf));
-        }
-        if (!vmgpu_mem_rw(s, &c->dst, done, buf, chunk, true, err)) {
-            return false;
-        }
-        done += chunk;
-    }
-    return true;
-}
 
 static bool vmgpu_exec_fence(VmgpuState *s, const struct vmgpu_cmd_fence *c,
                              VmgpuMemError *err)
@@ -170,20 +91,28 @@ static bool vmgpu_ring_allows(const VmgpuRing *ring, unsigned index,
     return true;
 }
 
-/*
- * Execute one command. Returns the virtual-clock delay it asks for (NOP)
- * in *delay_ns, or false with *err filled in.
- */
-static bool vmgpu_exec(VmgpuState *s, const union vmgpu_cmd *cmd,
-                       int64_t *delay_ns, VmgpuMemError *err)
+static VmgpuCmdStatus vmgpu_cmd_status(bool ok)
 {
+    return ok ? VMGPU_CMD_DONE : VMGPU_CMD_FAILED;
+}
+
+/*
+ * Run the ring's current command, or the next slice of it: a copy goes on
+ * from ring->cmd_done and spends at most about *budget bytes. A NOP
+ * returns the virtual-clock delay it asks for in *delay_ns.
+ */
+static VmgpuCmdStatus vmgpu_exec(VmgpuState *s, VmgpuRing *ring,
+                                 uint64_t *budget, int64_t *delay_ns,
+                                 VmgpuMemError *err)
+{
+    const union vmgpu_cmd *cmd = &ring->cmd;
     uint16_t opcode = le16_to_cpu(cmd->hdr.opcode);
 
     *delay_ns = 0;
     err->addr = opcode;
     if (cmd->hdr.reserved) {
         err->code = VMGPU_ERR_BAD_FIELD;
-        return false;
+        return VMGPU_CMD_FAILED;
     }
     switch (opcode) {
     case VMGPU_OP_NOP: {
@@ -193,56 +122,71 @@ static bool vmgpu_exec(VmgpuState *s, const union vmgpu_cmd *cmd,
             !buffer_is_zero(cmd->nop.reserved,
                                      sizeof(cmd->nop.reserved))) {
             err->code = VMGPU_ERR_BAD_FIELD;
-            return false;
+            return VMGPU_CMD_FAILED;
         }
         *delay_ns = (int64_t)delay_us * SCALE_US;
-        return true;
+        return VMGPU_CMD_DONE;
     }
     case VMGPU_OP_FENCE:
         if (!buffer_is_zero(cmd->fence.reserved,
                                      sizeof(cmd->fence.reserved))) {
             break;
         }
-        return vmgpu_mem_check_addr(&cmd->fence.dst, err) &&
-               vmgpu_exec_fence(s, &cmd->fence, err);
+        return vmgpu_cmd_status(vmgpu_mem_check_addr(&cmd->fence.dst, err) &&
+                                vmgpu_exec_fence(s, &cmd->fence, err));
     case VMGPU_OP_FILL:
         if (cmd->hdr.flags || !buffer_is_zero(
                 cmd->fill.reserved, sizeof(cmd->fill.reserved))) {
             break;
         }
-        return vmgpu_mem_check_addr(&cmd->fill.dst, err) &&
-               vmgpu_exec_fill(s, &cmd->fill, le32_to_cpu(cmd->fill.pattern),
-                               err);
-    case VMGPU_OP_DISCARD: {
-        struct vmgpu_cmd_fill fill = {
-            .dst = cmd->range.addr,
-            .size = cmd->range.size,
-        };
-
+        if (!vmgpu_mem_check_addr(&cmd->fill.dst, err)) {
+            return VMGPU_CMD_FAILED;
+        }
+        return vmgpu_copy_fill(s, &cmd->fill.dst, le64_to_cpu(cmd->fill.size),
+                               le32_to_cpu(cmd->fill.pattern), &ring->cmd_done,
+                               budget, err);
+    case VMGPU_OP_DISCARD:
         if (cmd->hdr.flags || !buffer_is_zero(
                 cmd->range.reserved, sizeof(cmd->range.reserved))) {
             break;
         }
-        return vmgpu_mem_check_addr(&fill.dst, err) &&
-               vmgpu_exec_fill(s, &fill, VMGPU_DISCARD_PATTERN, err);
-    }
+        if (!vmgpu_mem_check_addr(&cmd->range.addr, err)) {
+            return VMGPU_CMD_FAILED;
+        }
+        return vmgpu_copy_fill(s, &cmd->range.addr,
+                               le64_to_cpu(cmd->range.size),
+                               VMGPU_DISCARD_PATTERN, &ring->cmd_done, budget,
+                               err);
     case VMGPU_OP_TRANSFER:
         if (!buffer_is_zero(cmd->transfer.reserved,
                                      sizeof(cmd->transfer.reserved))) {
             break;
         }
-        return vmgpu_mem_check_addr(&cmd->transfer.src, err) &&
-               vmgpu_mem_check_addr(&cmd->transfer.dst, err) &&
-               vmgpu_exec_transfer(s, &cmd->transfer, err);
+        if (!vmgpu_mem_check_addr(&cmd->transfer.src, err) ||
+            !vmgpu_mem_check_addr(&cmd->transfer.dst, err)) {
+            return VMGPU_CMD_FAILED;
+        }
+        return vmgpu_copy_transfer(s, &cmd->transfer, &ring->cmd_done, budget,
+                                   err);
     default:
         /* NOTIFY, COMPRESS, DECOMPRESS, CACHE_FLUSH and WAIT come later. */
         qemu_log_mask(LOG_GUEST_ERROR, "vmgpu: unsupported opcode %u\n",
                       opcode);
         err->code = VMGPU_ERR_BAD_OPCODE;
-        return false;
+        return VMGPU_CMD_FAILED;
     }
     err->code = VMGPU_ERR_BAD_FIELD;
-    return false;
+    return VMGPU_CMD_FAILED;
+}
+
+/* Forget the command at HEAD and how far it got. */
+static void vmgpu_ring_drop_cmd(VmgpuState *s, VmgpuRing *ring)
+{
+    if (ring->cmd_fetched) {
+        trace_vmgpu_cmd_drop(ring - s->rings, ring->head, ring->cmd_done);
+    }
+    ring->cmd_fetched = false;
+    ring->cmd_done = 0;
 }
 
 static void vmgpu_ring_halt(VmgpuState *s, VmgpuRing *ring,
@@ -254,6 +198,7 @@ static void vmgpu_ring_halt(VmgpuState *s, VmgpuRing *ring,
                   "vmgpu: ring %u command %u failed: error %u at 0x%" PRIx64
                   "\n", index, ring->head, err->code, err->addr);
     ring->halted = true;
+    vmgpu_ring_drop_cmd(s, ring);
     vmgpu_report_error(s, err->code, index, ring->head, err->addr);
 }
 
@@ -266,49 +211,99 @@ static uint32_t vmgpu_ring_mask(const VmgpuRing *ring)
     return (1u << ring->size_shift) - 1;
 }
 
-static void vmgpu_ring_run(VmgpuState *s, VmgpuRing *ring)
+static bool vmgpu_ring_ready(VmgpuRing *ring)
+{
+    return ring->enabled && !ring->halted && ring->head != ring->tail &&
+           !timer_pending(&ring->delay);
+}
+
+/* Read the command at HEAD into the ring, once, and check its privilege. */
+static bool vmgpu_ring_fetch(VmgpuState *s, VmgpuRing *ring,
+                             VmgpuMemError *err)
+{
+    unsigned index = ring - s->rings;
+    dma_addr_t addr = ring->base + (dma_addr_t)ring->head * VMGPU_CMD_SIZE;
+
+    if (pci_dma_read(PCI_DEVICE(s), addr, &ring->cmd,
+                     sizeof(ring->cmd)) != MEMTX_OK) {
+        err->code = VMGPU_ERR_DMA;
+        err->addr = addr;
+        return false;
+    }
+    trace_vmgpu_cmd(index, ring->head, le16_to_cpu(ring->cmd.hdr.opcode));
+    ring->cmd_fetched = true;
+    ring->cmd_done = 0;
+    return vmgpu_ring_allows(ring, index, &ring->cmd, err);
+}
+
+/*
+ * Run the ring's commands until it has nothing to do, waits, halts, ends
+ * its batch or spends the budget. Returns true if it stopped with work it
+ * can do in the next slice.
+ */
+static bool vmgpu_ring_run(VmgpuState *s, VmgpuRing *ring, uint64_t *budget)
 {
     unsigned done;
 
     for (done = 0; done < VMGPU_ENGINE_BATCH; done++) {
-        union vmgpu_cmd cmd;
         VmgpuMemError err = { 0 };
-        int64_t delay_ns;
+        int64_t delay_ns = 0;
 
-        if (!ring->enabled || ring->halted || ring->head == ring->tail ||
-            timer_pending(&ring->delay)) {
-            return;
+        if (!vmgpu_ring_ready(ring)) {
+            return false;
         }
-        if (pci_dma_read(PCI_DEVICE(s), ring->base + ring->head * sizeof(cmd),
-                         &cmd, sizeof(cmd)) != MEMTX_OK) {
-            err.code = VMGPU_ERR_DMA;
-            err.addr = ring->base + ring->head * sizeof(cmd);
+        if (!*budget) {
+            return true;
+        }
+        if (!ring->cmd_fetched && !vmgpu_ring_fetch(s, ring, &err)) {
             vmgpu_ring_halt(s, ring, &err);
-            return;
+            return false;
         }
-        trace_vmgpu_cmd(ring - s->rings, ring->head, le16_to_cpu(cmd.hdr.opcode));
-        if (!vmgpu_ring_allows(ring, ring - s->rings, &cmd, &err) ||
-            !vmgpu_exec(s, &cmd, &delay_ns, &err)) {
+        switch (vmgpu_exec(s, ring, budget, &delay_ns, &err)) {
+        case VMGPU_CMD_FAILED:
             vmgpu_ring_halt(s, ring, &err);
-            return;
+            return false;
+        case VMGPU_CMD_MORE:
+            trace_vmgpu_cmd_more(ring - s->rings, ring->head, ring->cmd_done);
+            return true;
+        case VMGPU_CMD_DONE:
+            break;
         }
+        ring->cmd_fetched = false;
         ring->head = (ring->head + 1) & vmgpu_ring_mask(ring);
         if (delay_ns) {
             timer_mod(&ring->delay,
                       qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + delay_ns);
-            return;
+            return false;
         }
     }
-    qemu_bh_schedule(s->engine_bh);
+    return true;
 }
 
+/*
+ * One slice. The rings take turns: the slice starts at the ring after the
+ * one that spent the last slice's budget, so one ring's huge copy cannot
+ * starve the others.
+ */
 static void vmgpu_engine_bh(void *opaque)
 {
     VmgpuState *s = opaque;
+    uint64_t budget = s->copy_budget;
+    bool more = false;
     unsigned i;
 
     for (i = 0; i < VMGPU_MAX_RINGS; i++) {
-        vmgpu_ring_run(s, &s->rings[i]);
+        unsigned index = (s->next_ring + i) % VMGPU_MAX_RINGS;
+
+        more |= vmgpu_ring_run(s, &s->rings[index], &budget);
+        if (!budget) {
+            s->next_ring = (index + 1) % VMGPU_MAX_RINGS;
+            more = true;
+            break;
+        }
+    }
+    if (more) {
+        qemu_bh_schedule(s->engine_bh);
     }
 }
 
@@ -334,6 +329,7 @@ static void vmgpu_ring_enable(VmgpuState *s, VmgpuRing *ring, bool enable)
     }
     ring->enabled = enable;
     if (!enable) {
+        vmgpu_ring_drop_cmd(s, ring);
         ring->head = ring->tail = 0;
         ring->halted = false;
         timer_del(&ring->delay);
@@ -447,12 +443,14 @@ void vmgpu_engine_reset(VmgpuState *s)
         VmgpuRing *ring = &s->rings[i];
 
         timer_del(&ring->delay);
+        vmgpu_ring_drop_cmd(s, ring);
         ring->enabled = ring->halted = false;
         ring->base = 0;
         ring->size_shift = 0;
         ring->head = ring->tail = 0;
         ring->vm = 0;
     }
+    s->next_ring = 0;
     s->gart_base = 0;
     s->gart_num_pages = 0;
 }

@@ -443,6 +443,12 @@ static bool vmgpu_check_properties(VmgpuState *s, Error **errp)
         error_setg(errp, "vmgpu: gart-pages must not be 0");
         return false;
     }
+    if (s->copy_budget < VMGPU_PAGE_SIZE || s->copy_budget > GiB ||
+        s->copy_budget % VMGPU_PAGE_SIZE) {
+        error_setg(errp, "vmgpu: copy-budget must be a multiple of 4K "
+                   "between 4K and 1G");
+        return false;
+    }
     return true;
 }
 
@@ -562,6 +568,7 @@ static const Property vmgpu_properties[] = {
                      16 * MiB),
     DEFINE_PROP_UINT32("gart-pages", VmgpuState, gart_max_pages, 65536),
     DEFINE_PROP_UINT32("paging-va-mb", VmgpuState, paging_va_mb, 0),
+    DEFINE_PROP_SIZE("copy-budget", VmgpuState, copy_budget, 1 * MiB),
 };
 
 static void vmgpu_class_init(ObjectClass *klass, void *data)

@@ -26,6 +26,9 @@ typedef struct VmgpuRing {
     bool enabled;
     bool halted;
     QEMUTimer delay;            /* a NOP's busy time */
+    union vmgpu_cmd cmd;        /* the command at HEAD, read once */
+    bool cmd_fetched;           /* cmd holds it */
+    uint64_t cmd_done;          /* cursor: bytes of it already done */
 } VmgpuRing;
 
 typedef struct VmgpuVm {
@@ -38,6 +41,13 @@ typedef struct VmgpuMemError {
     enum vmgpu_error code;
     uint64_t addr;
 } VmgpuMemError;
+
+/* What running a command, or a slice of it, came to. */
+typedef enum VmgpuCmdStatus {
+    VMGPU_CMD_DONE,
+    VMGPU_CMD_MORE,             /* budget spent: go on in the next slice */
+    VMGPU_CMD_FAILED,           /* VmgpuMemError says why */
+} VmgpuCmdStatus;
 
 typedef struct VmgpuSegment {
     uint64_t base;              /* VRAM offset */
@@ -55,6 +65,7 @@ struct VmgpuState {
     uint64_t host_aperture_size;
     uint32_t gart_max_pages;
     uint32_t paging_va_mb;
+    uint64_t copy_budget;       /* FILL/TRANSFER bytes per engine slice */
 
     /* Memory */
     VmgpuSegment segments[VMGPU_MAX_SEGMENTS];
@@ -78,6 +89,7 @@ struct VmgpuState {
     VmgpuRing rings[VMGPU_MAX_RINGS];
     VmgpuVm vms[VMGPU_MAX_VMS];
     QEMUBH *engine_bh;
+    unsigned next_ring;         /* first ring of the next slice */
     uint64_t gart_base;
     uint32_t gart_num_pages;
 
@@ -110,6 +122,16 @@ uint32_t vmgpu_ring_reg_read(VmgpuState *s, unsigned index, hwaddr reg,
                              bool *ok);
 const char *vmgpu_ring_reg_write(VmgpuState *s, unsigned index, hwaddr reg,
                                  uint32_t val);
+
+/* vmgpu-copy.c */
+VmgpuCmdStatus vmgpu_copy_fill(VmgpuState *s, const struct vmgpu_addr *dst,
+                               uint64_t size, uint32_t pattern,
+                               uint64_t *done, uint64_t *budget,
+                               VmgpuMemError *err);
+VmgpuCmdStatus vmgpu_copy_transfer(VmgpuState *s,
+                                   const struct vmgpu_cmd_transfer *c,
+                                   uint64_t *done, uint64_t *budget,
+                                   VmgpuMemError *err);
 
 /* vmgpu-mem.c */
 bool vmgpu_mem_check_addr(const struct vmgpu_addr *a, VmgpuMemError *err);

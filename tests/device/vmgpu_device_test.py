@@ -33,7 +33,8 @@ GART_TABLE = 0x120000
 DATA = 0x200000
 VRAM_SIZE = 16 << 20
 ECAM = 0xB0000000
-DEVICE_ARGS = "vmgpu,segments=8M:64K,,8M:4K,bar-size=4M,host-aperture-size=1M"
+# Small slices, so that every copy in these tests spans several of them.
+DEVICE_ARGS = "vmgpu,segments=8M:64K,,8M:4K,bar-size=4M,host-aperture-size=1M,copy-budget=4K"
 
 
 class QTest:
@@ -60,6 +61,13 @@ class QTest:
     def cmd(self, line):
         self.sock.sendall(line.encode() + b"\n")
         return self.reply(line)
+
+    def batch(self, lines):
+        """Send several commands at once. QEMU handles the whole batch in one
+        read of its qtest socket, so no bottom half runs in between: the
+        replies are one snapshot of the device."""
+        self.sock.sendall("".join(line + "\n" for line in lines).encode())
+        return [self.reply(line) for line in lines]
 
     def reply(self, line):
         while True:
@@ -471,6 +479,94 @@ def test_fault_part_way_keeps_done_pages(qt, dev):
     ack_errors(dev)
 
 
+# Budgeted copies, on a second device with 64 MiB of VRAM all behind BAR 2
+# and 4 KiB slices: a 32 MiB command takes thousands of bottom-half runs.
+BIG_VRAM = 64 << 20
+BIG_HALF = BIG_VRAM // 2
+BIG_DEVICE_ARGS = "vmgpu,segments=64M:64K,bar-size=64M,copy-budget=4K"
+
+
+def snapshot(dev, offsets):
+    """VRAM words at offsets, then the paging ring's STATUS and HEAD, all
+    read in one batch so that no slice of the engine runs in between."""
+    lines = [f"readl 0x{VRAM_BAR + off:x}" for off in offsets]
+    lines += [f"readl 0x{dev.ring_mmio(0, name):x}"
+              for name in ("VMGPU_RING_STATUS", "VMGPU_RING_HEAD")]
+    return [int(v, 16) for v in dev.qt.batch(lines)]
+
+
+def wait_partial(dev, first, last, polls=20000):
+    """Poll until the word at first[0] holds first[1]: the command has
+    started. Returns that snapshot's (status, head), after checking that the
+    word at last[0] does not hold last[1] yet: the command is not done."""
+    for _ in range(polls):
+        a, b, status, head = snapshot(dev, (first[0], last[0]))
+        if a == first[1]:
+            assert b != last[1], "the whole command ran in one go"
+            return status, head
+    raise AssertionError("the command never started")
+
+
+def test_large_transfer_spans_slices(qt, dev):
+    big = QTest(qt.qemu, BIG_DEVICE_ARGS)
+    try:
+        bdev = Device(big)
+        fill = 0x5A5A1234
+        bdev.submit(cmd_fill(addr("VRAM", 0), BIG_HALF, fill))
+        bdev.wait_idle(max_steps=100000)
+        first, last = pattern_bytes(21, 4096), pattern_bytes(22, 4096)
+        big.write(VRAM_BAR, first)
+        big.write(VRAM_BAR + BIG_HALF - 4096, last)
+        slot = bdev.tail
+        bdev.submit(cmd_transfer(addr("VRAM", 0), addr("VRAM", BIG_HALF), BIG_HALF),
+                    cmd_fence(addr("SYSTEM", FENCE), 0x77))
+        status, head = wait_partial(
+            bdev, (BIG_HALF, struct.unpack_from("<I", first)[0]),
+            (BIG_VRAM - 4, struct.unpack_from("<I", last, 4092)[0]))
+        assert status & HW["VMGPU_RING_STATUS_BUSY"], f"status {status:#x}"
+        assert not status & HW["VMGPU_RING_STATUS_HALTED"]
+        assert head == slot, f"head {head} passed slot {slot} of an unfinished command"
+        assert u64(big.read(FENCE, 8)) != 0x77
+        bdev.wait_idle(max_steps=100000)
+        assert bdev.ring_reg("VMGPU_RING_HEAD") == bdev.tail
+        assert u64(big.read(FENCE, 8)) == 0x77
+        assert big.read(VRAM_BAR + BIG_HALF, 4096) == first
+        assert big.read(VRAM_BAR + BIG_VRAM - 4096, 4096) == last
+        middle = BIG_HALF + BIG_HALF // 2 - 0x20000
+        assert big.read(VRAM_BAR + middle, 0x40000) == struct.pack("<I", fill) * 0x10000
+    finally:
+        big.close()
+
+
+def test_ring_stop_drops_partial_command(qt, dev):
+    # Disabling the ring or resetting the device in the middle of a command
+    # drops it: it does not go on, and the next command runs on its own.
+    big = QTest(qt.qemu, BIG_DEVICE_ARGS)
+    try:
+        bdev = Device(big)
+        for n, stop in enumerate(("disable", "reset")):
+            pattern = 0x0D15AB1E + n
+            bdev.submit(cmd_fill(addr("VRAM", 0), BIG_VRAM, pattern))
+            wait_partial(bdev, (0, pattern), (BIG_VRAM - 4, pattern))
+            if stop == "disable":
+                bdev.ring_reg_write("VMGPU_RING_CTRL", 0)
+                assert bdev.ring_reg("VMGPU_RING_STATUS") == 0
+                assert bdev.ring_reg("VMGPU_RING_HEAD") == 0
+                bdev.ring_reg_write("VMGPU_RING_CTRL", HW["VMGPU_RING_CTRL_ENABLE"])
+                bdev.tail = 0
+            else:
+                bdev.setup()
+            for _ in range(200):
+                big.step(100000)
+            assert big.readl(VRAM_BAR + BIG_VRAM - 4) != pattern, f"{stop}: fill went on"
+            bdev.submit(cmd_fence(addr("SYSTEM", FENCE), 0x80 + n))
+            bdev.wait_idle()
+            assert u64(big.read(FENCE, 8)) == 0x80 + n, f"{stop}: next command did not run"
+            assert big.readl(VRAM_BAR + BIG_VRAM - 4) != pattern, f"{stop}: fill came back"
+    finally:
+        big.close()
+
+
 def hap_entry(i):
     return MMIO + HW["VMGPU_HAP_TABLE_OFFSET"] + 8 * i
 
@@ -648,16 +744,25 @@ def test_realize_failure_after_msix(qt, dev):
     assert "vmgpu.vram" in proc.stderr, proc.stderr
 
 
+def test_copy_budget_validated(qt, dev):
+    for budget in ("0", "100", "6000"):
+        proc = run_qemu(qt.qemu, f"vmgpu,copy-budget={budget}")
+        assert proc.returncode == 1, f"copy-budget={budget}: QEMU exited {proc.returncode}"
+        assert "copy-budget must be" in proc.stderr, proc.stderr
+
+
 TESTS = [
     test_identification, test_fill_vram, test_transfer_roundtrip, test_gart_scatter,
     test_fill_and_transfer_virtual, test_discard, test_swizzle_roundtrip,
     test_host_aperture_detile, test_nop_delay_keeps_engine_busy, test_error_bad_opcode,
     test_error_reserved_field, test_error_vram_range, test_error_gart_fault, test_error_dma,
     test_error_vm_fault, test_error_bad_register, test_user_ring_privilege,
-    test_fault_part_way_keeps_done_pages, test_hap_entry_8byte_write_is_whole,
+    test_fault_part_way_keeps_done_pages, test_large_transfer_spans_slices,
+    test_ring_stop_drops_partial_command, test_hap_entry_8byte_write_is_whole,
     test_hap_bar_8byte_access_is_whole, test_register_8byte_access_rejected,
     test_ring_size_shift_validated, test_no_intx, test_reset_register, test_system_reset,
     test_unmigratable, test_realize_failure_after_msix, test_segments_overflow_rejected,
+    test_copy_budget_validated,
 ]
 
 

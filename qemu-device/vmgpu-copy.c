@@ -1,0 +1,115 @@
+/*
+ * vmgpu: FILL and TRANSFER, a slice at a time.
+ *
+ * A copy's size is 64-bit, so one command may be far too long to run in
+ * one go on QEMU's main loop. Each call goes on from the ring's cursor
+ * (bytes of the command already done) and stops once it has spent the
+ * slice's byte budget; the engine calls again in a later bottom half. Work
+ * is done in chunks that never cross a 4 KiB page of the source or the
+ * destination, and a slice ends only between chunks, so the per-page
+ * rules of vmgpu-mem.c hold across slices too.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "vmgpu.h"
+
+static VmgpuCmdStatus vmgpu_copy_fail(VmgpuMemError *err,
+                                      enum vmgpu_error code, uint64_t addr)
+{
+    err->code = code;
+    err->addr = addr;
+    return VMGPU_CMD_FAILED;
+}
+
+/* Charge a chunk to the slice; the last chunk may overrun what is left. */
+static void vmgpu_copy_charge(uint64_t *budget, uint32_t chunk)
+{
+    *budget -= MIN(*budget, chunk);
+}
+
+/* Bytes from offset done up to the next page boundary of addr + done. */
+static uint32_t vmgpu_copy_page_left(uint64_t addr, uint64_t done)
+{
+    return VMGPU_PAGE_SIZE - ((addr + done) & (VMGPU_PAGE_SIZE - 1));
+}
+
+VmgpuCmdStatus vmgpu_copy_fill(VmgpuState *s, const struct vmgpu_addr *dst,
+                               uint64_t size, uint32_t pattern,
+                               uint64_t *done, uint64_t *budget,
+                               VmgpuMemError *err)
+{
+    uint64_t addr = le64_to_cpu(dst->addr);
+    uint32_t page[VMGPU_PAGE_SIZE / 4];
+    unsigned i;
+
+    if (size % 4 || addr % 4) {
+        return vmgpu_copy_fail(err, VMGPU_ERR_BAD_FIELD, addr);
+    }
+    for (i = 0; i < ARRAY_SIZE(page); i++) {
+        page[i] = cpu_to_le32(pattern);
+    }
+    while (*done < size && *budget) {
+        uint32_t chunk = MIN(size - *done, vmgpu_copy_page_left(addr, *done));
+
+        if (!vmgpu_mem_rw(s, dst, *done, page, chunk, true, err)) {
+            return VMGPU_CMD_FAILED;
+        }
+        *done += chunk;
+        vmgpu_copy_charge(budget, chunk);
+    }
+    return *done == size ? VMGPU_CMD_DONE : VMGPU_CMD_MORE;
+}
+
+static void vmgpu_swizzle_page(uint8_t *out, const uint8_t *in, bool swizzle)
+{
+    unsigned block = 1u << VMGPU_SWIZZLE_BLOCK_SHIFT;
+    unsigned off;
+
+    for (off = 0; off < VMGPU_PAGE_SIZE; off += block) {
+        unsigned other = vmgpu_swizzle_offset(off);
+
+        memcpy(swizzle ? out + other : out + off,
+               swizzle ? in + off : in + other, block);
+    }
+}
+
+VmgpuCmdStatus vmgpu_copy_transfer(VmgpuState *s,
+                                   const struct vmgpu_cmd_transfer *c,
+                                   uint64_t *done, uint64_t *budget,
+                                   VmgpuMemError *err)
+{
+    uint16_t flags = le16_to_cpu(c->hdr.flags);
+    uint64_t size = le64_to_cpu(c->size);
+    uint64_t src = le64_to_cpu(c->src.addr);
+    uint64_t dst = le64_to_cpu(c->dst.addr);
+    bool swizzle = flags & VMGPU_TRANSFER_FLAG_SWIZZLE;
+    bool unswizzle = flags & VMGPU_TRANSFER_FLAG_UNSWIZZLE;
+    uint16_t known = VMGPU_TRANSFER_FLAG_SWIZZLE | VMGPU_TRANSFER_FLAG_UNSWIZZLE;
+    uint8_t buf[VMGPU_PAGE_SIZE], tiled[VMGPU_PAGE_SIZE];
+
+    if ((flags & ~known) || (swizzle && unswizzle) ||
+        ((swizzle || unswizzle) &&
+         ((src | dst | size) & (VMGPU_PAGE_SIZE - 1)))) {
+        return vmgpu_copy_fail(err, VMGPU_ERR_BAD_FIELD, flags);
+    }
+    while (*done < size && *budget) {
+        uint32_t chunk = MIN(size - *done, vmgpu_copy_page_left(src, *done));
+
+        chunk = MIN(chunk, vmgpu_copy_page_left(dst, *done));
+        if (!vmgpu_mem_rw(s, &c->src, *done, buf, chunk, false, err)) {
+            return VMGPU_CMD_FAILED;
+        }
+        if (swizzle || unswizzle) {
+            vmgpu_swizzle_page(tiled, buf, swizzle);
+            memcpy(buf, tiled, sizeof(buf));
+        }
+        if (!vmgpu_mem_rw(s, &c->dst, *done, buf, chunk, true, err)) {
+            return VMGPU_CMD_FAILED;
+        }
+        *done += chunk;
+        vmgpu_copy_charge(budget, chunk);
+    }
+    return *done == size ? VMGPU_CMD_DONE : VMGPU_CMD_MORE;
+}
