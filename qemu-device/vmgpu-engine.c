@@ -7,7 +7,8 @@
  * of FILL/TRANSFER work in all, taken from the rings in turn, so that
  * neither a long ring nor one huge copy stalls the main loop. A command
  * left unfinished keeps its place at HEAD with a cursor and goes on in the
- * next slice. NOP with a delay parks the ring on a virtual-clock timer. A
+ * next slice. NOP with a delay parks the ring, HEAD on the NOP, on a
+ * virtual-clock timer. A
  * failing command halts its ring, latches the error and raises the error
  * interrupt; RESUME skips it.
  *
@@ -91,6 +92,20 @@ static bool vmgpu_ring_allows(const VmgpuRing *ring, unsigned index,
     return true;
 }
 
+/* A NOP with a delay keeps the ring busy, and HEAD on it, until it ends. */
+static VmgpuCmdStatus vmgpu_exec_nop(VmgpuState *s, VmgpuRing *ring,
+                                     uint32_t delay_us)
+{
+    if (!delay_us || ring->cmd_delayed) {
+        return VMGPU_CMD_DONE;
+    }
+    trace_vmgpu_nop_delay(ring - s->rings, ring->head, delay_us);
+    ring->cmd_delayed = true;
+    timer_mod(&ring->delay, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
+              (int64_t)delay_us * SCALE_US);
+    return VMGPU_CMD_WAIT;
+}
+
 static VmgpuCmdStatus vmgpu_cmd_status(bool ok)
 {
     return ok ? VMGPU_CMD_DONE : VMGPU_CMD_FAILED;
@@ -98,17 +113,14 @@ static VmgpuCmdStatus vmgpu_cmd_status(bool ok)
 
 /*
  * Run the ring's current command, or the next slice of it: a copy goes on
- * from ring->cmd_done and spends at most about *budget bytes. A NOP
- * returns the virtual-clock delay it asks for in *delay_ns.
+ * from ring->cmd_done and spends at most about *budget bytes.
  */
 static VmgpuCmdStatus vmgpu_exec(VmgpuState *s, VmgpuRing *ring,
-                                 uint64_t *budget, int64_t *delay_ns,
-                                 VmgpuMemError *err)
+                                 uint64_t *budget, VmgpuMemError *err)
 {
     const union vmgpu_cmd *cmd = &ring->cmd;
     uint16_t opcode = le16_to_cpu(cmd->hdr.opcode);
 
-    *delay_ns = 0;
     err->addr = opcode;
     if (cmd->hdr.reserved) {
         err->code = VMGPU_ERR_BAD_FIELD;
@@ -124,8 +136,7 @@ static VmgpuCmdStatus vmgpu_exec(VmgpuState *s, VmgpuRing *ring,
             err->code = VMGPU_ERR_BAD_FIELD;
             return VMGPU_CMD_FAILED;
         }
-        *delay_ns = (int64_t)delay_us * SCALE_US;
-        return VMGPU_CMD_DONE;
+        return vmgpu_exec_nop(s, ring, delay_us);
     }
     case VMGPU_OP_FENCE:
         if (!buffer_is_zero(cmd->fence.reserved,
@@ -187,6 +198,7 @@ static void vmgpu_ring_drop_cmd(VmgpuState *s, VmgpuRing *ring)
     }
     ring->cmd_fetched = false;
     ring->cmd_done = 0;
+    ring->cmd_delayed = false;
 }
 
 static void vmgpu_ring_halt(VmgpuState *s, VmgpuRing *ring,
@@ -233,6 +245,7 @@ static bool vmgpu_ring_fetch(VmgpuState *s, VmgpuRing *ring,
     trace_vmgpu_cmd(index, ring->head, le16_to_cpu(ring->cmd.hdr.opcode));
     ring->cmd_fetched = true;
     ring->cmd_done = 0;
+    ring->cmd_delayed = false;
     return vmgpu_ring_allows(ring, index, &ring->cmd, err);
 }
 
@@ -247,7 +260,6 @@ static bool vmgpu_ring_run(VmgpuState *s, VmgpuRing *ring, uint64_t *budget)
 
     for (done = 0; done < VMGPU_ENGINE_BATCH; done++) {
         VmgpuMemError err = { 0 };
-        int64_t delay_ns = 0;
 
         if (!vmgpu_ring_ready(ring)) {
             return false;
@@ -259,23 +271,20 @@ static bool vmgpu_ring_run(VmgpuState *s, VmgpuRing *ring, uint64_t *budget)
             vmgpu_ring_halt(s, ring, &err);
             return false;
         }
-        switch (vmgpu_exec(s, ring, budget, &delay_ns, &err)) {
+        switch (vmgpu_exec(s, ring, budget, &err)) {
         case VMGPU_CMD_FAILED:
             vmgpu_ring_halt(s, ring, &err);
             return false;
         case VMGPU_CMD_MORE:
             trace_vmgpu_cmd_more(ring - s->rings, ring->head, ring->cmd_done);
             return true;
+        case VMGPU_CMD_WAIT:
+            return false;
         case VMGPU_CMD_DONE:
             break;
         }
         ring->cmd_fetched = false;
         ring->head = (ring->head + 1) & vmgpu_ring_mask(ring);
-        if (delay_ns) {
-            timer_mod(&ring->delay,
-                      qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + delay_ns);
-            return false;
-        }
     }
     return true;
 }

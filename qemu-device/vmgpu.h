@@ -29,6 +29,7 @@ typedef struct VmgpuRing {
     union vmgpu_cmd cmd;        /* the command at HEAD, read once */
     bool cmd_fetched;           /* cmd holds it */
     uint64_t cmd_done;          /* cursor: bytes of it already done */
+    bool cmd_delayed;           /* a NOP whose delay has been started */
 } VmgpuRing;
 
 typedef struct VmgpuVm {
@@ -46,6 +47,7 @@ typedef struct VmgpuMemError {
 typedef enum VmgpuCmdStatus {
     VMGPU_CMD_DONE,
     VMGPU_CMD_MORE,             /* budget spent: go on in the next slice */
+    VMGPU_CMD_WAIT,             /* the ring waits for its delay timer */
     VMGPU_CMD_FAILED,           /* VmgpuMemError says why */
 } VmgpuCmdStatus;
 

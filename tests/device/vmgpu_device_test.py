@@ -567,6 +567,23 @@ def test_ring_stop_drops_partial_command(qt, dev):
         big.close()
 
 
+def test_nop_delay_holds_head(qt, dev):
+    qt.write(FENCE, bytes(8))
+    slot = dev.tail
+    dev.submit(cmd_fence(addr("SYSTEM", FENCE), 0x42, irq=False), cmd_nop(5000))
+    for _ in range(1000):
+        if u64(qt.read(FENCE, 8)) == 0x42:
+            break
+    else:
+        raise AssertionError("the fence before the NOP never ran")
+    head = dev.ring_reg("VMGPU_RING_HEAD")
+    assert head == (slot + 1) % (1 << RING_SHIFT), f"head {head} passed a delaying NOP"
+    assert dev.ring_reg("VMGPU_RING_STATUS") & HW["VMGPU_RING_STATUS_BUSY"]
+    qt.step(6000000)
+    dev.wait_idle()
+    assert dev.ring_reg("VMGPU_RING_HEAD") == dev.tail
+
+
 def hap_entry(i):
     return MMIO + HW["VMGPU_HAP_TABLE_OFFSET"] + 8 * i
 
@@ -758,10 +775,11 @@ TESTS = [
     test_error_reserved_field, test_error_vram_range, test_error_gart_fault, test_error_dma,
     test_error_vm_fault, test_error_bad_register, test_user_ring_privilege,
     test_fault_part_way_keeps_done_pages, test_large_transfer_spans_slices,
-    test_ring_stop_drops_partial_command, test_hap_entry_8byte_write_is_whole,
-    test_hap_bar_8byte_access_is_whole, test_register_8byte_access_rejected,
-    test_ring_size_shift_validated, test_no_intx, test_reset_register, test_system_reset,
-    test_unmigratable, test_realize_failure_after_msix, test_segments_overflow_rejected,
+    test_ring_stop_drops_partial_command, test_nop_delay_holds_head,
+    test_hap_entry_8byte_write_is_whole, test_hap_bar_8byte_access_is_whole,
+    test_register_8byte_access_rejected, test_ring_size_shift_validated, test_no_intx,
+    test_reset_register, test_system_reset, test_unmigratable,
+    test_realize_failure_after_msix, test_segments_overflow_rejected,
     test_copy_budget_validated,
 ]
 
