@@ -69,6 +69,8 @@ if [ -z "$debug_kdir" ]; then
 	cp "$kroot/$mods"/modules.{builtin,builtin.modinfo,order} "$root/$mods/"
 else
 	cp "$debug_kdir"/modules.{builtin,builtin.modinfo,order} "$root/$mods/"
+	mkdir -p "$root/usr/lib/vmgpu/checkers"
+	cp "$VMGPU_OUT/module-debug/checkers/vmgpu_checker_bugs.ko" "$root/usr/lib/vmgpu/checkers/"
 fi
 cp "$module" "$root/$mods/extra/"
 depmod -b "$root" "$kver"
@@ -90,6 +92,7 @@ find "$root/usr" -type f -perm -u+x -exec ldd {} \; 2>/dev/null |
 
 install -m 755 "$VMGPU_ROOT/scripts/guest/init" "$root/init"
 install -m 755 "$VMGPU_ROOT/scripts/guest/run-tests" "$root/usr/bin/vmgpu-run-tests"
+install -m 755 "$VMGPU_ROOT/scripts/guest/run-checkers" "$root/usr/bin/vmgpu-run-checkers"
 
 (cd "$root" && find . -print0 | cpio --null -o -H newc --quiet) | gzip -1 >"$dest/initramfs.cpio.gz"
 cp "$vmlinuz" "$dest/vmlinuz"

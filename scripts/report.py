@@ -14,6 +14,9 @@ Each log is one boot of one device configuration. Inside a boot:
   "guest-finished" only if the guest reached its last line.
 - a kernel with kmemleak (the debug kernel) also gets "kmemleak-clean":
   the guest must have scanned at the end and found nothing.
+- the checkers boot (scripts/guest/run-checkers on the debug kernel)
+  commits one deliberate bug per section; each must be caught, with a line
+  the checks above would fail a boot for: "checkers/<bug>-caught".
 
 Logs given with --host come from tests that run on the host (the device
 tests over qtest): they have test markers but no guest kernel.
@@ -35,6 +38,15 @@ BAD_KERNEL = re.compile(
 KMEMLEAK_ON = re.compile(r"kmemleak: Kernel memory leak detector initialized")
 KMEMLEAK_SCANNED = "vmgpu-guest: kmemleak scanned"
 KMEMLEAK_LEAK = re.compile(r"^vmgpu-kmemleak: (unreferenced object .*)$")
+CHECKER_BEGIN = re.compile(r"^vmgpu-checker: begin (\S+)$")
+CHECKER_END = re.compile(r"^vmgpu-checker: end (\S+)$")
+# What each deliberate bug must produce, besides a BAD_KERNEL line.
+CHECKERS = {
+    "fence-alloc": re.compile(r"possible circular locking dependency"),
+    "kasan": re.compile(r"BUG: KASAN: slab-use-after-free"),
+    "dma-api": re.compile(r"DMA-API: .*free DMA memory it has not allocated"),
+    "atomic-sleep": re.compile(r"BUG: (scheduling while atomic|sleeping function called)"),
+}
 
 
 class Report:
@@ -48,10 +60,39 @@ class Report:
         return sum(1 for r in self.results if r[0] == status)
 
 
+def parse_checkers(config, lines, report):
+    """The checkers boot: every deliberate bug caught in its own section."""
+    sections, name = {}, None
+    for raw in lines:
+        line = KERNEL_PREFIX.sub("", raw)
+        m = CHECKER_BEGIN.match(line)
+        if m:
+            name = m.group(1)
+            sections[name] = []
+            continue
+        if CHECKER_END.match(line):
+            name = None
+        elif name:
+            sections[name].append((raw, line))
+    for bug, pattern in CHECKERS.items():
+        section = sections.get(bug, [])
+        caught = any(pattern.search(line) for _, line in section) and any(
+            KERNEL_PREFIX.match(raw) and BAD_KERNEL.search(line) for raw, line in section)
+        report.add("pass" if caught else "fail", f"{config}/{bug}-caught",
+                   "missing" if bug not in sections else "no report")
+    leaked = any(KMEMLEAK_LEAK.match(line) for _, line in sections.get("kmemleak-scan", []))
+    report.add("pass" if leaked else "fail", f"{config}/kmemleak-caught", "no report")
+
+
 def parse_boot(path, report, guest=True):
     config = os.path.splitext(os.path.basename(path))[0]
     with open(path, errors="replace") as f:
         lines = [line.rstrip("\r\n") for line in f]
+    if any(CHECKER_BEGIN.match(KERNEL_PREFIX.sub("", line)) for line in lines):
+        parse_checkers(config, lines, report)
+        report.add("pass" if "vmgpu-guest: done" in lines else "fail",
+                   f"{config}/guest-finished")
+        return
 
     current = None  # (kind, name, saw_not_ok, output)
     bad_kernel = []

@@ -20,25 +20,33 @@ mkdir -p "$logs"
 
 jobs_max=${VMGPU_TEST_JOBS:-$(nproc)}
 
+# boot NAME MODE CONFIG: one guest, its serial log in $logs/NAME.log.
 boot() {
-	local c=$1 start rc=0
+	local name=$1 mode=$2 c=$3 start rc=0
 
 	start=$(date +%s)
-	"$VMGPU_ROOT/scripts/run-guest.sh" --mode test --config "$c" --log "$logs/$c.log" || rc=$?
-	[ $rc = 0 ] || log "guest '$c' exited with status $rc"
-	log "'$c' took $(($(date +%s) - start)) s, log in $logs/$c.log"
+	"$VMGPU_ROOT/scripts/run-guest.sh" --mode "$mode" --config "$c" --log "$logs/$name.log" || rc=$?
+	[ $rc = 0 ] || log "guest '$name' exited with status $rc"
+	log "'$name' took $(($(date +%s) - start)) s, log in $logs/$name.log"
 }
 
 log "device tests (qtest, no guest)"
 python3 "$VMGPU_ROOT/tests/device/vmgpu_device_test.py" "$VMGPU_OUT/qemu-system-x86_64" \
 	>"$logs/device.log" 2>&1 &
 files=(--host "$logs/device.log")
-for c in "${configs[@]}"; do
+# The debug kernel's checkers must catch deliberate bugs (run-checkers).
+runs=(checkers)
+runs+=("${configs[@]}")
+for c in "${runs[@]}"; do
 	while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do
 		wait -n
 	done
-	log "booting configuration '$c'"
-	boot "$c" &
+	log "booting '$c'"
+	if [ "$c" = checkers ]; then
+		boot checkers checkers rootport &
+	else
+		boot "$c" test "$c" &
+	fi
 	files+=("$logs/$c.log")
 done
 wait
