@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 #
 # Tests must fail when the feature breaks. Each mutant below breaks one
-# fix on purpose, in a copy of the tree; the suite then runs on one device
+# fix on purpose, in a copy of the committed tree (HEAD); the suite then runs on one device
 # configuration and the named test must fail (and the mutant counts as
 # killed). Not part of `make test`: a mutant costs a module build and a
 # boot. usage: mutants.sh [NAME...]   (default: all)
@@ -36,7 +36,7 @@ for m in "${MUTANTS[@]}"; do
 	fi
 	rm -rf "$tree"
 	mkdir -p "$tree"
-	git -C "$VMGPU_ROOT" ls-files -z | (cd "$VMGPU_ROOT" && xargs -0 cp --parents -t "$tree")
+	git -C "$VMGPU_ROOT" archive HEAD | tar -x -C "$tree"
 	target="$tree/drivers/gpu/drm/vmgpu/$file"
 	before=$(sha256sum <"$target")
 	perl -0pi -e "$subst" "$target"

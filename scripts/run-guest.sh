@@ -25,12 +25,15 @@ done
 conf="$VMGPU_ROOT/scripts/configs/$config"
 [ -f "$conf" ] || die "no device configuration $conf"
 SEGMENTS= BAR_SIZE= REBAR= BAR_EXPECT= HOST_APERTURE= BUS= ROOT_PORT_RESERVE= KERNEL=stock
+# A 64 MiB aperture segment unless a configuration says otherwise: small
+# enough that tests reach aperture pressure quickly.
+GART_PAGES=16384
 # shellcheck source=/dev/null
 . "$conf"
 
 # QEMU option values escape commas by doubling them.
 device="vmgpu,segments=${SEGMENTS//,/,,},bar-size=$BAR_SIZE,rebar=$REBAR"
-device+=",host-aperture-size=$HOST_APERTURE"
+device+=",host-aperture-size=$HOST_APERTURE,gart-pages=$GART_PAGES"
 bus_args=()
 if [ "$BUS" = root-port ]; then
 	port=pcie-root-port,id=rp0,chassis=1,slot=1

@@ -267,6 +267,50 @@ TEST_F(alloc, physical_in_memory)
 	}
 }
 
+/*
+ * In a memory segment the VRAM BAR covers only in part, allocations without
+ * CPU access go top-down, leaving the visible part to those that need it,
+ * and go back there after an eviction; CPU-accessible ones stay in the
+ * visible part. Checked on physical allocations, whose offset is reported.
+ */
+TEST_F(alloc, top_down_beyond_the_bar)
+{
+	uint32_t id, checked = 0;
+
+	for (id = 1; id < self->aperture; id++) {
+		const struct drm_vmgpu_segment *seg = vmgpu_test_segment(self->s, id);
+		struct drm_vmgpu_gem_info info;
+		vmgpu_bo *gpu, *cpu;
+
+		if (!seg->cpu_visible_size || seg->cpu_visible_size == seg->size)
+			continue;
+		ASSERT_EQ(0, create(self->dev, MiB, DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY,
+				    1u << id | 1u << self->aperture, id, &gpu));
+		ASSERT_EQ(0, create(self->dev, MiB, DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY |
+				    DRM_VMGPU_ALLOC_CPU_ACCESS, 1u << id | 1u << self->aperture,
+				    id, &cpu));
+		ASSERT_EQ(0, vmgpu_bo_info(gpu, &info));
+		EXPECT_EQ(id, info.segment_id);
+		EXPECT_GE(info.offset, seg->cpu_visible_size);
+		ASSERT_EQ(0, vmgpu_bo_evict(gpu));
+		ASSERT_EQ(0, vmgpu_bo_info(gpu, &info));
+		EXPECT_EQ(self->aperture, info.segment_id);
+		ASSERT_EQ(0, vmgpu_bo_make_resident(gpu));
+		ASSERT_EQ(0, vmgpu_bo_info(gpu, &info));
+		EXPECT_EQ(id, info.segment_id);
+		EXPECT_GE(info.offset, seg->cpu_visible_size);
+
+		ASSERT_EQ(0, vmgpu_bo_info(cpu, &info));
+		EXPECT_EQ(id, info.segment_id);
+		EXPECT_LE(info.offset + info.size, seg->cpu_visible_size);
+		vmgpu_bo_unref(gpu);
+		vmgpu_bo_unref(cpu);
+		checked++;
+	}
+	if (!checked)
+		SKIP(return, "no memory segment is partly CPU-visible here");
+}
+
 /* Sizes are rounded up to the largest page size of the set. */
 TEST_F(alloc, size_rounding)
 {

@@ -149,6 +149,7 @@ TEST(mmap_needs_cpu_access)
 		.size = BO_SIZE,
 		.flags = DRM_VMGPU_ALLOC_CPU_ACCESS,
 	}, gpu_info = { .size = BO_SIZE };
+	struct drm_vmgpu_query_segments *s;
 	vmgpu_bo *before, *gpu_only, *after;
 	uint64_t lo, hi, off;
 	int refused = 0, mapped = 0;
@@ -158,13 +159,9 @@ TEST(mmap_needs_cpu_access)
 
 	ASSERT_EQ(0, vmgpu_test_run("rmmod vmgpu && modprobe vmgpu"));
 	ASSERT_EQ(0, vmgpu_device_open(&dev));
-	{
-		struct drm_vmgpu_query_segments *s;
-
-		ASSERT_EQ(0, vmgpu_query_segments(dev, &s));
-		aperture = vmgpu_aperture_segment_id(s);
-		free(s);
-	}
+	ASSERT_EQ(0, vmgpu_query_segments(dev, &s));
+	aperture = vmgpu_aperture_segment_id(s);
+	free(s);
 	cpu_info.segments = gpu_info.segments = 1u << aperture;
 	cpu_info.preferred_segment = gpu_info.preferred_segment = aperture;
 	ASSERT_EQ(0, vmgpu_bo_create(dev, &cpu_info, &before));

@@ -340,4 +340,136 @@ TEST_F_TIMEOUT(evict, data_survives_pressure, 240)
 	EXPECT_NE(0, total.resident);
 }
 
+/*
+ * AccessedPhysically allocations under pressure: contiguous in a memory
+ * segment, mapped into the aperture when evicted. The device copies them
+ * through the aperture's entries (GART addresses), so wrong entries show
+ * as wrong data. Every move keeps every byte and the physical reference
+ * always covers the whole allocation.
+ */
+TEST_F_TIMEOUT(evict, physical_allocations_move_through_aperture, 180)
+{
+	const struct drm_vmgpu_segment *ap = vmgpu_test_segment(self->s, self->aperture);
+	uint32_t count = (self->visible + EVICT_BO_SIZE - 1) / EVICT_BO_SIZE + 4;
+	uint32_t i, cycle, in_aperture = 0, in_vram = 0;
+	vmgpu_bo **bos;
+	void **cpu;
+
+	/* Four more than CPU-visible VRAM holds: the aperture takes them. */
+	ASSERT_GE(ap->size, 4 * EVICT_BO_SIZE);
+	bos = calloc(count, sizeof(*bos));
+	cpu = calloc(count, sizeof(*cpu));
+	ASSERT_TRUE(bos && cpu);
+	for (i = 0; i < count; i++) {
+		const struct vmgpu_bo_create_info info = {
+			.size = EVICT_BO_SIZE,
+			.flags = DRM_VMGPU_ALLOC_CPU_ACCESS | DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY,
+			.segments = self->memory | 1u << self->aperture,
+			.preferred_segment = 1,
+		};
+
+		ASSERT_EQ(0, vmgpu_bo_create(self->dev, &info, &bos[i]));
+		ASSERT_EQ(0, vmgpu_bo_map(bos[i], &cpu[i]));
+		vmgpu_test_fill(cpu[i], EVICT_BO_SIZE, 0xa000 + i);
+	}
+	for (cycle = 0; cycle < 2; cycle++) {
+		for (i = 0; i < count; i++) {
+			uint32_t k = cycle ? count - 1 - i : i;
+			struct drm_vmgpu_gem_info info;
+			uint64_t first = 0, bad;
+
+			ASSERT_EQ(0, vmgpu_bo_make_resident(bos[k]));
+			ASSERT_EQ(0, vmgpu_bo_info(bos[k], &info));
+			EXPECT_TRUE(info.residency & DRM_VMGPU_RESIDENCY_PHYSICAL)
+				TH_LOG("allocation %u in segment %u without a physical reference",
+				       k, info.segment_id);
+			EXPECT_LE(info.offset + info.size,
+				  vmgpu_test_segment(self->s, info.segment_id)->size);
+			bad = vmgpu_test_check(cpu[k], EVICT_BO_SIZE, 0xa000 + k, &first);
+			EXPECT_EQ(0, bad) TH_LOG("allocation %u: %llu bytes wrong at %#llx, now in segment %u",
+						 k, (unsigned long long)bad,
+						 (unsigned long long)first, info.segment_id);
+		}
+	}
+	/* Pressure did send some to the aperture, and left others in VRAM. */
+	for (i = 0; i < count; i++) {
+		struct drm_vmgpu_gem_info info;
+
+		ASSERT_EQ(0, vmgpu_bo_info(bos[i], &info));
+		in_aperture += info.segment_id == self->aperture;
+		in_vram += info.segment_id && info.segment_id < self->aperture;
+		vmgpu_bo_unref(bos[i]);
+	}
+	EXPECT_NE(0, in_aperture);
+	EXPECT_NE(0, in_vram);
+	free(bos);
+	free(cpu);
+}
+
+/*
+ * Aperture pressure: more AccessedPhysically allocations in system memory
+ * than the aperture segment maps. Older ones are evicted out of the
+ * device's reach (TT to system), the rest stay mapped, and MakeResident
+ * maps them back with their data. System memory that holds no aperture
+ * entries is not evicted to make room.
+ */
+TEST_F_TIMEOUT(evict, aperture_pressure, 180)
+{
+	const struct drm_vmgpu_segment *ap = vmgpu_test_segment(self->s, self->aperture);
+	uint32_t count = ap->size / EVICT_BO_SIZE + ap->size / EVICT_BO_SIZE / 4 + 1;
+	uint32_t i, mapped = 0, evicted = 0;
+	struct drm_vmgpu_gem_info info;
+	vmgpu_bo **bos, *unmapped;
+	uint64_t first = 0;
+	void **cpu, *unmapped_cpu;
+
+	ASSERT_EQ(0, vmgpu_test_create_mappable(self->dev, self->aperture, self->aperture,
+						EVICT_BO_SIZE, &unmapped, &unmapped_cpu));
+	vmgpu_test_fill(unmapped_cpu, EVICT_BO_SIZE, 0xbeef);
+	bos = calloc(count, sizeof(*bos));
+	cpu = calloc(count, sizeof(*cpu));
+	ASSERT_TRUE(bos && cpu);
+	for (i = 0; i < count; i++) {
+		const struct vmgpu_bo_create_info create = {
+			.size = EVICT_BO_SIZE,
+			.flags = DRM_VMGPU_ALLOC_CPU_ACCESS | DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY,
+			.segments = 1u << self->aperture,
+			.preferred_segment = self->aperture,
+		};
+
+		ASSERT_EQ(0, vmgpu_bo_create(self->dev, &create, &bos[i]));
+		ASSERT_EQ(0, vmgpu_bo_map(bos[i], &cpu[i]));
+		vmgpu_test_fill(cpu[i], EVICT_BO_SIZE, 0xc000 + i);
+	}
+	for (i = 0; i < count; i++) {
+		ASSERT_EQ(0, vmgpu_bo_info(bos[i], &info));
+		if (info.segment_id == self->aperture) {
+			EXPECT_TRUE(info.residency & DRM_VMGPU_RESIDENCY_PHYSICAL);
+			mapped++;
+		} else {
+			EXPECT_EQ(0, info.segment_id);
+			EXPECT_EQ(0, info.residency) TH_LOG("allocation %u", i);
+			evicted++;
+		}
+	}
+	EXPECT_LE(mapped * EVICT_BO_SIZE, ap->size);
+	EXPECT_NE(0, evicted);
+	ASSERT_EQ(0, vmgpu_bo_info(unmapped, &info));
+	EXPECT_EQ(DRM_VMGPU_RESIDENCY_RESIDENT, info.residency)
+		TH_LOG("aperture pressure evicted an allocation that maps no aperture");
+
+	for (i = 0; i < count; i++) {
+		ASSERT_EQ(0, vmgpu_bo_make_resident(bos[i]));
+		ASSERT_EQ(0, vmgpu_bo_info(bos[i], &info));
+		EXPECT_EQ(self->aperture, info.segment_id);
+		EXPECT_EQ(0, vmgpu_test_check(cpu[i], EVICT_BO_SIZE, 0xc000 + i, &first))
+			TH_LOG("allocation %u wrong at %#llx", i, (unsigned long long)first);
+		vmgpu_bo_unref(bos[i]);
+	}
+	EXPECT_EQ(0, vmgpu_test_check(unmapped_cpu, EVICT_BO_SIZE, 0xbeef, &first));
+	vmgpu_bo_unref(unmapped);
+	free(bos);
+	free(cpu);
+}
+
 TEST_HARNESS_MAIN
