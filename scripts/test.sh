@@ -1,17 +1,21 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 #
-# Boot every device configuration in test mode and report. Up to
-# VMGPU_TEST_JOBS guests (default: the number of CPUs) run at once, each
-# with its own log. usage: test.sh [CONFIG...]   (default: every file in configs/)
+# Boot every device configuration in test mode, and the checkers run, and
+# report. Up to VMGPU_TEST_JOBS guests (default: the number of CPUs) run at
+# once, each with its own log. usage: test.sh [CONFIG|checkers...]
+# (default: every file in configs/ and checkers)
 set -uo pipefail
 
 . "$(dirname "$0")/common.sh"
 
-configs=("$@")
-if [ ${#configs[@]} = 0 ]; then
+# Named runs only, or every configuration plus the checkers run (the
+# debug kernel must catch deliberate bugs, scripts/guest/run-checkers).
+runs=("$@")
+if [ ${#runs[@]} = 0 ]; then
+	runs=(checkers)
 	for f in "$VMGPU_ROOT"/scripts/configs/*; do
-		configs+=("$(basename "$f")")
+		runs+=("$(basename "$f")")
 	done
 fi
 
@@ -34,9 +38,6 @@ log "device tests (qtest, no guest)"
 python3 "$VMGPU_ROOT/tests/device/vmgpu_device_test.py" "$VMGPU_OUT/qemu-system-x86_64" \
 	>"$logs/device.log" 2>&1 &
 files=(--host "$logs/device.log")
-# The debug kernel's checkers must catch deliberate bugs (run-checkers).
-runs=(checkers)
-runs+=("${configs[@]}")
 for c in "${runs[@]}"; do
 	while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do
 		wait -n
