@@ -3,9 +3,7 @@
  * Copyright 2026 The vmgpu authors
  */
 
-#include <linux/anon_inodes.h>
 #include <linux/dma-resv.h>
-#include <linux/file.h>
 #include <linux/io.h>
 #include <linux/mm.h>
 
@@ -36,10 +34,10 @@
  *   failed is dealt with before the CPU sees anything (see
  *   vmgpu_bo_paging_failed()): the backing is cleared again, and if data
  *   was lost the access fails (SIGBUS for a fault, -EIO otherwise).
- * - All mappings live in the DRM device's address space, dma-buf ones
- *   included (their VMA is moved onto a file that shares it), so that
- *   moving an allocation, and unplugging the device, revoke every one of
- *   them. After unplug a fault maps a dummy page.
+ * - All mappings live in the DRM device's address space (DRM points an
+ *   exported dma-buf's file at it too), so that moving an allocation, and
+ *   unplugging the device, revoke every one of them. After unplug a fault
+ *   maps a dummy page.
  *
  * The driver offers no vmap and no dma-buf attachment, so there is no
  * other CPU path to an allocation's pages.
@@ -194,39 +192,6 @@ static const struct vm_operations_struct vmgpu_bo_vm_ops = {
 	.access = vmgpu_bo_vm_access,
 };
 
-static int vmgpu_mmap_file_release(struct inode *inode, struct file *file)
-{
-	drm_dev_put(file->private_data);
-	return 0;
-}
-
-static const struct file_operations vmgpu_mmap_file_fops = {
-	.owner = THIS_MODULE,
-	.release = vmgpu_mmap_file_release,
-};
-
-/*
- * A dma-buf mapping's VMA belongs to the dma-buf's file. Move it onto a
- * file that shares the DRM device's address space, which TTM unmaps on
- * every move; the file keeps the DRM device alive as the DRM file would.
- */
-static int vmgpu_mmap_adopt(struct drm_device *drm, struct vm_area_struct *vma)
-{
-	struct file *file;
-
-	if (vma->vm_file->f_mapping == drm->anon_inode->i_mapping)
-		return 0;
-	file = anon_inode_getfile("vmgpu-dmabuf-mmap", &vmgpu_mmap_file_fops, drm,
-				  O_RDWR);
-	if (IS_ERR(file))
-		return PTR_ERR(file);
-	file->f_mapping = drm->anon_inode->i_mapping;
-	drm_dev_get(drm);
-	vma_set_file(vma, file);
-	fput(file);
-	return 0;
-}
-
 /**
  * vmgpu_gem_mmap() - the GEM object's mmap, for the DRM file and dma-bufs
  * @obj: the allocation
@@ -237,13 +202,8 @@ static int vmgpu_mmap_adopt(struct drm_device *drm, struct vm_area_struct *vma)
  */
 int vmgpu_gem_mmap(struct drm_gem_object *obj, struct vm_area_struct *vma)
 {
-	int ret;
-
 	if (!(gem_to_vmgpu_bo(obj)->flags & DRM_VMGPU_ALLOC_CPU_ACCESS))
 		return -EACCES;
-	ret = vmgpu_mmap_adopt(obj->dev, vma);
-	if (ret)
-		return ret;
 	vma->vm_ops = &vmgpu_bo_vm_ops;
 	return drm_gem_ttm_mmap(obj, vma);
 }
