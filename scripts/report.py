@@ -126,7 +126,8 @@ def parse_boot(path, report, guest=True):
                 report.add("fail", full, f"exited {rc} without a failing test line")
             current = None
             continue
-        if current and current[0] == "test":
+        # Results come from the test program, never from the kernel log.
+        if current and current[0] == "test" and not KERNEL_PREFIX.match(raw):
             m = KTAP.match(line)
             if m:
                 name = f"{config}/{current[1]}/{m.group(2).strip()}"

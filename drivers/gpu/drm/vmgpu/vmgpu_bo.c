@@ -51,7 +51,6 @@
  */
 
 static const struct drm_gem_object_funcs vmgpu_gem_funcs;
-static void vmgpu_bo_destroy(struct ttm_buffer_object *tbo);
 
 /**
  * vmgpu_bo_is_vmgpu() - whether a TTM object is an allocation
@@ -356,7 +355,14 @@ int vmgpu_bo_scrub(struct vmgpu_bo *vbo)
 	return -EAGAIN;
 }
 
-static void vmgpu_bo_destroy(struct ttm_buffer_object *tbo)
+/**
+ * vmgpu_bo_destroy() - TTM's destroy callback of an allocation
+ * @tbo: the allocation, unreferenced
+ *
+ * Also what tells allocations from TTM's ghost objects
+ * (vmgpu_bo_is_vmgpu()).
+ */
+void vmgpu_bo_destroy(struct ttm_buffer_object *tbo)
 {
 	struct vmgpu_bo *vbo = to_vmgpu_bo(tbo);
 	struct vmgpu_device *vdev = vmgpu_bo_device(vbo);
@@ -502,3 +508,7 @@ int vmgpu_bo_make_resident(struct vmgpu_bo *vbo)
 	ttm_bo_unreserve(&vbo->tbo);
 	return ret;
 }
+
+#if IS_ENABLED(CONFIG_KUNIT)
+#include "tests/vmgpu_bo_test.c"
+#endif

@@ -75,6 +75,7 @@ struct vmgpu_bo *vmgpu_bo_create(struct vmgpu_device *vdev, u64 size, u32 flags,
 int vmgpu_bo_make_resident(struct vmgpu_bo *vbo);
 int vmgpu_bo_evict(struct vmgpu_bo *vbo);
 bool vmgpu_bo_is_vmgpu(struct ttm_buffer_object *tbo);
+void vmgpu_bo_destroy(struct ttm_buffer_object *tbo);
 bool vmgpu_bo_needs_aperture(struct ttm_buffer_object *tbo,
 			     const struct ttm_place *place);
 void vmgpu_bo_evict_placement(struct ttm_buffer_object *tbo,

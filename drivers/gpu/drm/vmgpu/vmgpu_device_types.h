@@ -61,6 +61,26 @@ struct vmgpu_vram_mgr {
 };
 
 /**
+ * struct vmgpu_vram_resource - an allocation's pages in a memory segment
+ */
+struct vmgpu_vram_resource {
+	/** @base: the TTM resource. */
+	struct ttm_resource base;
+	/** @blocks: its buddy blocks, in no particular order. */
+	struct list_head blocks;
+};
+
+/**
+ * struct vmgpu_gart_resource - an allocation in system memory (TT)
+ */
+struct vmgpu_gart_resource {
+	/** @base: the TTM resource. */
+	struct ttm_resource base;
+	/** @node: its aperture range, if it is mapped into the aperture. */
+	struct drm_mm_node node;
+};
+
+/**
  * struct vmgpu_gart - the aperture segment: the device's GART table and the
  * manager of the TT memory type (system memory, optionally mapped)
  */

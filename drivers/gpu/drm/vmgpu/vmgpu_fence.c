@@ -241,3 +241,7 @@ void vmgpu_fence_ring_init(struct vmgpu_ring *ring)
 	ring->next_seqno = 0;
 	WRITE_ONCE(*ring->seqno_cpu, 0);
 }
+
+#if IS_ENABLED(CONFIG_KUNIT)
+#include "tests/vmgpu_fence_test.c"
+#endif

@@ -36,11 +36,6 @@
  * which TTM does only once the allocation's moves have completed.
  */
 
-struct vmgpu_gart_resource {
-	struct ttm_resource base;
-	struct drm_mm_node node;
-};
-
 static struct vmgpu_gart_resource *to_gart_res(struct ttm_resource *res)
 {
 	return container_of(res, struct vmgpu_gart_resource, base);
@@ -281,3 +276,7 @@ void vmgpu_gart_fini(struct vmgpu_device *vdev)
 	ttm_set_driver_manager(&vdev->ttm, TTM_PL_TT, NULL);
 	drm_mm_takedown(&gart->mm);
 }
+
+#if IS_ENABLED(CONFIG_KUNIT)
+#include "tests/vmgpu_gart_test.c"
+#endif

@@ -353,3 +353,7 @@ void vmgpu_gem_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 		drm_print_memory_stats(p, &stats[id], DRM_GEM_OBJECT_RESIDENT, region);
 	}
 }
+
+#if IS_ENABLED(CONFIG_KUNIT)
+#include "tests/vmgpu_gem_test.c"
+#endif

@@ -261,3 +261,7 @@ struct dma_fence *vmgpu_migrate_clear(struct vmgpu_device *vdev,
 	}
 	return vmgpu_paging_op_submit(&op, tbo->base.resv, prev);
 }
+
+#if IS_ENABLED(CONFIG_KUNIT)
+#include "tests/vmgpu_migrate_test.c"
+#endif

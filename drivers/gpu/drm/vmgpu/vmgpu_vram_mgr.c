@@ -27,11 +27,6 @@
  * others are placed top-down to leave that part free.
  */
 
-struct vmgpu_vram_resource {
-	struct ttm_resource base;
-	struct list_head blocks;
-};
-
 static struct vmgpu_vram_resource *to_vram_res(struct ttm_resource *res)
 {
 	return container_of(res, struct vmgpu_vram_resource, base);
@@ -50,17 +45,24 @@ static void vmgpu_place_range(const struct vmgpu_vram_mgr *mgr,
 	*end = place->lpfn ? (u64)place->lpfn << PAGE_SHIFT : mgr->segment->size;
 }
 
-static int vmgpu_vram_mgr_alloc(struct ttm_resource_manager *man,
-				struct ttm_buffer_object *tbo,
-				const struct ttm_place *place,
-				struct ttm_resource **res)
+/**
+ * vmgpu_vram_mgr_alloc_blocks() - take pages of a memory segment
+ * @mgr: the segment's manager
+ * @place: where in the segment, and how (contiguous, top-down)
+ * @size: bytes, a multiple of the segment's page size
+ * @blocks: the buddy blocks are added here
+ *
+ * The allocator alone, without TTM state, so that KUnit can test it.
+ *
+ * Return: 0, -ENOSPC if @place cannot hold @size now or ever (TTM then
+ * evicts or tries its next place), -EINVAL for a malformed request.
+ */
+int vmgpu_vram_mgr_alloc_blocks(struct vmgpu_vram_mgr *mgr,
+				const struct ttm_place *place, u64 size,
+				struct list_head *blocks)
 {
-	struct vmgpu_vram_mgr *mgr = to_vram_mgr(man);
-	u64 size = tbo->base.size;
-	u64 start, end;
-	struct vmgpu_vram_resource *vres;
-	struct gpu_buddy_block *block;
 	unsigned long flags = 0;
+	u64 start, end;
 	int ret;
 
 	vmgpu_place_range(mgr, place, &start, &end);
@@ -78,28 +80,46 @@ static int vmgpu_vram_mgr_alloc(struct ttm_resource_manager *man,
 	if (start || end != mgr->segment->size)
 		flags |= GPU_BUDDY_RANGE_ALLOCATION;
 
-	vres = kzalloc(sizeof(*vres), GFP_KERNEL);
-	if (!vres)
-		return -ENOMEM;
-	INIT_LIST_HEAD(&vres->blocks);
-	ttm_resource_init(tbo, place, &vres->base);
-
 	mutex_lock(&mgr->lock);
 	ret = gpu_buddy_alloc_blocks(&mgr->mm, start, end, size,
-				     mgr->segment->page_size, &vres->blocks, flags);
+				     mgr->segment->page_size, blocks, flags);
 	mutex_unlock(&mgr->lock);
-	if (ret) {
-		ttm_resource_fini(man, &vres->base);
-		kfree(vres);
-		/* TTM evicts on -ENOSPC; anything else from the buddy is the same. */
-		return -ENOSPC;
-	}
+	/* TTM evicts on -ENOSPC; anything else from the buddy is the same. */
+	return ret ? -ENOSPC : 0;
+}
 
-	/* start is the lowest page: the physical reference when contiguous. */
+/* start is the lowest page: the physical reference when contiguous. */
+static void vmgpu_vram_res_set_start(struct vmgpu_vram_resource *vres)
+{
+	struct gpu_buddy_block *block;
+
 	vres->base.start = ULONG_MAX;
 	list_for_each_entry(block, &vres->blocks, link)
 		vres->base.start = min_t(unsigned long, vres->base.start,
 					 gpu_buddy_block_offset(block) >> PAGE_SHIFT);
+}
+
+static int vmgpu_vram_mgr_alloc(struct ttm_resource_manager *man,
+				struct ttm_buffer_object *tbo,
+				const struct ttm_place *place,
+				struct ttm_resource **res)
+{
+	struct vmgpu_vram_mgr *mgr = to_vram_mgr(man);
+	struct vmgpu_vram_resource *vres;
+	int ret;
+
+	vres = kzalloc(sizeof(*vres), GFP_KERNEL);
+	if (!vres)
+		return -ENOMEM;
+	INIT_LIST_HEAD(&vres->blocks);
+	ret = vmgpu_vram_mgr_alloc_blocks(mgr, place, tbo->base.size, &vres->blocks);
+	if (ret) {
+		kfree(vres);
+		return ret;
+	}
+	ttm_resource_init(tbo, place, &vres->base);
+
+	vmgpu_vram_res_set_start(vres);
 	*res = &vres->base;
 	return 0;
 }
@@ -297,3 +317,7 @@ void vmgpu_vram_mgr_fini(struct vmgpu_device *vdev, u32 count)
 		mutex_destroy(&mgr->lock);
 	}
 }
+
+#if IS_ENABLED(CONFIG_KUNIT)
+#include "tests/vmgpu_vram_mgr_test.c"
+#endif

@@ -7,11 +7,17 @@
 
 #include <linux/types.h>
 
+struct list_head;
+struct ttm_place;
 struct ttm_resource;
 struct vmgpu_device;
 struct vmgpu_res_cursor;
+struct vmgpu_vram_mgr;
 
 int vmgpu_vram_mgr_init(struct vmgpu_device *vdev);
+int vmgpu_vram_mgr_alloc_blocks(struct vmgpu_vram_mgr *mgr,
+				const struct ttm_place *place, u64 size,
+				struct list_head *blocks);
 void vmgpu_vram_mgr_fini(struct vmgpu_device *vdev, u32 count);
 void vmgpu_vram_res_cursor_init(struct vmgpu_device *vdev, struct ttm_resource *res,
 				struct vmgpu_res_cursor *cur);

@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright 2026 The vmgpu authors
+ *
+ * KUnit: where an allocation may live (seed "GPU segments" and Lock2):
+ * the preferred segment first, CPU-accessible allocations inside the VRAM
+ * BAR, the others top-down beyond it, physical ones contiguous, the
+ * aperture only for what fits it; where eviction sends it; whether it is
+ * resident. Included by vmgpu_bo.c.
+ */
+
+#include <kunit/test.h>
+
+#include "vmgpu_kunit.h"
+
+/* The segment ids of the kunit device: two memory segments, aperture 3. */
+#define S1	BIT(1)
+#define S2	BIT(2)
+#define AP	BIT(3)
+
+static struct vmgpu_bo *bo_fake(struct kunit *test, struct vmgpu_device *vdev,
+				u64 size, u32 flags, u32 segments, u32 preferred)
+{
+	struct vmgpu_bo *vbo = kunit_kzalloc(test, sizeof(*vbo), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, vbo);
+	vbo->tbo.base.dev = &vdev->drm;
+	vbo->tbo.base.size = size;
+	vbo->tbo.destroy = vmgpu_bo_destroy;
+	vbo->flags = flags;
+	vbo->segments = segments;
+	vbo->preferred = preferred;
+	vmgpu_bo_build_placement(vbo);
+	return vbo;
+}
+
+static void bo_expect_place(struct kunit *test, const struct ttm_place *place,
+			    u32 mem_type, u32 flags, u32 lpfn)
+{
+	KUNIT_EXPECT_EQ(test, place->mem_type, mem_type);
+	KUNIT_EXPECT_EQ(test, place->flags, flags);
+	KUNIT_EXPECT_EQ(test, place->lpfn, lpfn);
+	KUNIT_EXPECT_EQ(test, place->fpfn, 0);
+}
+
+/* With a 4 MiB BAR: segment 1 partly visible, segment 2 not at all. */
+static void bo_cpu_access_stays_in_bar(struct kunit *test)
+{
+	struct vmgpu_device *vdev = vmgpu_kunit_device(test, SZ_4M);
+	struct vmgpu_bo *vbo = bo_fake(test, vdev, SZ_1M, DRM_VMGPU_ALLOC_CPU_ACCESS,
+				       S1 | S2 | AP, 1);
+
+	KUNIT_ASSERT_EQ(test, vbo->placement.num_placement, 2);
+	bo_expect_place(test, &vbo->places[0], vdev->segments[0].mem_type, 0,
+			SZ_4M >> PAGE_SHIFT);
+	bo_expect_place(test, &vbo->places[1], TTM_PL_TT, TTM_PL_FLAG_FALLBACK, 0);
+	KUNIT_EXPECT_TRUE(test, vbo->preferred_placed);
+}
+
+static void bo_invisible_goes_top_down(struct kunit *test)
+{
+	struct vmgpu_device *vdev = vmgpu_kunit_device(test, SZ_4M);
+	struct vmgpu_bo *vbo = bo_fake(test, vdev, SZ_1M, 0, S1 | S2, 2);
+
+	KUNIT_ASSERT_EQ(test, vbo->placement.num_placement, 2);
+	/* Segment 2 is wholly invisible: nothing to leave free there. */
+	bo_expect_place(test, &vbo->places[0], vdev->segments[1].mem_type, 0, 0);
+	bo_expect_place(test, &vbo->places[1], vdev->segments[0].mem_type,
+			TTM_PL_FLAG_FALLBACK | TTM_PL_FLAG_TOPDOWN, 0);
+}
+
+static void bo_physical_is_contiguous(struct kunit *test)
+{
+	struct vmgpu_device *vdev = vmgpu_kunit_device(test, SZ_32M);
+	struct vmgpu_bo *vbo = bo_fake(test, vdev, SZ_512K,
+				       DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY, S1 | AP, 3);
+
+	KUNIT_ASSERT_EQ(test, vbo->placement.num_placement, 2);
+	bo_expect_place(test, &vbo->places[0], TTM_PL_TT, 0, 0);
+	bo_expect_place(test, &vbo->places[1], vdev->segments[0].mem_type,
+			TTM_PL_FLAG_FALLBACK | TTM_PL_FLAG_CONTIGUOUS, 0);
+	KUNIT_EXPECT_TRUE(test, vmgpu_bo_needs_aperture(&vbo->tbo, &vbo->places[0]));
+}
+
+/*
+ * A preferred segment that can never hold the allocation leaves the first
+ * place to the next of the set, not as a fallback (TTM's first pass skips
+ * those), and MakeResident knows there is no preferred place.
+ */
+static void bo_impossible_preference(struct kunit *test)
+{
+	struct vmgpu_device *vdev = vmgpu_kunit_device(test, SZ_4M);
+	struct vmgpu_bo *vbo = bo_fake(test, vdev, SZ_1M, DRM_VMGPU_ALLOC_CPU_ACCESS,
+				       S1 | S2 | AP, 2);
+
+	KUNIT_ASSERT_EQ(test, vbo->placement.num_placement, 2);
+	bo_expect_place(test, &vbo->places[0], vdev->segments[0].mem_type, 0,
+			SZ_4M >> PAGE_SHIFT);
+	bo_expect_place(test, &vbo->places[1], TTM_PL_TT, TTM_PL_FLAG_FALLBACK, 0);
+	KUNIT_EXPECT_FALSE(test, vbo->preferred_placed);
+}
+
+/* Physically accessed and larger than the aperture: never offered it. */
+static void bo_too_big_for_aperture(struct kunit *test)
+{
+	struct vmgpu_device *vdev = vmgpu_kunit_device(test, SZ_32M);
+	struct vmgpu_bo *vbo = bo_fake(test, vdev, 2 * VMGPU_KUNIT_GART_PAGES * PAGE_SIZE,
+				       DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY, S1 | AP, 1);
+	struct ttm_resource in_vram = { .mem_type = vdev->segments[0].mem_type };
+	struct ttm_placement evict;
+
+	KUNIT_ASSERT_EQ(test, vbo->placement.num_placement, 1);
+	bo_expect_place(test, &vbo->places[0], vdev->segments[0].mem_type,
+			TTM_PL_FLAG_CONTIGUOUS, 0);
+	vbo->tbo.resource = &in_vram;
+	vmgpu_bo_evict_placement(&vbo->tbo, &evict);
+	KUNIT_ASSERT_EQ(test, evict.num_placement, 1);
+	KUNIT_EXPECT_EQ(test, evict.placement[0].mem_type, TTM_PL_SYSTEM);
+}
+
+/* Eviction: to system memory the device reaches if the set allows it. */
+static void bo_evict_placement(struct kunit *test)
+{
+	struct vmgpu_device *vdev = vmgpu_kunit_device(test, SZ_32M);
+	struct vmgpu_bo *with_ap = bo_fake(test, vdev, SZ_1M, 0, S1 | AP, 1);
+	struct vmgpu_bo *without = bo_fake(test, vdev, SZ_1M, 0, S1, 1);
+	struct ttm_resource in_vram = { .mem_type = vdev->segments[0].mem_type };
+	struct ttm_resource in_tt = { .mem_type = TTM_PL_TT };
+	struct ttm_placement evict;
+
+	with_ap->tbo.resource = &in_vram;
+	vmgpu_bo_evict_placement(&with_ap->tbo, &evict);
+	KUNIT_ASSERT_EQ(test, evict.num_placement, 2);
+	KUNIT_EXPECT_EQ(test, evict.placement[0].mem_type, TTM_PL_TT);
+	KUNIT_EXPECT_EQ(test, evict.placement[1].mem_type, TTM_PL_SYSTEM);
+	KUNIT_EXPECT_EQ(test, evict.placement[1].flags, TTM_PL_FLAG_FALLBACK);
+
+	without->tbo.resource = &in_vram;
+	vmgpu_bo_evict_placement(&without->tbo, &evict);
+	KUNIT_ASSERT_EQ(test, evict.num_placement, 1);
+	KUNIT_EXPECT_EQ(test, evict.placement[0].mem_type, TTM_PL_SYSTEM);
+
+	with_ap->tbo.resource = &in_tt;
+	vmgpu_bo_evict_placement(&with_ap->tbo, &evict);
+	KUNIT_ASSERT_EQ(test, evict.num_placement, 1);
+	KUNIT_EXPECT_EQ(test, evict.placement[0].mem_type, TTM_PL_SYSTEM);
+}
+
+/* Resident: where the device reaches it, not evicted out of its reach. */
+static void bo_residency(struct kunit *test)
+{
+	struct vmgpu_device *vdev = vmgpu_kunit_device(test, SZ_32M);
+	struct vmgpu_bo *vbo = bo_fake(test, vdev, SZ_1M, 0, S1 | AP, 1);
+	struct ttm_resource res = {};
+
+	KUNIT_EXPECT_FALSE(test, vmgpu_bo_is_resident(&vbo->tbo));
+	vbo->tbo.resource = &res;
+	res.mem_type = TTM_PL_SYSTEM;
+	KUNIT_EXPECT_FALSE(test, vmgpu_bo_is_resident(&vbo->tbo));
+	res.mem_type = TTM_PL_TT;
+	KUNIT_EXPECT_TRUE(test, vmgpu_bo_is_resident(&vbo->tbo));
+	res.mem_type = vdev->segments[1].mem_type;
+	KUNIT_EXPECT_TRUE(test, vmgpu_bo_is_resident(&vbo->tbo));
+}
+
+static struct kunit_case vmgpu_bo_cases[] = {
+	KUNIT_CASE(bo_cpu_access_stays_in_bar),
+	KUNIT_CASE(bo_invisible_goes_top_down),
+	KUNIT_CASE(bo_physical_is_contiguous),
+	KUNIT_CASE(bo_impossible_preference),
+	KUNIT_CASE(bo_too_big_for_aperture),
+	KUNIT_CASE(bo_evict_placement),
+	KUNIT_CASE(bo_residency),
+	{}
+};
+
+static struct kunit_suite vmgpu_bo_suite = {
+	.name = "vmgpu_bo",
+	.test_cases = vmgpu_bo_cases,
+};
+
+kunit_test_suite(vmgpu_bo_suite);

@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright 2026 The vmgpu authors
+ *
+ * KUnit: the memory segment manager on a real buddy allocator (seed "GPU
+ * segments": a segment is a pool of pages; physical references need
+ * contiguous allocations), and the resource cursor's walk over its blocks.
+ * Included by vmgpu_vram_mgr.c.
+ */
+
+#include <kunit/test.h>
+
+#include "../vmgpu_res_cursor.h"
+#include "vmgpu_kunit.h"
+
+/* Take every other page of [0, end) of a segment into @taken. */
+static void vram_fragment(struct kunit *test, struct vmgpu_vram_mgr *mgr, u64 end,
+			  struct list_head *taken)
+{
+	u32 page = mgr->segment->page_size;
+	u64 offset;
+
+	for (offset = page; offset < end; offset += 2 * page)
+		vmgpu_kunit_take_page(test, mgr, offset, taken);
+}
+
+static struct vmgpu_vram_resource *vram_res(struct kunit *test, struct vmgpu_vram_mgr *mgr,
+					    struct list_head *blocks, u64 size)
+{
+	struct vmgpu_vram_resource *vres = kunit_kzalloc(test, sizeof(*vres), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, vres);
+	INIT_LIST_HEAD(&vres->blocks);
+	list_splice_init(blocks, &vres->blocks);
+	vres->base.mem_type = mgr->segment->mem_type;
+	vres->base.size = size;
+	vmgpu_vram_res_set_start(vres);
+	return vres;
+}
+
+/* A contiguous allocation is one range, found where the segment has one. */
+static void vram_contiguous_is_one_range(struct kunit *test)
+{
+	struct vmgpu_device *vdev = vmgpu_kunit_device(test, SZ_16M);
+	struct vmgpu_vram_mgr *mgr = &vdev->vram_mgrs[0];
+	const struct ttm_place contiguous = { .flags = TTM_PL_FLAG_CONTIGUOUS };
+	struct vmgpu_vram_resource *vres;
+	LIST_HEAD(taken);
+	LIST_HEAD(blocks);
+
+	vram_fragment(test, mgr, SZ_8M, &taken);
+	KUNIT_ASSERT_EQ(test, 0, vmgpu_vram_mgr_alloc_blocks(mgr, &contiguous, SZ_1M, &blocks));
+	vres = vram_res(test, mgr, &blocks, SZ_1M);
+	KUNIT_EXPECT_TRUE(test, vmgpu_vram_mgr_compatible(&mgr->manager, &vres->base,
+							  &contiguous, SZ_1M));
+	KUNIT_EXPECT_GE(test, (u64)vres->base.start << PAGE_SHIFT, (u64)SZ_8M);
+	gpu_buddy_free_list(&mgr->mm, &vres->blocks, 0);
+	gpu_buddy_free_list(&mgr->mm, &taken, 0);
+}
+
+/*
+ * Without contiguity an allocation is a set of pages: it fits in holes no
+ * contiguous one could use, and is then not compatible with a contiguous
+ * place.
+ */
+static void vram_pages_fill_holes(struct kunit *test)
+{
+	struct vmgpu_device *vdev = vmgpu_kunit_device(test, SZ_16M);
+	struct vmgpu_vram_mgr *mgr = &vdev->vram_mgrs[0];
+	const struct ttm_place contiguous = { .flags = TTM_PL_FLAG_CONTIGUOUS };
+	const struct ttm_place any = {};
+	struct vmgpu_vram_resource *vres;
+	LIST_HEAD(taken);
+	LIST_HEAD(blocks);
+
+	vram_fragment(test, mgr, SZ_16M, &taken);
+	KUNIT_EXPECT_EQ(test, -ENOSPC, vmgpu_vram_mgr_alloc_blocks(mgr, &contiguous,
+								   SZ_128K, &blocks));
+	KUNIT_ASSERT_EQ(test, 0, vmgpu_vram_mgr_alloc_blocks(mgr, &any, SZ_1M, &blocks));
+	vres = vram_res(test, mgr, &blocks, SZ_1M);
+	KUNIT_EXPECT_EQ(test, list_count_nodes(&vres->blocks), SZ_1M / SZ_64K);
+	KUNIT_EXPECT_FALSE(test, vmgpu_vram_mgr_compatible(&mgr->manager, &vres->base,
+							   &contiguous, SZ_1M));
+	gpu_buddy_free_list(&mgr->mm, &vres->blocks, 0);
+	gpu_buddy_free_list(&mgr->mm, &taken, 0);
+}
+
+/* CPU-visible limit (lpfn) and top-down placement hold for every page. */
+static void vram_range_and_top_down(struct kunit *test)
+{
+	struct vmgpu_device *vdev = vmgpu_kunit_device(test, SZ_16M);
+	struct vmgpu_vram_mgr *mgr = &vdev->vram_mgrs[0];
+	const struct ttm_place visible = { .lpfn = SZ_4M >> PAGE_SHIFT };
+	const struct ttm_place top = { .flags = TTM_PL_FLAG_TOPDOWN };
+	const struct ttm_place high = { .fpfn = SZ_8M >> PAGE_SHIFT };
+	struct vmgpu_vram_resource *low_res, *top_res;
+	LIST_HEAD(low);
+	LIST_HEAD(up);
+
+	KUNIT_ASSERT_EQ(test, 0, vmgpu_vram_mgr_alloc_blocks(mgr, &visible, SZ_2M, &low));
+	KUNIT_ASSERT_EQ(test, 0, vmgpu_vram_mgr_alloc_blocks(mgr, &top, SZ_2M, &up));
+	low_res = vram_res(test, mgr, &low, SZ_2M);
+	top_res = vram_res(test, mgr, &up, SZ_2M);
+	KUNIT_EXPECT_TRUE(test, vmgpu_vram_mgr_compatible(&mgr->manager, &low_res->base,
+							  &visible, SZ_2M));
+	KUNIT_EXPECT_TRUE(test, vmgpu_vram_mgr_compatible(&mgr->manager, &top_res->base,
+							  &high, SZ_2M));
+	KUNIT_EXPECT_EQ(test, (u64)top_res->base.start << PAGE_SHIFT, (u64)SZ_16M - SZ_2M);
+	/* Eviction for a place only considers what lies in it. */
+	KUNIT_EXPECT_TRUE(test, vmgpu_vram_mgr_intersects(&mgr->manager, &low_res->base,
+							  &visible, SZ_2M));
+	KUNIT_EXPECT_FALSE(test, vmgpu_vram_mgr_intersects(&mgr->manager, &top_res->base,
+							   &visible, SZ_2M));
+	gpu_buddy_free_list(&mgr->mm, &low_res->blocks, 0);
+	gpu_buddy_free_list(&mgr->mm, &top_res->blocks, 0);
+}
+
+/* -ENOSPC where TTM should try elsewhere, -EINVAL for a malformed request. */
+static void vram_errors(struct kunit *test)
+{
+	struct vmgpu_device *vdev = vmgpu_kunit_device(test, SZ_16M);
+	struct vmgpu_vram_mgr *mgr = &vdev->vram_mgrs[0];
+	const struct ttm_place visible = { .lpfn = SZ_1M >> PAGE_SHIFT };
+	const struct ttm_place any = {};
+	LIST_HEAD(blocks);
+
+	KUNIT_EXPECT_EQ(test, -ENOSPC, vmgpu_vram_mgr_alloc_blocks(mgr, &visible, SZ_2M, &blocks));
+	KUNIT_EXPECT_EQ(test, -ENOSPC, vmgpu_vram_mgr_alloc_blocks(mgr, &any, SZ_32M, &blocks));
+	KUNIT_EXPECT_EQ(test, -EINVAL, vmgpu_vram_mgr_alloc_blocks(mgr, &any, SZ_4K, &blocks));
+	KUNIT_EXPECT_TRUE(test, list_empty(&blocks));
+}
+
+/*
+ * The cursor walks a backing as runs of contiguous VRAM: scattered pages
+ * one run each, adjacent blocks merged, offsets from the segment's base,
+ * and partial steps land on the right page.
+ */
+static void vram_cursor_runs(struct kunit *test)
+{
+	struct vmgpu_device *vdev = vmgpu_kunit_device(test, SZ_16M);
+	struct vmgpu_vram_mgr *mgr = &vdev->vram_mgrs[1];
+	struct vmgpu_res_cursor cur;
+	struct vmgpu_vram_resource *vres;
+	u64 pos, runs = 0, bytes = 0;
+	LIST_HEAD(a);
+	LIST_HEAD(b);
+	LIST_HEAD(c);
+
+	/* Pages 0 and 1 adjacent, page 3 apart: two runs. */
+	vmgpu_kunit_take_page(test, mgr, 0, &a);
+	vmgpu_kunit_take_page(test, mgr, SZ_4K, &a);
+	vmgpu_kunit_take_page(test, mgr, SZ_8K, &b);
+	vmgpu_kunit_take_page(test, mgr, 3 * SZ_4K, &a);
+	vres = vram_res(test, mgr, &a, 3 * SZ_4K);
+
+	KUNIT_ASSERT_EQ(test, 0, vmgpu_res_first(vdev, &vres->base, NULL, 3 * SZ_4K, &cur));
+	for (; cur.remaining; vmgpu_res_next(&cur, cur.size)) {
+		KUNIT_EXPECT_EQ(test, cur.space, VMGPU_SPACE_VRAM);
+		KUNIT_EXPECT_EQ(test, cur.start, runs ? (u64)SZ_16M + 3 * SZ_4K : (u64)SZ_16M);
+		KUNIT_EXPECT_EQ(test, cur.size, runs ? (u64)SZ_4K : (u64)SZ_8K);
+		bytes += cur.size;
+		runs++;
+	}
+	KUNIT_EXPECT_EQ(test, runs, 2);
+	KUNIT_EXPECT_EQ(test, bytes, 3 * SZ_4K);
+
+	/* Page by page. */
+	KUNIT_ASSERT_EQ(test, 0, vmgpu_res_first(vdev, &vres->base, NULL, 3 * SZ_4K, &cur));
+	for (pos = 0; cur.remaining; pos += SZ_4K, vmgpu_res_next(&cur, SZ_4K))
+		KUNIT_EXPECT_EQ(test, cur.start, (u64)SZ_16M + (pos < SZ_8K ? pos : 3 * SZ_4K));
+	KUNIT_EXPECT_EQ(test, pos, 3 * SZ_4K);
+
+	list_splice_init(&vres->blocks, &c);
+	gpu_buddy_free_list(&mgr->mm, &c, 0);
+	gpu_buddy_free_list(&mgr->mm, &b, 0);
+}
+
+static struct kunit_case vmgpu_vram_mgr_cases[] = {
+	KUNIT_CASE(vram_contiguous_is_one_range),
+	KUNIT_CASE(vram_pages_fill_holes),
+	KUNIT_CASE(vram_range_and_top_down),
+	KUNIT_CASE(vram_errors),
+	KUNIT_CASE(vram_cursor_runs),
+	{}
+};
+
+static struct kunit_suite vmgpu_vram_mgr_suite = {
+	.name = "vmgpu_vram_mgr",
+	.test_cases = vmgpu_vram_mgr_cases,
+};
+
+kunit_test_suite(vmgpu_vram_mgr_suite);
