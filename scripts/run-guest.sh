@@ -50,8 +50,8 @@ cmdline="console=ttyS0 loglevel=7 panic=-1 intel_iommu=on iommu.passthrough=0 io
 cmdline+=" VMGPU_MODE=$mode VMGPU_CONFIG=$config VMGPU_SEGMENTS=$SEGMENTS"
 cmdline+=" VMGPU_BAR_SIZE=$BAR_SIZE VMGPU_REBAR=$REBAR VMGPU_BAR_EXPECT=$BAR_EXPECT"
 cmdline+=" VMGPU_HOST_APERTURE=$HOST_APERTURE VMGPU_KERNEL=$KERNEL"
-# KUnit suites run when the guest asks, not at module load.
-[ "$KERNEL" = stock ] || cmdline+=" kunit.autorun=0"
+# Each slab cache on its own, so that fault injection can pick caches.
+[ "$KERNEL" = stock ] || cmdline+=" slab_nomerge"
 
 qemu=(
 	"$VMGPU_OUT/qemu-system-x86_64" -L /usr/share/seabios -L /usr/share/qemu
