@@ -8,6 +8,7 @@
 #   make shell  boot the guest to an interactive shell
 #   make check  static checks (checkpatch, sparse)
 #   make bench  boot the guest and run vmgpu-bench (ratios, not pass/fail)
+#   make mutants  break each correctness fix on purpose; its test must fail
 # Kbuild reads ./Kbuild, not this file, when it builds the module.
 
 SHELL := /bin/bash
@@ -56,6 +57,10 @@ bench: initramfs
 	@scripts/run-guest.sh --mode bench --config $(CONFIG) --log $(OUT)/bench.log; \
 	grep -a -E '^(bench|ratio):' $(OUT)/bench.log
 
+# Break each correctness fix on purpose and check that its test fails.
+mutants: all
+	@scripts/mutants.sh
+
 check: setup kernel-fetch
 	@scripts/check.sh $(KDIR)
 
@@ -64,4 +69,4 @@ clean:
 	rm -rf $(OUT)
 
 .PHONY: all setup qemu module userspace kernel-fetch initramfs initramfs-debug run shell test \
-	bench check clean
+	bench mutants check clean

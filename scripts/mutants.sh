@@ -10,22 +10,21 @@ set -uo pipefail
 
 . "$(dirname "$0")/common.sh"
 
-# name | file under drivers/gpu/drm/vmgpu | perl -0 substitution | config | test that must fail
+# name %% file under drivers/gpu/drm/vmgpu %% perl -0 substitution %% config %% test that must fail
 MUTANTS=(
-	"no-redo|vmgpu_bo.c|s/\tif \(!error\)\n\t\treturn false;/\treturn false;/|rebar|vmgpu_error_test/global.failed_clear_is_redone"
-	"no-lost|vmgpu_bo.c|s/\tif \(!error\)\n\t\treturn false;/\treturn false;/|rebar|vmgpu_error_test/global.failed_move_loses_contents"
-	"hang-fails-queued|vmgpu_ring.c|s/\t\thw->first_slot = vmgpu_ring_write_job\(ring, job, hw->base.seqno\);/\t\tvmgpu_fence_fail(hw, -ETIMEDOUT);\n\t\tcontinue;/|rebar|vmgpu_error_test/global.hung_ring_is_reset"
-	"blame-oldest|vmgpu_fence.c|s/if \(vmgpu_fence_owns_slot\(fence, slot, ring->num_slots - 1\)\)/if (true)/|rebar|vmgpu_error_test/global.rejected_command_fails_its_job_only"
-	"access-no-wait|vmgpu_mmap.c|s/\.access = vmgpu_bo_vm_access/.access = ttm_bo_vm_access/|rebar|vmgpu_cpu_access_test/cpu.ptrace_read_waits_for_eviction"
-	"mmap-no-rule|vmgpu_mmap.c|s/if \(!\(gem_to_vmgpu_bo\(obj\)->flags & DRM_VMGPU_ALLOC_CPU_ACCESS\)\)\n\t\treturn -EACCES;//|rebar|vmgpu_cpu_access_test/global.mmap_needs_cpu_access"
-	"dmabuf-not-adopted|vmgpu_mmap.c|s/\tif \(vma->vm_file->f_mapping == drm->anon_inode->i_mapping\)/\tif (true)/|rebar|vmgpu_cpu_access_test/cpu.dmabuf_mmap_follows_moves"
-	"unplug-keeps-mappings|vmgpu_drv.c|s/\tvmgpu_mmap_unplug\(vdev\);\n//|rebar|vmgpu_unplug_test/global.unplug_with_open_files"
-	"query-exact-size|vmgpu_query.c|s/if \(given < size\)/if (given != size)/|rebar|vmgpu_query_test/query.larger_buffer"
-	"evicted-resident|vmgpu_gem.c|s/\t\tif \(resident\)\n//|rebar|vmgpu_observe_test/global.fdinfo_evicted_not_resident"
-	"gart-wrong-entry|vmgpu_gart.c|s/cpu_to_le64\(\(tt->dma_address\[i\]/cpu_to_le64((tt->dma_address[i ^ 1]/|rebar|vmgpu_evict_test/evict.physical_allocations_move_through_aperture"
-	"gart-evicts-unmapped|vmgpu_gart.c|s/\treturn drm_mm_node_allocated\(&gres->node\) &&\n\t       gres->node.start < end &&/\treturn true ||/|rebar|vmgpu_evict_test/evict.aperture_pressure"
-	"no-top-down|vmgpu_bo.c|s/\t\tplace->flags \|= TTM_PL_FLAG_TOPDOWN;//|norebar|vmgpu_alloc_test/alloc.top_down_beyond_the_bar"
-	"move-fence-leak|vmgpu_vram_mgr.c|s/\t\tttm_resource_manager_cleanup\(&mgr->manager\);\n//|rootport|kmemleak-clean"
+	"no-redo%%vmgpu_bo.c%%s/\tif \(!error\)\n\t\treturn false;/\treturn false;/%%rebar%%vmgpu_error_test/global.failed_clear_is_redone"
+	"no-lost%%vmgpu_bo.c%%s/\tif \(!error\)\n\t\treturn false;/\treturn false;/%%rebar%%vmgpu_error_test/global.failed_move_loses_contents"
+	"hang-fails-queued%%vmgpu_ring.c%%s/\t\thw->first_slot = vmgpu_ring_write_job\(ring, job, hw->base.seqno\);/\t\tvmgpu_fence_fail(hw, -ETIMEDOUT);\n\t\tcontinue;/%%rebar%%vmgpu_error_test/global.hung_ring_is_reset"
+	"blame-oldest%%vmgpu_fence.c%%s/if \(vmgpu_fence_owns_slot\(fence, slot, ring->num_slots - 1\)\)/if (true)/%%rootport%%kunit-vmgpu_fence/fence_blames_owner_of_slot"
+	"access-no-wait%%vmgpu_mmap.c%%s/\.access = vmgpu_bo_vm_access/.access = ttm_bo_vm_access/%%rebar%%vmgpu_cpu_access_test/cpu.ptrace_read_waits_for_eviction"
+	"mmap-no-rule%%vmgpu_mmap.c%%s/if \(!\(gem_to_vmgpu_bo\(obj\)->flags & DRM_VMGPU_ALLOC_CPU_ACCESS\)\)\n\t\treturn -EACCES;//%%rebar%%vmgpu_cpu_access_test/global.mmap_needs_cpu_access"
+	"unplug-keeps-mappings%%vmgpu_drv.c%%s/\tvmgpu_mmap_unplug\(vdev\);\n//%%rebar%%vmgpu_unplug_test/global.unplug_with_open_files"
+	"query-exact-size%%vmgpu_query.c%%s/if \(given < size\)/if (given != size)/%%rebar%%vmgpu_query_test/query.larger_buffer"
+	"evicted-resident%%vmgpu_gem.c%%s/\t\tif \(resident\)\n//%%rebar%%vmgpu_observe_test/global.fdinfo_evicted_not_resident"
+	"gart-wrong-entry%%vmgpu_gart.c%%s/cpu_to_le64\(\(tt->dma_address\[i\]/cpu_to_le64((tt->dma_address[i ^ 1]/%%rebar%%vmgpu_evict_test/evict.physical_allocations_move_through_aperture"
+	"gart-evicts-unmapped%%vmgpu_gart.c%%s/\treturn drm_mm_node_allocated\(&gres->node\) &&\n\t       gres->node.start < end &&/\treturn true ||/%%rebar%%vmgpu_evict_test/evict.aperture_pressure"
+	"no-top-down%%vmgpu_bo.c%%s/\t\tplace->flags \|= TTM_PL_FLAG_TOPDOWN;//%%norebar%%vmgpu_alloc_test/alloc.top_down_beyond_the_bar"
+	"move-fence-leak%%vmgpu_vram_mgr.c%%s/\t\tttm_resource_manager_cleanup\(&mgr->manager\);\n//%%rootport%%kmemleak-clean"
 )
 
 wanted=("$@")
@@ -33,7 +32,7 @@ tree="$VMGPU_OUT/mutants/tree"
 killed=0 survived=0
 
 for m in "${MUTANTS[@]}"; do
-	IFS='|' read -r name file subst config test <<<"$m"
+	IFS=$'\x1f' read -r name file subst config test <<<"${m//%%/$'\x1f'}"
 	if [ ${#wanted[@]} -gt 0 ] && ! printf '%s\n' "${wanted[@]}" | grep -qx "$name"; then
 		continue
 	fi
