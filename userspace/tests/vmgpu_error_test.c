@@ -31,18 +31,6 @@
 #define MOVE_ROUNDS	12
 #define MOVE_BOS	3
 
-static uint32_t aperture_of(vmgpu_device *dev)
-{
-	struct drm_vmgpu_query_segments *s;
-	uint32_t id;
-
-	if (vmgpu_query_segments(dev, &s))
-		return 0;
-	id = vmgpu_aperture_segment_id(s);
-	free(s);
-	return id;
-}
-
 static uint64_t contents_lost(vmgpu_device *dev)
 {
 	struct drm_vmgpu_query_device info;
@@ -87,6 +75,23 @@ static int move_rounds(vmgpu_device *dev, uint32_t aperture, int rounds, uint64_
 	return ret;
 }
 
+/* Kernel log lines holding @text so far. */
+static int dmesg_count(const char *text)
+{
+	char cmd[128];
+	FILE *p;
+	int n = -1;
+
+	snprintf(cmd, sizeof(cmd), "dmesg | grep -c '%s'", text);
+	p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	if (fscanf(p, "%d", &n) != 1)
+		n = -1;
+	pclose(p);
+	return n;
+}
+
 /* Exit status of a child: 0, or the positive errno of what failed. */
 static int child_status(pid_t pid)
 {
@@ -113,7 +118,7 @@ TEST(rejected_command_fails_its_job_only)
 	pid_t mover;
 
 	ASSERT_EQ(0, vmgpu_device_open(&dev));
-	aperture = aperture_of(dev);
+	aperture = vmgpu_test_aperture(dev);
 	ASSERT_NE(0, aperture);
 
 	fflush(stdout);
@@ -164,7 +169,7 @@ TEST(hung_ring_is_reset)
 
 	ASSERT_EQ(0, vmgpu_test_run("rmmod vmgpu && modprobe vmgpu paging_timeout_ms=1000"));
 	ASSERT_EQ(0, vmgpu_device_open(&dev));
-	aperture = aperture_of(dev);
+	aperture = vmgpu_test_aperture(dev);
 	ASSERT_EQ(0, vmgpu_test_dirty_segment(dev, 1, aperture, 32 * MiB));
 	ASSERT_EQ(0, vmgpu_test_create_mappable(dev, 1, aperture, BO_SIZE, &moved, &moved_cpu));
 	vmgpu_test_fill(moved_cpu, BO_SIZE, 77);
@@ -205,6 +210,38 @@ TEST(hung_ring_is_reset)
 	ASSERT_EQ(0, vmgpu_test_run("rmmod vmgpu && modprobe vmgpu"));
 }
 
+/*
+ * paging_timeout_ms=0 means no hang check, not "every job is late": clears
+ * and moves work, and nothing is declared hung.
+ */
+TEST(no_timeout_is_no_hang)
+{
+	int hangs = dmesg_count("ring hung");
+	uint64_t first = 0, dirty;
+	vmgpu_device *dev;
+	uint32_t aperture;
+	vmgpu_bo *bo;
+	void *cpu;
+
+	ASSERT_EQ(0, vmgpu_test_run("rmmod vmgpu && modprobe vmgpu paging_timeout_ms=0"));
+	ASSERT_EQ(0, vmgpu_device_open(&dev));
+	aperture = vmgpu_test_aperture(dev);
+	ASSERT_EQ(0, vmgpu_test_dirty_segment(dev, 1, aperture, 8 * MiB));
+	ASSERT_EQ(0, vmgpu_test_create_mappable(dev, 1, aperture, BO_SIZE, &bo, &cpu));
+	dirty = vmgpu_test_nonzero(cpu, BO_SIZE, &first);
+	EXPECT_EQ(0, dirty) TH_LOG("%llu stale bytes", (unsigned long long)dirty);
+	vmgpu_test_fill(cpu, BO_SIZE, 3);
+	ASSERT_EQ(0, vmgpu_bo_evict(bo));
+	ASSERT_EQ(0, vmgpu_bo_make_resident(bo));
+	EXPECT_EQ(0, vmgpu_test_check(cpu, BO_SIZE, 3, &first));
+	/* Without a timeout there is no hang to inject. */
+	EXPECT_EQ(-EINVAL, vmgpu_test_debugfs_write("inject_paging_hang", "1"));
+	EXPECT_EQ(hangs, dmesg_count("ring hung")) TH_LOG("a job was declared hung without a timeout");
+	vmgpu_bo_unref(bo);
+	vmgpu_device_unref(dev);
+	ASSERT_EQ(0, vmgpu_test_run("rmmod vmgpu && modprobe vmgpu"));
+}
+
 /* A new allocation whose clear did not happen is cleared again. */
 TEST(failed_clear_is_redone)
 {
@@ -217,7 +254,7 @@ TEST(failed_clear_is_redone)
 	void *cpu;
 
 	ASSERT_EQ(0, vmgpu_device_open(&dev));
-	aperture = aperture_of(dev);
+	aperture = vmgpu_test_aperture(dev);
 	lost = contents_lost(dev);
 	ASSERT_EQ(0, vmgpu_test_dirty_segment(dev, 1, aperture, 16 * MiB));
 	ASSERT_EQ(0, vmgpu_test_debugfs_write("inject_paging_fault", "1"));
@@ -271,7 +308,7 @@ TEST(failed_move_loses_contents)
 	uint32_t aperture;
 
 	ASSERT_EQ(0, vmgpu_device_open(&dev));
-	aperture = aperture_of(dev);
+	aperture = vmgpu_test_aperture(dev);
 	lost = contents_lost(dev);
 	ASSERT_EQ(0, vmgpu_test_create_mappable(dev, 1, aperture, BO_SIZE, &bo, &cpu));
 	ASSERT_EQ(0, vmgpu_test_create_mappable(dev, 1, aperture, BO_SIZE, &other, &other_cpu));

@@ -29,8 +29,6 @@
  * evicted allocations fit in the guest's 2 GiB with room to spare.
  */
 #define EVICT_SYSTEM_BUDGET	(1024 * MiB)
-/* Consecutive pattern words differ by this odd step: all distinct. */
-#define WORD_STEP		0x9e3779b97f4a7c15ull
 
 /* Exit statuses of a child. */
 #define CHILD_INTACT		0
@@ -97,41 +95,14 @@ static uint64_t splitmix64(uint64_t x)
 }
 
 /*
- * Word i of allocation idx of a child is key ^ (i * WORD_STEP) with a key
- * hashed from (child, idx): unique to the word's place, so that a page
+ * Allocation idx of a child holds vmgpu_test_fill()'s pattern with a key
+ * hashed from (child, idx): every word unique to its place, so that a page
  * moved to the wrong offset or the wrong allocation shows, and cheap to
  * compute, as the guest CPU is emulated.
  */
 static uint64_t pattern_key(int child, uint32_t idx)
 {
 	return splitmix64((uint64_t)child << 32 | idx);
-}
-
-static void fill(uint64_t *words, uint64_t n, uint64_t key)
-{
-	uint64_t i, step = 0;
-
-	for (i = 0; i < n; i++, step += WORD_STEP)
-		words[i] = key ^ step;
-}
-
-/* Bytes that differ from the pattern; *first is the first bad word. */
-static uint64_t verify(const uint64_t *words, uint64_t n, uint64_t key,
-		       uint64_t *first)
-{
-	uint64_t i, diff, step = 0, bad = 0;
-	int b;
-
-	for (i = 0; i < n; i++, step += WORD_STEP) {
-		diff = words[i] ^ key ^ step;
-		if (!diff)
-			continue;
-		if (!bad)
-			*first = i;
-		for (b = 0; b < 8; b++)
-			bad += !!(diff >> (8 * b) & 0xff);
-	}
-	return bad;
 }
 
 static double now(void)
@@ -159,7 +130,6 @@ static int evict_child_run(struct evict_child *c, vmgpu_device *dev,
 {
 	struct evict_result *r = c->result;
 	uint32_t ids[32], nids = 0, idx, k, cycle;
-	const uint64_t n = EVICT_BO_SIZE / 8;
 	double start, filled;
 	uint64_t rng;
 	int ret;
@@ -184,7 +154,7 @@ static int evict_child_run(struct evict_child *c, vmgpu_device *dev,
 		ret = vmgpu_bo_map(bos[idx], &cpu[idx]);
 		if (ret)
 			return child_failed(c, "map", ret);
-		fill(cpu[idx], n, pattern_key(c->id, idx));
+		vmgpu_test_fill(cpu[idx], EVICT_BO_SIZE, pattern_key(c->id, idx));
 	}
 	filled = now();
 
@@ -220,12 +190,13 @@ static int evict_child_run(struct evict_child *c, vmgpu_device *dev,
 				return child_failed(c, "info", ret);
 			r->resident += in_memory(c, info.segment_id);
 
-			bad = verify(cpu[idx], n, pattern_key(c->id, idx), &first);
+			bad = vmgpu_test_check(cpu[idx], EVICT_BO_SIZE, pattern_key(c->id, idx),
+					       &first);
 			if (bad && !r->corrupt)
 				ksft_print_msg("child %d: cycle %u, allocation %u: %llu bytes corrupt, first at %#llx, now in segment %u\n",
 					       c->id, cycle, idx,
 					       (unsigned long long)bad,
-					       (unsigned long long)first * 8,
+					       (unsigned long long)first,
 					       info.segment_id);
 			r->corrupt += bad;
 			r->checked++;

@@ -32,18 +32,6 @@
 #define BO_SIZE		(4 * MiB)
 #define MAX_NTH		400
 
-static int write_text(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY);
-	int ret;
-
-	if (fd < 0)
-		return -errno;
-	ret = write(fd, text, strlen(text)) < 0 ? -errno : 0;
-	close(fd);
-	return ret;
-}
-
 static long fail_nth_left(int fd)
 {
 	char buf[32];
@@ -114,9 +102,9 @@ TEST(allocation_failures_unwind)
 	if (!getenv("VMGPU_KERNEL") || strcmp(getenv("VMGPU_KERNEL"), "debug"))
 		SKIP(return, "fault injection is in the debug kernel only");
 	/* The debug kernel has it: anything missing is a failure. */
-	ASSERT_EQ(0, write_text("/sys/kernel/debug/failslab/ignore-gfp-wait", "N"));
-	ASSERT_EQ(0, write_text("/sys/kernel/debug/failslab/verbose", "0"));
-	ASSERT_EQ(0, write_text("/sys/kernel/debug/failslab/cache-filter", "Y"));
+	ASSERT_EQ(0, vmgpu_test_write_file("/sys/kernel/debug/failslab/ignore-gfp-wait", "N"));
+	ASSERT_EQ(0, vmgpu_test_write_file("/sys/kernel/debug/failslab/verbose", "0"));
+	ASSERT_EQ(0, vmgpu_test_write_file("/sys/kernel/debug/failslab/cache-filter", "Y"));
 	ASSERT_EQ(0, vmgpu_test_run("for c in /sys/kernel/slab/kmalloc-* /sys/kernel/slab/drm_sched_fence "
 				    "/sys/kernel/slab/radix_tree_node; do echo 1 > $c/failslab || exit 1; done"));
 	nth_fd = open("/proc/thread-self/fail-nth", O_RDWR);

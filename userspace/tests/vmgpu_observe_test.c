@@ -29,18 +29,6 @@ static vmgpu_bo *create_in(vmgpu_device *dev, uint32_t aperture, uint32_t segmen
 	return vmgpu_bo_create(dev, &info, &bo) ? NULL : bo;
 }
 
-static uint32_t aperture_of(vmgpu_device *dev)
-{
-	struct drm_vmgpu_query_segments *s;
-	uint32_t id;
-
-	if (vmgpu_query_segments(dev, &s))
-		return 0;
-	id = vmgpu_aperture_segment_id(s);
-	free(s);
-	return id;
-}
-
 /* "drm-<what>-<region>:\t<n> <unit>" in bytes, or -1 if absent. */
 static long long fdinfo_value(int fd, const char *what, const char *region)
 {
@@ -79,7 +67,7 @@ TEST(fdinfo_per_segment)
 	ASSERT_EQ(0, vmgpu_device_open(&dev));
 	fd = vmgpu_device_fd(dev);
 	EXPECT_EQ(0, fdinfo_total(fd, "vram1"));
-	bo = create_in(dev, aperture_of(dev), 1, 2 << 20);
+	bo = create_in(dev, vmgpu_test_aperture(dev), 1, 2 << 20);
 	ASSERT_NE(NULL, bo);
 	EXPECT_EQ(2 << 20, fdinfo_total(fd, "vram1"));
 	EXPECT_EQ(2 << 20, fdinfo_value(fd, "resident", "vram1"));
@@ -143,7 +131,7 @@ TEST(tracepoints_record_moves)
 	ASSERT_EQ(0, write_file(TRACING "/events/vmgpu/enable", "1"));
 
 	ASSERT_EQ(0, vmgpu_device_open(&dev));
-	bo = create_in(dev, aperture_of(dev), 1, 1 << 20);
+	bo = create_in(dev, vmgpu_test_aperture(dev), 1, 1 << 20);
 	ASSERT_NE(NULL, bo);
 	ASSERT_EQ(0, vmgpu_bo_evict(bo));
 	ASSERT_EQ(0, vmgpu_bo_make_resident(bo));
@@ -176,7 +164,7 @@ TEST(debugfs_lists_allocations)
 
 	ASSERT_EQ(0, vmgpu_device_open(&dev));
 	/* An odd size that no other allocation of this test has. */
-	bo = create_in(dev, aperture_of(dev), 1, 3 << 20);
+	bo = create_in(dev, vmgpu_test_aperture(dev), 1, 3 << 20);
 	ASSERT_NE(NULL, bo);
 	ASSERT_EQ(0, vmgpu_test_debugfs_path("segments", path, sizeof(path)));
 	f = fopen(path, "r");

@@ -181,20 +181,37 @@ int vmgpu_test_debugfs_path(const char *name, char *path, size_t len)
 	return ret;
 }
 
-int vmgpu_test_debugfs_write(const char *name, const char *text)
+int vmgpu_test_write_file(const char *path, const char *text)
 {
-	char path[300];
-	int fd, ret;
+	int fd = open(path, O_WRONLY);
+	int ret;
 
-	ret = vmgpu_test_debugfs_path(name, path, sizeof(path));
-	if (ret)
-		return ret;
-	fd = open(path, O_WRONLY);
 	if (fd < 0)
 		return -errno;
 	ret = write(fd, text, strlen(text)) < 0 ? -errno : 0;
 	close(fd);
 	return ret;
+}
+
+uint32_t vmgpu_test_aperture(vmgpu_device *dev)
+{
+	struct drm_vmgpu_query_segments *s;
+	uint32_t id;
+
+	if (vmgpu_query_segments(dev, &s))
+		return 0;
+	id = vmgpu_aperture_segment_id(s);
+	free(s);
+	return id;
+}
+
+int vmgpu_test_debugfs_write(const char *name, const char *text)
+{
+	char path[300];
+	int ret;
+
+	ret = vmgpu_test_debugfs_path(name, path, sizeof(path));
+	return ret ?: vmgpu_test_write_file(path, text);
 }
 
 int vmgpu_test_debugfs_read(const char *name, char *buf, size_t len)

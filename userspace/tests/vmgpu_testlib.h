@@ -50,6 +50,10 @@ int vmgpu_test_segment_used(vmgpu_device *dev, uint32_t id, uint64_t *used);
 
 /* /sys/kernel/debug/dri/<n>/<name> of the vmgpu device, if it exists. */
 int vmgpu_test_debugfs_path(const char *name, char *path, size_t len);
+/* Write text to a file: 0 or the open's or write's -errno. */
+int vmgpu_test_write_file(const char *path, const char *text);
+/* The aperture segment's id, 0 if the query fails. */
+uint32_t vmgpu_test_aperture(vmgpu_device *dev);
 /* Write text to the device's debugfs file name: 0 or the write's -errno. */
 int vmgpu_test_debugfs_write(const char *name, const char *text);
 /* Read the device's debugfs file name into buf (NUL-terminated): 0 or -errno. */

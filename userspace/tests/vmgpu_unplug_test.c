@@ -30,18 +30,6 @@ struct held {
 	const char *what;
 };
 
-static int write_sysfs(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY);
-	int ret;
-
-	if (fd < 0)
-		return -errno;
-	ret = write(fd, text, strlen(text)) < 0 ? -errno : 0;
-	close(fd);
-	return ret;
-}
-
 /* Create, map and fill an allocation; one per kind of backing. */
 static int hold(vmgpu_device *dev, struct held *h, const char *what, uint32_t flags,
 		uint32_t set, uint32_t preferred, uint64_t key)
@@ -147,7 +135,7 @@ TEST(unplug_with_open_files)
 	ASSERT_EQ(0, vmgpu_bo_evict(held[0].bo));
 
 	snprintf(path, sizeof(path), "%s/remove", pci);
-	ASSERT_EQ(0, write_sysfs(path, "1"));
+	ASSERT_EQ(0, vmgpu_test_write_file(path, "1"));
 	EXPECT_NE(0, access(pci, F_OK)) TH_LOG("%s still there", pci);
 
 	EXPECT_EQ(-ENODEV, vmgpu_query_device(dev, &info));
@@ -169,7 +157,7 @@ TEST(unplug_with_open_files)
 		vmgpu_bo_unref(held[i].bo);
 	vmgpu_device_unref(dev);
 
-	ASSERT_EQ(0, write_sysfs("/sys/bus/pci/rescan", "1"));
+	ASSERT_EQ(0, vmgpu_test_write_file("/sys/bus/pci/rescan", "1"));
 	EXPECT_EQ(0, access(pci, F_OK)) TH_LOG("%s did not come back", pci);
 	EXPECT_EQ(0, device_works());
 }
