@@ -18,12 +18,12 @@ MUTANTS=(
 	"blame-oldest%%vmgpu_fence.c%%s/if \(vmgpu_fence_owns_slot\(fence, slot, ring->num_slots - 1\)\)/if (true)/%%rootport%%kunit-vmgpu_fence/fence_blames_owner_of_slot"
 	"access-no-wait%%vmgpu_mmap.c%%s/\.access = vmgpu_bo_vm_access/.access = ttm_bo_vm_access/%%rebar%%vmgpu_cpu_access_test/cpu.ptrace_read_waits_for_eviction"
 	"mmap-no-rule%%vmgpu_mmap.c%%s/if \(!\(gem_to_vmgpu_bo\(obj\)->flags & DRM_VMGPU_ALLOC_CPU_ACCESS\)\)\n\t\treturn -EACCES;//%%rebar%%vmgpu_cpu_access_test/global.mmap_needs_cpu_access"
-	"unplug-keeps-mappings%%vmgpu_drv.c%%s/\tvmgpu_mmap_unplug\(vdev\);\n//%%rebar%%vmgpu_unplug_test/global.unplug_with_open_files"
 	"query-exact-size%%vmgpu_query.c%%s/if \(given < size\)/if (given != size)/%%rebar%%vmgpu_query_test/query.larger_buffer"
 	"evicted-resident%%vmgpu_gem.c%%s/\t\tif \(resident\)\n//%%rebar%%vmgpu_observe_test/global.fdinfo_evicted_not_resident"
 	"gart-wrong-entry%%vmgpu_gart.c%%s/cpu_to_le64\(\(tt->dma_address\[i\]/cpu_to_le64((tt->dma_address[i ^ 1]/%%rebar%%vmgpu_evict_test/evict.physical_allocations_move_through_aperture"
 	"gart-evicts-unmapped%%vmgpu_gart.c%%s/\treturn drm_mm_node_allocated\(&gres->node\) &&\n\t       gres->node.start < end &&/\treturn true ||/%%rebar%%vmgpu_evict_test/evict.aperture_pressure"
 	"no-top-down%%vmgpu_bo.c%%s/\t\tplace->flags \|= TTM_PL_FLAG_TOPDOWN;//%%norebar%%vmgpu_alloc_test/alloc.top_down_beyond_the_bar"
+	"timeout-zero-expires%%vmgpu_ring.c%%s/paging_timeout_ms \? msecs_to_jiffies\(paging_timeout_ms\) :\n\t\t\t   MAX_SCHEDULE_TIMEOUT/msecs_to_jiffies(paging_timeout_ms)/%%rebar%%vmgpu_error_test/global.no_timeout_is_no_hang"
 	"move-fence-leak%%vmgpu_vram_mgr.c%%s/\t\tttm_resource_manager_cleanup\(&mgr->manager\);\n//%%rootport%%kmemleak-clean"
 )
 

@@ -19,7 +19,6 @@
 #include "vmgpu_gem.h"
 #include "vmgpu_inject.h"
 #include "vmgpu_irq.h"
-#include "vmgpu_mmap.h"
 #include "vmgpu_query.h"
 #include "vmgpu_ring.h"
 #include "vmgpu_ttm.h"
@@ -143,8 +142,8 @@ static void vmgpu_remove(struct pci_dev *pdev)
 {
 	struct vmgpu_device *vdev = pci_get_drvdata(pdev);
 
+	/* Also revokes every CPU mapping: faults then map a dummy page. */
 	drm_dev_unplug(&vdev->drm);
-	vmgpu_mmap_unplug(vdev);
 	vmgpu_ring_unplug(vdev);
 	vmgpu_ttm_unplug(vdev);
 }

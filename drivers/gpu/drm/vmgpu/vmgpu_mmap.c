@@ -207,14 +207,3 @@ int vmgpu_gem_mmap(struct drm_gem_object *obj, struct vm_area_struct *vma)
 	vma->vm_ops = &vmgpu_bo_vm_ops;
 	return drm_gem_ttm_mmap(obj, vma);
 }
-
-/**
- * vmgpu_mmap_unplug() - revoke every CPU mapping of the device's memory
- * @vdev: the device, unplugged
- *
- * Faults from now on map a dummy page.
- */
-void vmgpu_mmap_unplug(struct vmgpu_device *vdev)
-{
-	unmap_mapping_range(vdev->drm.anon_inode->i_mapping, 0, 0, 1);
-}

@@ -10,10 +10,8 @@
 struct drm_gem_object;
 struct vm_area_struct;
 struct vmgpu_bo;
-struct vmgpu_device;
 
 int vmgpu_bo_prepare_cpu_access(struct vmgpu_bo *vbo, bool intr);
 int vmgpu_gem_mmap(struct drm_gem_object *obj, struct vm_area_struct *vma);
-void vmgpu_mmap_unplug(struct vmgpu_device *vdev);
 
 #endif
