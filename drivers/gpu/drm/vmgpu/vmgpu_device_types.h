@@ -123,8 +123,18 @@ struct vmgpu_ring {
 	dma_addr_t cmds_bus;
 	/** @num_slots: slots in the ring, a power of two. */
 	u32 num_slots;
-	/** @lock: protects @tail, @next_seqno and the TAIL doorbell. */
+	/**
+	 * @reset_lock: serialises hang recovery with unplug; never held
+	 * while waiting for a fence that recovery signals.
+	 */
+	struct mutex reset_lock;
+	/** @lock: protects @tail, @next_seqno, @dead and the doorbell. */
 	spinlock_t lock;
+	/**
+	 * @dead: the device is going away; run_job refuses jobs and
+	 * recovery only fails them. Set under @reset_lock and @lock.
+	 */
+	bool dead;
 	/** @tail: next slot to write. */
 	u32 tail;
 	/** @next_seqno: seqno of the last fence emitted. */
@@ -169,6 +179,12 @@ struct vmgpu_device {
 	u32 hw_version;
 	/** @caps: VMGPU_CAP_* bits the device reports. */
 	u32 caps;
+	/**
+	 * @irq: Linux interrupt numbers of the MSI-X vectors, looked up
+	 * once: pci_irq_vector() takes a mutex that allocates under it, which
+	 * the fence-signalling paths must not.
+	 */
+	int irq[VMGPU_MSIX_NUM_VECTORS];
 
 	/** @vram: VRAM and the BAR the CPU reaches it through. */
 	struct {

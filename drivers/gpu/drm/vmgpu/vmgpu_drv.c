@@ -125,10 +125,10 @@ static int vmgpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	vmgpu_debugfs_init(vdev);
 
 	pci_set_drvdata(pdev, vdev);
-	ret = drm_dev_register(&vdev->drm, 0);
+	ret = vmgpu_inject_init(vdev);
 	if (ret)
 		return ret;
-	return vmgpu_inject_init(vdev);
+	return drm_dev_register(&vdev->drm, 0);
 }
 
 /*
@@ -142,9 +142,10 @@ static void vmgpu_remove(struct pci_dev *pdev)
 {
 	struct vmgpu_device *vdev = pci_get_drvdata(pdev);
 
+	/* First: ioctls and faults in flight may wait for these fences. */
+	vmgpu_ring_unplug(vdev);
 	/* Also revokes every CPU mapping: faults then map a dummy page. */
 	drm_dev_unplug(&vdev->drm);
-	vmgpu_ring_unplug(vdev);
 	vmgpu_ttm_unplug(vdev);
 }
 

@@ -28,8 +28,10 @@
  *
  * Never report success for work that did not run: a job that continues
  * earlier work (the next part of a paging operation, or an operation on
- * memory the previous one wrote) carries that work's fence in @prev, and
- * inherits its error when it signals.
+ * memory the previous one wrote) carries that work's hardware fence in
+ * @prev, and inherits its error when it signals. Both are on the ring in
+ * order, so @prev has signalled by then, also during hang recovery, when
+ * the scheduler's own fences are detached from ours.
  */
 
 static struct vmgpu_hw_fence *to_hw_fence(struct dma_fence *f)

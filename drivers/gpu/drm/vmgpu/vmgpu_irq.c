@@ -62,7 +62,7 @@ static irqreturn_t vmgpu_irq_error(int irq, void *arg)
 int vmgpu_irq_init(struct vmgpu_device *vdev)
 {
 	struct pci_dev *pdev = vmgpu_pdev(vdev);
-	int ret;
+	int i, ret;
 
 	ret = pci_alloc_irq_vectors(pdev, VMGPU_MSIX_NUM_VECTORS,
 				    VMGPU_MSIX_NUM_VECTORS, PCI_IRQ_MSIX);
@@ -71,8 +71,10 @@ int vmgpu_irq_init(struct vmgpu_device *vdev)
 			VMGPU_MSIX_NUM_VECTORS, ret);
 		return ret;
 	}
+	for (i = 0; i < VMGPU_MSIX_NUM_VECTORS; i++)
+		vdev->irq[i] = pci_irq_vector(pdev, i);
 
-	ret = devm_request_irq(&pdev->dev, pci_irq_vector(pdev, VMGPU_MSIX_VEC_ERROR),
+	ret = devm_request_irq(&pdev->dev, vdev->irq[VMGPU_MSIX_VEC_ERROR],
 			       vmgpu_irq_error, 0, "vmgpu-error", vdev);
 	if (ret)
 		return ret;

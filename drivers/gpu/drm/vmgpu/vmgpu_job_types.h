@@ -27,11 +27,12 @@ struct vmgpu_hw_fence {
 	/** @ring: the ring the job runs on. */
 	struct vmgpu_ring *ring;
 	/**
-	 * @prev: the finished fence of the job whose work this job continues
-	 * (an earlier part of the same paging operation, or the operation
-	 * that last wrote the same memory), or NULL. Its error becomes this
-	 * fence's error: work built on data that was never written failed
-	 * too.
+	 * @prev: the fence of the job whose work this job continues (an
+	 * earlier part of the same paging operation, or the operation that
+	 * last wrote the same memory), or NULL: its hardware fence on this
+	 * ring, or its finished fence if that had signalled when this job
+	 * ran. Its error becomes this fence's error: work built on data that
+	 * was never written failed too.
 	 */
 	struct dma_fence *prev;
 	/** @first_slot: the ring slot of the job's first command. */

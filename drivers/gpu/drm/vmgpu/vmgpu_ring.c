@@ -8,7 +8,6 @@
 #include <linux/interrupt.h>
 #include <linux/module.h>
 
-#include <drm/drm_drv.h>
 #include <drm/drm_managed.h>
 #include <drm/drm_print.h>
 
@@ -97,31 +96,54 @@ static void vmgpu_ring_doorbell(struct vmgpu_ring *ring)
 	vmgpu_ring_write_reg(ring, VMGPU_RING_TAIL, ring->tail);
 }
 
+/*
+ * The fence a job inherits an error from, as a hardware fence of this ring
+ * when it can be: those signal in ring order from vmgpu_fence_process(),
+ * even while recovery has detached the scheduler's finished fences from
+ * them. @prev is the finished fence of earlier work on this ring, which
+ * ran before this job (one entity, in order). Consumes @prev.
+ */
+static struct dma_fence *vmgpu_ring_inherit_from(struct dma_fence *prev)
+{
+	struct drm_sched_fence *s_fence = prev ? to_drm_sched_fence(prev) : NULL;
+	struct dma_fence *hw;
+
+	if (!s_fence || test_bit(DMA_FENCE_FLAG_SIGNALED_BIT, &prev->flags))
+		return prev;
+	/* Stable here: recovery stops the scheduler before detaching it. */
+	hw = dma_fence_get(s_fence->parent);
+	if (!hw)
+		return prev;
+	dma_fence_put(prev);
+	return hw;
+}
+
 static struct dma_fence *vmgpu_ring_run_job(struct drm_sched_job *sched_job)
 {
 	struct vmgpu_job *job = to_vmgpu_job(sched_job);
 	struct vmgpu_ring *ring = job->ring;
 	bool cookie = dma_fence_begin_signalling();
-	struct dma_fence *fence;
+	struct dma_fence *fence, *prev;
 	u32 first;
 	u64 seqno;
-	int idx;
 
-	if (!drm_dev_enter(&ring->vdev->drm, &idx)) {
+	prev = vmgpu_ring_inherit_from(job->prev);
+	job->prev = NULL;
+	spin_lock(&ring->lock);
+	if (ring->dead) {
+		spin_unlock(&ring->lock);
+		dma_fence_put(prev);
 		fence = ERR_PTR(-ENODEV);
 		goto out;
 	}
-	spin_lock(&ring->lock);
 	seqno = ++ring->next_seqno;
 	first = vmgpu_ring_write_job(ring, job, seqno);
-	vmgpu_fence_init(job->hw_fence, ring, job->prev, seqno, first, ring->tail);
-	job->prev = NULL;
+	vmgpu_fence_init(job->hw_fence, ring, prev, seqno, first, ring->tail);
 	/* The job's own reference: recovery reattaches the fence to it. */
 	dma_fence_get(&job->hw_fence->base);
 	job->hw_fence_live = true;
 	vmgpu_ring_doorbell(ring);
 	spin_unlock(&ring->lock);
-	drm_dev_exit(idx);
 	/* dma_fence_init()'s reference goes to the scheduler. */
 	fence = &job->hw_fence->base;
 out:
@@ -154,7 +176,7 @@ static void vmgpu_ring_reattach_jobs(struct vmgpu_ring *ring)
  */
 static void vmgpu_ring_reset(struct vmgpu_ring *ring, struct vmgpu_job *bad)
 {
-	int error_irq = pci_irq_vector(vmgpu_pdev(ring->vdev), VMGPU_MSIX_VEC_ERROR);
+	int error_irq = ring->vdev->irq[VMGPU_MSIX_VEC_ERROR];
 	struct drm_sched_job *s_job;
 
 	/* No RESUME from the error handler while the ring restarts. */
@@ -190,36 +212,34 @@ static enum drm_gpu_sched_stat vmgpu_ring_timedout_job(struct drm_sched_job *sch
 	struct vmgpu_ring *ring = bad->ring;
 	struct vmgpu_device *vdev = ring->vdev;
 	enum drm_gpu_sched_stat status = DRM_GPU_SCHED_STAT_NOMINAL;
-	bool cookie = dma_fence_begin_signalling();
-	int idx;
+	bool cookie;
 
+	/* Taken outside the signalling section: unplug holds it briefly. */
+	mutex_lock(&ring->reset_lock);
+	cookie = dma_fence_begin_signalling();
 	drm_sched_stop(&ring->sched, sched_job);
-	if (drm_dev_enter(&vdev->drm, &idx)) {
+	if (!ring->dead) {
 		drm_err(&vdev->drm, "%s ring hung: head %u tail %u status 0x%x, seqno %llu of %llu; resetting it\n",
 			ring->name, vmgpu_ring_read_reg(ring, VMGPU_RING_HEAD),
 			ring->tail, vmgpu_ring_read_reg(ring, VMGPU_RING_STATUS),
 			READ_ONCE(*ring->seqno_cpu), ring->next_seqno);
 		vmgpu_ring_reset(ring, bad);
-		drm_dev_exit(idx);
 	} else {
-		/* Unplugged: vmgpu_ring_unplug() retired what completed. */
+		/* vmgpu_ring_unplug() stopped the ring and retired its work. */
 		vmgpu_fence_fail_all(ring, -ENODEV);
 		status = DRM_GPU_SCHED_STAT_ENODEV;
 	}
 	vmgpu_ring_reattach_jobs(ring);
 	drm_sched_start(&ring->sched);
 
-	if (status == DRM_GPU_SCHED_STAT_NOMINAL && drm_dev_enter(&vdev->drm, &idx)) {
-		/*
-		 * Only now: the hung job's finished fence carries its error
-		 * before any job that continues it can complete.
-		 */
+	if (status == DRM_GPU_SCHED_STAT_NOMINAL) {
+		/* Only now, so that nothing re-emitted runs before the restart. */
 		spin_lock(&ring->lock);
 		vmgpu_ring_doorbell(ring);
 		spin_unlock(&ring->lock);
-		drm_dev_exit(idx);
 	}
 	dma_fence_end_signalling(cookie);
+	mutex_unlock(&ring->reset_lock);
 	return status;
 }
 
@@ -284,12 +304,18 @@ long vmgpu_ring_timeout(const struct vmgpu_ring *ring)
 	return ring->sched.timeout;
 }
 
-/* devres: the device must not fetch from the ring once its memory is freed. */
+/*
+ * devres: the device must not fetch from the ring, and no interrupt handler
+ * look at its fences, once its memory is freed (also on a failed probe).
+ */
 static void vmgpu_ring_hw_stop(void *arg)
 {
 	struct vmgpu_ring *ring = arg;
 
 	vmgpu_ring_write_reg(ring, VMGPU_RING_CTRL, 0);
+	vmgpu_write32(ring->vdev, VMGPU_REG_INT_MASK, 0);
+	synchronize_irq(ring->vdev->irq[VMGPU_MSIX_VEC_FENCE]);
+	synchronize_irq(ring->vdev->irq[VMGPU_MSIX_VEC_ERROR]);
 }
 
 /* drmm: the scheduler lives as long as the DRM device. */
@@ -332,6 +358,9 @@ int vmgpu_ring_init(struct vmgpu_device *vdev)
 	ring->name = "paging";
 	ring->num_slots = 1u << VMGPU_PAGING_RING_ORDER;
 	spin_lock_init(&ring->lock);
+	ret = drmm_mutex_init(&vdev->drm, &ring->reset_lock);
+	if (ret)
+		return ret;
 	ring->cmds = dmam_alloc_coherent(dev, ring->num_slots * VMGPU_CMD_SIZE,
 					 &ring->cmds_bus, GFP_KERNEL);
 	ring->seqno_cpu = dmam_alloc_coherent(dev, sizeof(u64), &ring->seqno_bus,
@@ -349,7 +378,7 @@ int vmgpu_ring_init(struct vmgpu_device *vdev)
 	if (ret)
 		return ret;
 
-	ret = devm_request_irq(dev, pci_irq_vector(vmgpu_pdev(vdev), VMGPU_MSIX_VEC_FENCE),
+	ret = devm_request_irq(dev, vdev->irq[VMGPU_MSIX_VEC_FENCE],
 			       vmgpu_ring_fence_irq, 0, "vmgpu-fence", ring);
 	if (ret)
 		return ret;
@@ -370,25 +399,29 @@ int vmgpu_ring_init(struct vmgpu_device *vdev)
 
 /**
  * vmgpu_ring_unplug() - the device is going: fail all of its work
- * @vdev: the device, unplugged (drm_dev_unplug()) but its registers still
- *	  mapped
+ * @vdev: the device, its registers still mapped
  *
- * Stops the ring, signals what the device completed with success and
- * everything else with -ENODEV, through the scheduler's recovery path so
- * that every job is completed and freed. Jobs queued later fail at once in
- * run_job.
+ * Called before drm_dev_unplug(), whose wait for ioctls and faults in
+ * flight may depend on these fences. Stops the ring (no hang recovery can
+ * restart it afterwards), signals what the device completed with success
+ * and everything else with -ENODEV, through the scheduler's recovery path
+ * so that every job is completed and freed. Jobs run later fail at once.
  */
 void vmgpu_ring_unplug(struct vmgpu_device *vdev)
 {
 	struct vmgpu_ring *ring = &vdev->paging;
-	struct pci_dev *pdev = vmgpu_pdev(vdev);
+	bool cookie;
 
-	vmgpu_ring_write_reg(ring, VMGPU_RING_CTRL, 0);
-	vmgpu_write32(vdev, VMGPU_REG_INT_MASK, 0);
-	synchronize_irq(pci_irq_vector(pdev, VMGPU_MSIX_VEC_FENCE));
-	synchronize_irq(pci_irq_vector(pdev, VMGPU_MSIX_VEC_ERROR));
+	mutex_lock(&ring->reset_lock);
+	spin_lock(&ring->lock);
+	ring->dead = true;
+	spin_unlock(&ring->lock);
+	vmgpu_ring_hw_stop(ring);
+	cookie = dma_fence_begin_signalling();
 	vmgpu_fence_process(ring);
-	/* The recovery worker fails the rest; it is serialised with hangs. */
+	dma_fence_end_signalling(cookie);
+	mutex_unlock(&ring->reset_lock);
+
 	drm_sched_fault(&ring->sched);
 	flush_delayed_work(&ring->sched.work_tdr);
 }
