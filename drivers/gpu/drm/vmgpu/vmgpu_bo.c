@@ -41,7 +41,7 @@
  * allocation remembers the fence of the last paging operation that wrote
  * its current backing; jobs continuing that work inherit its failure (see
  * &vmgpu_hw_fence.prev). Before the backing is used again (a move, a CPU
- * access, GEM_INFO) vmgpu_bo_paging_failed() looks at that fence once it
+ * access, GEM_INFO) vmgpu_bo_needs_scrub() looks at that fence once it
  * has signalled. If it failed, the backing may hold anything, another
  * process's bytes included, so it is cleared again before anyone sees it;
  * and if the failed work was copying data, the allocation's contents are
@@ -270,19 +270,22 @@ void vmgpu_bo_set_paging(struct vmgpu_bo *vbo, struct dma_fence *fence, bool cop
 }
 
 /**
- * vmgpu_bo_paging_failed() - look at the outcome of finished paging work
+ * vmgpu_bo_needs_scrub() - whether the backing must be cleared before use
  * @vbo: the allocation, reserved
  *
  * Once the last paging operation that wrote the backing has signalled,
- * consumes its outcome. If it failed after copying data, the contents are
- * lost from now on (reported, and counted on the device).
+ * looks at its outcome. If it failed, the backing holds whatever the
+ * memory held before, another process's bytes included: it needs a scrub,
+ * and stays so until vmgpu_bo_scrub() or a clear of a new backing
+ * succeeds, however often that fails. If the failed work was copying
+ * data userspace may have written, the contents are lost from now on
+ * (reported, and counted on the device).
  *
- * Return: true if that operation failed: the backing holds whatever the
- * memory held before and must be cleared before anyone sees it. False if
- * it succeeded, or has not finished (work queued after it inherits its
- * outcome).
+ * Return: true while the backing needs clearing; false if the last paging
+ * operation succeeded, or has not finished (work queued after it inherits
+ * its outcome).
  */
-bool vmgpu_bo_paging_failed(struct vmgpu_bo *vbo)
+bool vmgpu_bo_needs_scrub(struct vmgpu_bo *vbo)
 {
 	struct vmgpu_device *vdev = vmgpu_bo_device(vbo);
 	struct dma_fence *fence = vbo->paging_fence;
@@ -291,15 +294,16 @@ bool vmgpu_bo_paging_failed(struct vmgpu_bo *vbo)
 
 	dma_resv_assert_held(vbo->tbo.base.resv);
 	if (!fence || !dma_fence_is_signaled(fence))
-		return false;
+		return vbo->needs_scrub;
 	error = fence->error;
 	vbo->paging_fence = NULL;
 	vbo->paging_copied = false;
 	dma_fence_put(fence);
 	if (!error)
-		return false;
+		return vbo->needs_scrub;
 
-	if (copied && !vbo->contents_lost) {
+	vbo->needs_scrub = true;
+	if (copied && vbo->has_contents && !vbo->contents_lost) {
 		vbo->contents_lost = true;
 		atomic64_inc(&vdev->contents_lost);
 		drm_err_ratelimited(&vdev->drm, "allocation %p: a move failed (%d), its contents are lost\n",
@@ -326,7 +330,8 @@ static void vmgpu_bo_clear_pages(struct ttm_tt *tt)
  *
  * Return: 0 if the backing is clear now, -EAGAIN if the device will clear
  * it (wait for the allocation's kernel fences, then look again with
- * vmgpu_bo_paging_failed()), or a negative errno.
+ * vmgpu_bo_needs_scrub()), or a negative errno (the backing still needs
+ * clearing).
  */
 int vmgpu_bo_scrub(struct vmgpu_bo *vbo)
 {
@@ -336,11 +341,10 @@ int vmgpu_bo_scrub(struct vmgpu_bo *vbo)
 	int ret;
 
 	dma_resv_assert_held(tbo->base.resv);
-	if (!res)
-		return 0;
-	if (res->mem_type == TTM_PL_SYSTEM) {
-		if (tbo->ttm && ttm_tt_is_populated(tbo->ttm))
+	if (!res || res->mem_type == TTM_PL_SYSTEM) {
+		if (res && tbo->ttm && ttm_tt_is_populated(tbo->ttm))
 			vmgpu_bo_clear_pages(tbo->ttm);
+		vbo->needs_scrub = false;
 		return 0;
 	}
 	ret = dma_resv_reserve_fences(tbo->base.resv, 1);
@@ -351,6 +355,7 @@ int vmgpu_bo_scrub(struct vmgpu_bo *vbo)
 		return PTR_ERR(fence);
 	dma_resv_add_fence(tbo->base.resv, fence, DMA_RESV_USAGE_KERNEL);
 	vmgpu_bo_set_paging(vbo, fence, false);
+	vbo->needs_scrub = false;
 	dma_fence_put(fence);
 	return -EAGAIN;
 }

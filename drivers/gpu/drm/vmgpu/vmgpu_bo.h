@@ -47,6 +47,17 @@ struct vmgpu_bo {
 	 */
 	bool paging_copied;
 	/**
+	 * @has_contents: userspace may have written the allocation: a CPU
+	 * access was granted. Before that, losing a copy loses nothing but
+	 * zeros. Under the reservation.
+	 */
+	bool has_contents;
+	/**
+	 * @needs_scrub: a paging operation that wrote the backing failed,
+	 * and it was not cleared since. Under the reservation.
+	 */
+	bool needs_scrub;
+	/**
 	 * @contents_lost: a move failed and the data is gone; the backing
 	 * was cleared instead. Sticky. Under the reservation.
 	 */
@@ -84,7 +95,7 @@ u64 vmgpu_bo_residency(struct vmgpu_bo *vbo, u64 *offset);
 u32 vmgpu_bo_segment_id(struct vmgpu_bo *vbo);
 bool vmgpu_bo_is_resident(struct ttm_buffer_object *tbo);
 void vmgpu_bo_set_paging(struct vmgpu_bo *vbo, struct dma_fence *fence, bool copy);
-bool vmgpu_bo_paging_failed(struct vmgpu_bo *vbo);
+bool vmgpu_bo_needs_scrub(struct vmgpu_bo *vbo);
 int vmgpu_bo_scrub(struct vmgpu_bo *vbo);
 
 #endif

@@ -128,14 +128,14 @@ exit:
 
 /*
  * Settle the outcome of the allocation's finished paging work (see
- * vmgpu_bo_paging_failed()): a backing a failed operation left behind is
+ * vmgpu_bo_needs_scrub()): a backing a failed operation left behind is
  * cleared before anyone can see it. The clear is queued, not waited for.
  */
 static int vmgpu_gem_settle_paging(struct vmgpu_bo *vbo)
 {
 	int ret = 0;
 
-	if (vmgpu_bo_paging_failed(vbo))
+	if (vmgpu_bo_needs_scrub(vbo))
 		ret = vmgpu_bo_scrub(vbo);
 	return ret == -EAGAIN ? 0 : ret;
 }
@@ -184,6 +184,8 @@ int vmgpu_gem_info_ioctl(struct drm_device *drm, void *data, struct drm_file *fi
 		}
 	}
 	ret = vmgpu_gem_settle_paging(vbo);
+	if (ret)
+		goto unlock;
 	where = vmgpu_bo_residency(vbo, &args->offset);
 	if (vmgpu_bo_is_resident(&vbo->tbo))
 		residency |= DRM_VMGPU_RESIDENCY_RESIDENT;

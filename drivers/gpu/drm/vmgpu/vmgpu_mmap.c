@@ -32,7 +32,7 @@
  *   moves) first: page faults, and ptrace-style access (/proc/<pid>/mem,
  *   debuggers) through the mapping's .access. A paging operation that
  *   failed is dealt with before the CPU sees anything (see
- *   vmgpu_bo_paging_failed()): the backing is cleared again, and if data
+ *   vmgpu_bo_needs_scrub()): the backing is cleared again, and if data
  *   was lost the access fails (SIGBUS for a fault, -EIO otherwise).
  * - All mappings live in the DRM device's address space (DRM points an
  *   exported dma-buf's file at it too), so that moving an allocation, and
@@ -52,7 +52,7 @@
  * @intr: wait interruptibly
  *
  * Waits for its clears and moves, and repairs the outcome of any that
- * failed (see vmgpu_bo_paging_failed()).
+ * failed (see vmgpu_bo_needs_scrub()).
  *
  * Return: 0; -EIO if its contents were lost or cannot be cleared; -EINTR
  * or -ERESTARTSYS if interrupted; -ENOMEM.
@@ -69,8 +69,12 @@ int vmgpu_bo_prepare_cpu_access(struct vmgpu_bo *vbo, bool intr)
 					     MAX_SCHEDULE_TIMEOUT);
 		if (lret < 0)
 			return lret;
-		if (!vmgpu_bo_paging_failed(vbo))
-			return vbo->contents_lost ? -EIO : 0;
+		if (!vmgpu_bo_needs_scrub(vbo)) {
+			if (vbo->contents_lost)
+				return -EIO;
+			vbo->has_contents = true;
+			return 0;
+		}
 		ret = vmgpu_bo_scrub(vbo);
 		if (ret && ret != -EAGAIN)
 			return ret;

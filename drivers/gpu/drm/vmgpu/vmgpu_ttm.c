@@ -155,7 +155,7 @@ static int vmgpu_ttm_move(struct ttm_buffer_object *tbo, bool evict,
 			return ret;
 		ttm_bo_move_null(tbo, new_mem);
 		/* Now out of the device's reach, the CPU clears what failed. */
-		if (vbo && vmgpu_bo_paging_failed(vbo))
+		if (vbo && vmgpu_bo_needs_scrub(vbo))
 			vmgpu_bo_scrub(vbo);
 		return 0;
 	}
@@ -167,10 +167,13 @@ static int vmgpu_ttm_move(struct ttm_buffer_object *tbo, bool evict,
 	 * First backing, or what the last paging operation was to write is
 	 * not there: nothing to move, but earlier contents to wipe.
 	 */
-	if (vbo && (!vbo->cleared || vmgpu_bo_paging_failed(vbo))) {
+	if (vbo && (!vbo->cleared || vmgpu_bo_needs_scrub(vbo))) {
 		ret = vmgpu_ttm_move_by_device(tbo, evict, new_mem, true);
-		if (!ret)
+		if (!ret) {
+			/* The new backing is clear, the old one goes. */
 			vbo->cleared = true;
+			vbo->needs_scrub = false;
+		}
 	} else if (!vmgpu_ttm_is_vram(old_type) && new_type == TTM_PL_TT) {
 		/*
 		 * Same pages, mapped into the aperture or not: only the

@@ -163,6 +163,70 @@ static void bo_residency(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, vmgpu_bo_is_resident(&vbo->tbo));
 }
 
+static const char *bo_fence_name(struct dma_fence *f)
+{
+	return "kunit";
+}
+
+static DEFINE_SPINLOCK(bo_fence_lock);
+
+static const struct dma_fence_ops bo_fence_ops = {
+	.get_driver_name = bo_fence_name,
+	.get_timeline_name = bo_fence_name,
+};
+
+/* A paging operation that has finished with @error. */
+static struct dma_fence *bo_finished(struct kunit *test, int error)
+{
+	struct dma_fence *f = kzalloc(sizeof(*f), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, f);
+	dma_fence_init(f, &bo_fence_ops, &bo_fence_lock, dma_fence_context_alloc(1), 1);
+	if (error)
+		dma_fence_set_error(f, error);
+	dma_fence_signal(f);
+	return f;
+}
+
+/*
+ * A failed paging operation is not forgotten until the backing is clear:
+ * looking twice still says so (a repair may have failed in between). Lost
+ * contents only if a copy failed after userspace could write.
+ */
+static void bo_failed_paging_stays_until_scrubbed(struct kunit *test)
+{
+	struct vmgpu_device *vdev = vmgpu_kunit_device(test, SZ_32M);
+	struct vmgpu_bo *vbo = bo_fake(test, vdev, SZ_1M, 0, S1 | AP, 1);
+	struct dma_fence *f;
+
+	vbo->tbo.base.resv = &vbo->tbo.base._resv;
+	dma_resv_init(vbo->tbo.base.resv);
+	dma_resv_lock(vbo->tbo.base.resv, NULL);
+
+	f = bo_finished(test, 0);
+	vmgpu_bo_set_paging(vbo, f, false);
+	dma_fence_put(f);
+	KUNIT_EXPECT_FALSE(test, vmgpu_bo_needs_scrub(vbo));
+
+	f = bo_finished(test, -EIO);
+	vmgpu_bo_set_paging(vbo, f, false);
+	dma_fence_put(f);
+	KUNIT_EXPECT_TRUE(test, vmgpu_bo_needs_scrub(vbo));
+	KUNIT_EXPECT_TRUE(test, vmgpu_bo_needs_scrub(vbo));
+	KUNIT_EXPECT_FALSE(test, vbo->contents_lost);
+
+	vbo->has_contents = true;
+	f = bo_finished(test, -EIO);
+	vmgpu_bo_set_paging(vbo, f, true);
+	dma_fence_put(f);
+	KUNIT_EXPECT_TRUE(test, vmgpu_bo_needs_scrub(vbo));
+	KUNIT_EXPECT_TRUE(test, vbo->contents_lost);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&vdev->contents_lost), 1);
+
+	dma_resv_unlock(vbo->tbo.base.resv);
+	dma_resv_fini(vbo->tbo.base.resv);
+}
+
 static struct kunit_case vmgpu_bo_cases[] = {
 	KUNIT_CASE(bo_cpu_access_stays_in_bar),
 	KUNIT_CASE(bo_invisible_goes_top_down),
@@ -171,6 +235,7 @@ static struct kunit_case vmgpu_bo_cases[] = {
 	KUNIT_CASE(bo_too_big_for_aperture),
 	KUNIT_CASE(bo_evict_placement),
 	KUNIT_CASE(bo_residency),
+	KUNIT_CASE(bo_failed_paging_stays_until_scrubbed),
 	{}
 };
 
