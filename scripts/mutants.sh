@@ -12,7 +12,7 @@ set -uo pipefail
 
 # name %% file under drivers/gpu/drm/vmgpu %% perl -0 substitution %% config %% test that must fail
 MUTANTS=(
-	"no-redo%%vmgpu_bo.c%%s/\tvbo->needs_scrub = true;\n//%%rebar%%vmgpu_error_test/global.failed_clear_is_redone"
+	"no-redo%%vmgpu_bo.c%%s/\tif \(!error\)\n\t\treturn vbo->needs_scrub;/\tif (true)\n\t\treturn vbo->needs_scrub;/%%rebar%%vmgpu_error_test/global.failed_clear_is_redone"
 	"no-lost%%vmgpu_bo.c%%s/if \(copied && vbo->has_contents/if (false \&\& copied \&\& vbo->has_contents/%%rebar%%vmgpu_error_test/global.failed_move_loses_contents"
 	"hang-fails-queued%%vmgpu_ring.c%%s/\t\thw->first_slot = vmgpu_ring_write_job\(ring, job, hw->base.seqno\);/\t\tvmgpu_fence_fail(hw, -ETIMEDOUT);\n\t\tcontinue;/%%rebar%%vmgpu_error_test/global.hung_ring_is_reset"
 	"blame-oldest%%vmgpu_fence.c%%s/if \(vmgpu_fence_owns_slot\(fence, slot, ring->num_slots - 1\)\)/if (true)/%%rootport%%kunit-vmgpu_fence/fence_blames_owner_of_slot"
