@@ -112,7 +112,6 @@ int vmgpu_job_prepare(struct vmgpu_job *job, struct dma_resv *resv)
 				 job->num_cmds + 1, NULL, 0);
 	if (ret)
 		return ret;
-	job->prepared = true;
 	if (!resv)
 		return 0;
 	return drm_sched_job_add_resv_dependencies(&job->base, resv,
@@ -156,7 +155,8 @@ void vmgpu_job_free(struct vmgpu_job *job)
  */
 void vmgpu_job_discard(struct vmgpu_job *job)
 {
-	if (job->prepared)
+	/* drm_sched_job_init() succeeded: it gave the job its fences. */
+	if (job->base.s_fence)
 		drm_sched_job_cleanup(&job->base);
 	vmgpu_job_free(job);
 }

@@ -59,8 +59,6 @@ struct vmgpu_job {
 	struct vmgpu_hw_fence *hw_fence;
 	/** @hw_fence_live: run_job() has initialised @hw_fence. */
 	bool hw_fence_live;
-	/** @prepared: drm_sched_job_init() succeeded. */
-	bool prepared;
 	/** @prev: see &vmgpu_hw_fence.prev; the job holds a reference. */
 	struct dma_fence *prev;
 	/** @num_cmds: commands in @cmds. */
