@@ -38,7 +38,7 @@ typedef uint64_t vmgpu_le64;
 #define VMGPU_MMIO_SIZE			0x20000
 #define VMGPU_MAGIC			0x55504756	/* "VGPU" */
 #define VMGPU_VERSION_MAJOR		1
-#define VMGPU_VERSION_MINOR		0
+#define VMGPU_VERSION_MINOR		1
 
 /* Page sizes the device understands. */
 #define VMGPU_PAGE_SHIFT		12
@@ -81,6 +81,8 @@ typedef uint64_t vmgpu_le64;
 #define VMGPU_INT_FENCE			(1u << 0)
 #define VMGPU_INT_ERROR			(1u << 1)
 #define VMGPU_INT_VBLANK		(1u << 2)
+/* RW1C: bit r is set when ring r ran a FENCE with VMGPU_FENCE_FLAG_IRQ. */
+#define VMGPU_REG_FENCE_RINGS		0x0048
 
 #define VMGPU_MSIX_VEC_FENCE		0
 #define VMGPU_MSIX_VEC_ERROR		1
@@ -160,7 +162,9 @@ enum vmgpu_error {
 #define VMGPU_RING_TAIL			0x10	/* doorbell: slot after last */
 #define VMGPU_RING_CTRL			0x14
 #define VMGPU_RING_STATUS		0x18	/* RO */
-#define VMGPU_RING_VM			0x1c	/* VM of VIRTUAL addresses */
+#define VMGPU_RING_MODE			0x1c	/* user rings: VMGPU_RING_MODE_* */
+#define VMGPU_RING_FENCE_ADDR_LO	0x20	/* bus address, 8-byte aligned */
+#define VMGPU_RING_FENCE_ADDR_HI	0x24
 
 #define VMGPU_RING_SIZE_SHIFT_MIN	4
 #define VMGPU_RING_SIZE_SHIFT_MAX	16
@@ -171,6 +175,15 @@ enum vmgpu_error {
 #define VMGPU_RING_STATUS_ENABLED	(1u << 0)
 #define VMGPU_RING_STATUS_BUSY		(1u << 1)
 #define VMGPU_RING_STATUS_HALTED	(1u << 2)  /* stopped on an error */
+#define VMGPU_RING_STATUS_WAITING	(1u << 3)  /* HEAD is an unmet WAIT */
+
+/*
+ * What a user ring's commands may address. GPU-VA engine: VIRTUAL only, in
+ * any VM but the paging VM. Physical engine: VRAM and GART only, the
+ * physical references the kernel patched in.
+ */
+#define VMGPU_RING_MODE_VIRTUAL		0
+#define VMGPU_RING_MODE_PHYSICAL	1
 
 /* ---------------------------------------------------------------------
  * GPU virtual memory: per-VM 4-level page tables, 48-bit VA, 4 KiB pages.
@@ -267,6 +280,7 @@ enum vmgpu_opcode {
 };
 
 #define VMGPU_FENCE_FLAG_IRQ		(1u << 0)
+#define VMGPU_FENCE_FLAG_RING		(1u << 1)  /* dst: the ring's FENCE_ADDR */
 #define VMGPU_TRANSFER_FLAG_SWIZZLE	(1u << 0)  /* dst gets swizzled src */
 #define VMGPU_TRANSFER_FLAG_UNSWIZZLE	(1u << 1)  /* dst gets linear src */
 #define VMGPU_NOTIFY_FLAG_EVICTION	(1u << 0)
@@ -278,6 +292,9 @@ enum vmgpu_opcode {
 #define VMGPU_DISCARD_PATTERN		0xd15ca4deu
 
 #define VMGPU_NOP_MAX_DELAY_US		1000000u
+
+/* An unmet WAIT is re-checked at least this often (virtual clock). */
+#define VMGPU_WAIT_RECHECK_US		100u
 
 struct vmgpu_addr {
 	vmgpu_le64 addr;
