@@ -8,9 +8,9 @@
  * neither a long ring nor one huge copy stalls the main loop. A command
  * left unfinished keeps its place at HEAD with a cursor and goes on in the
  * next slice. NOP with a delay parks the ring, HEAD on the NOP, on a
- * virtual-clock timer. A
- * failing command halts its ring, latches the error and raises the error
- * interrupt; RESUME skips it.
+ * virtual-clock timer; an unmet WAIT parks it until its value may have
+ * changed (vmgpu-wait.c). A failing command halts its ring, latches the
+ * error and raises the error interrupt; RESUME skips it.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -26,29 +26,93 @@
 
 #define VMGPU_ENGINE_BATCH  64      /* commands per bottom-half run */
 
-static bool vmgpu_exec_fence(VmgpuState *s, const struct vmgpu_cmd_fence *c,
+static bool vmgpu_bad_field(VmgpuMemError *err, uint64_t addr)
+{
+    err->code = VMGPU_ERR_BAD_FIELD;
+    err->addr = addr;
+    return false;
+}
+
+/*
+ * The ring's fence word is the kernel's, given by bus address, so that a
+ * user ring can signal a job it cannot otherwise address: the command
+ * names no memory at all.
+ */
+static bool vmgpu_fence_ring_word(VmgpuState *s, VmgpuRing *ring,
+                                  const struct vmgpu_cmd_fence *c,
+                                  VmgpuMemError *err)
+{
+    struct vmgpu_addr word = {
+        .addr = cpu_to_le64(ring->fence_addr),
+        .space = cpu_to_le32(VMGPU_SPACE_SYSTEM),
+    };
+    uint64_t value = c->value;      /* already little endian */
+
+    if (!buffer_is_zero(&c->dst, sizeof(c->dst))) {
+        return vmgpu_bad_field(err, le64_to_cpu(c->dst.addr));
+    }
+    if (ring->fence_addr % 8) {
+        return vmgpu_bad_field(err, ring->fence_addr);
+    }
+    trace_vmgpu_fence_ring(ring - s->rings, ring->fence_addr,
+                           le64_to_cpu(value));
+    return vmgpu_mem_rw(s, &word, 0, &value, sizeof(value), true, err);
+}
+
+static bool vmgpu_exec_fence(VmgpuState *s, VmgpuRing *ring,
+                             const struct vmgpu_cmd_fence *c,
                              VmgpuMemError *err)
 {
+    unsigned index = ring - s->rings;
     uint16_t flags = le16_to_cpu(c->hdr.flags);
     uint64_t value = c->value;      /* already little endian */
 
-    if ((flags & ~VMGPU_FENCE_FLAG_IRQ) || le64_to_cpu(c->dst.addr) % 8) {
-        err->code = VMGPU_ERR_BAD_FIELD;
-        err->addr = le64_to_cpu(c->dst.addr);
-        return false;
+    if (flags & ~(VMGPU_FENCE_FLAG_IRQ | VMGPU_FENCE_FLAG_RING)) {
+        return vmgpu_bad_field(err, flags);
     }
-    if (!vmgpu_mem_rw(s, &c->dst, 0, &value, sizeof(value), true, err)) {
-        return false;
+    if (flags & VMGPU_FENCE_FLAG_RING) {
+        if (!vmgpu_fence_ring_word(s, ring, c, err)) {
+            return false;
+        }
+    } else {
+        if (!vmgpu_mem_check_addr(&c->dst, err)) {
+            return false;
+        }
+        if (le64_to_cpu(c->dst.addr) % 8) {
+            return vmgpu_bad_field(err, le64_to_cpu(c->dst.addr));
+        }
+        if (!vmgpu_mem_rw(s, &c->dst, 0, &value, sizeof(value), true, err)) {
+            return false;
+        }
     }
     if (flags & VMGPU_FENCE_FLAG_IRQ) {
+        /* Before the interrupt, so that its handler sees the ring's bit. */
+        s->fence_rings |= 1u << index;
+        trace_vmgpu_fence_irq(index, s->fence_rings);
         vmgpu_raise_irq(s, VMGPU_INT_FENCE);
     }
     return true;
 }
 
+/* Whether a user ring in this mode may name the address. */
+static bool vmgpu_mode_allows(uint32_t mode, const struct vmgpu_addr *a)
+{
+    uint32_t space = le32_to_cpu(a->space);
+    uint32_t vm = le32_to_cpu(a->vm);
+
+    if (mode == VMGPU_RING_MODE_VIRTUAL) {
+        return space == VMGPU_SPACE_VIRTUAL && vm != VMGPU_VM_PAGING &&
+               vm < VMGPU_MAX_VMS;
+    }
+    return space == VMGPU_SPACE_VRAM || space == VMGPU_SPACE_GART;
+}
+
 /*
- * User rings reach memory only through their own VM and may not run the
- * paging-only commands; the paging ring (ring 0) may do anything.
+ * The kernel checked a user ring's commands before it copied them in; the
+ * device checks again, so that a driver bug cannot turn a user ring into a
+ * way around the VMs. User rings may not run the paging-only commands and
+ * name only the memory of their mode; the paging ring (ring 0) may do
+ * anything.
  */
 static bool vmgpu_ring_allows(const VmgpuRing *ring, unsigned index,
                               const union vmgpu_cmd *cmd, VmgpuMemError *err)
@@ -62,7 +126,9 @@ static bool vmgpu_ring_allows(const VmgpuRing *ring, unsigned index,
     }
     switch (opcode) {
     case VMGPU_OP_FENCE:
-        addrs[0] = &cmd->fence.dst;
+        if (!(le16_to_cpu(cmd->hdr.flags) & VMGPU_FENCE_FLAG_RING)) {
+            addrs[0] = &cmd->fence.dst;
+        }
         break;
     case VMGPU_OP_FILL:
         addrs[0] = &cmd->fill.dst;
@@ -82,8 +148,7 @@ static bool vmgpu_ring_allows(const VmgpuRing *ring, unsigned index,
         return false;
     }
     for (i = 0; i < ARRAY_SIZE(addrs); i++) {
-        if (addrs[i] && (le32_to_cpu(addrs[i]->space) != VMGPU_SPACE_VIRTUAL ||
-                         le32_to_cpu(addrs[i]->vm) != ring->vm)) {
+        if (addrs[i] && !vmgpu_mode_allows(ring->mode, addrs[i])) {
             err->code = VMGPU_ERR_PRIVILEGE;
             err->addr = le64_to_cpu(addrs[i]->addr);
             return false;
@@ -143,8 +208,7 @@ static VmgpuCmdStatus vmgpu_exec(VmgpuState *s, VmgpuRing *ring,
                                      sizeof(cmd->fence.reserved))) {
             break;
         }
-        return vmgpu_cmd_status(vmgpu_mem_check_addr(&cmd->fence.dst, err) &&
-                                vmgpu_exec_fence(s, &cmd->fence, err));
+        return vmgpu_cmd_status(vmgpu_exec_fence(s, ring, &cmd->fence, err));
     case VMGPU_OP_FILL:
         if (cmd->hdr.flags || !buffer_is_zero(
                 cmd->fill.reserved, sizeof(cmd->fill.reserved))) {
@@ -179,8 +243,14 @@ static VmgpuCmdStatus vmgpu_exec(VmgpuState *s, VmgpuRing *ring,
         }
         return vmgpu_copy_transfer(s, &cmd->transfer, &ring->cmd_done, budget,
                                    err);
+    case VMGPU_OP_WAIT:
+        if (cmd->hdr.flags || !buffer_is_zero(
+                cmd->wait.reserved, sizeof(cmd->wait.reserved))) {
+            break;
+        }
+        return vmgpu_exec_wait(s, ring, &cmd->wait, err);
     default:
-        /* NOTIFY, COMPRESS, DECOMPRESS, CACHE_FLUSH and WAIT come later. */
+        /* NOTIFY, COMPRESS, DECOMPRESS and CACHE_FLUSH come later. */
         qemu_log_mask(LOG_GUEST_ERROR, "vmgpu: unsupported opcode %u\n",
                       opcode);
         err->code = VMGPU_ERR_BAD_OPCODE;
@@ -199,6 +269,7 @@ static void vmgpu_ring_drop_cmd(VmgpuState *s, VmgpuRing *ring)
     ring->cmd_fetched = false;
     ring->cmd_done = 0;
     ring->cmd_delayed = false;
+    vmgpu_wait_drop(ring);
 }
 
 static void vmgpu_ring_halt(VmgpuState *s, VmgpuRing *ring,
@@ -226,7 +297,20 @@ static uint32_t vmgpu_ring_mask(const VmgpuRing *ring)
 static bool vmgpu_ring_ready(VmgpuRing *ring)
 {
     return ring->enabled && !ring->halted && ring->head != ring->tail &&
-           !timer_pending(&ring->delay);
+           !timer_pending(&ring->delay) && !vmgpu_wait_blocked(ring);
+}
+
+/* Commands whose completion may meet another ring's WAIT. */
+static bool vmgpu_cmd_writes_memory(const union vmgpu_cmd *cmd)
+{
+    switch (le16_to_cpu(cmd->hdr.opcode)) {
+    case VMGPU_OP_FENCE:
+    case VMGPU_OP_FILL:
+    case VMGPU_OP_TRANSFER:
+    case VMGPU_OP_DISCARD:
+        return true;
+    }
+    return false;
 }
 
 /* Read the command at HEAD into the ring, once, and check its privilege. */
@@ -283,6 +367,9 @@ static bool vmgpu_ring_run(VmgpuState *s, VmgpuRing *ring, uint64_t *budget)
         case VMGPU_CMD_DONE:
             break;
         }
+        if (vmgpu_cmd_writes_memory(&ring->cmd)) {
+            vmgpu_wait_kick(s);
+        }
         ring->cmd_fetched = false;
         ring->head = (ring->head + 1) & vmgpu_ring_mask(ring);
     }
@@ -336,6 +423,9 @@ static void vmgpu_ring_enable(VmgpuState *s, VmgpuRing *ring, bool enable)
                            ring->base);
         return;
     }
+    if (!enable && ring->enabled) {
+        trace_vmgpu_ring_stop(ring - s->rings, ring->head);
+    }
     ring->enabled = enable;
     if (!enable) {
         vmgpu_ring_drop_cmd(s, ring);
@@ -368,9 +458,14 @@ uint32_t vmgpu_ring_reg_read(VmgpuState *s, unsigned index, hwaddr reg,
         return (ring->enabled ? VMGPU_RING_STATUS_ENABLED : 0) |
                (ring->head != ring->tail && !ring->halted ?
                 VMGPU_RING_STATUS_BUSY : 0) |
-               (ring->halted ? VMGPU_RING_STATUS_HALTED : 0);
-    case VMGPU_RING_VM:
-        return ring->vm;
+               (ring->halted ? VMGPU_RING_STATUS_HALTED : 0) |
+               (ring->waiting ? VMGPU_RING_STATUS_WAITING : 0);
+    case VMGPU_RING_MODE:
+        return ring->mode;
+    case VMGPU_RING_FENCE_ADDR_LO:
+        return ring->fence_addr;
+    case VMGPU_RING_FENCE_ADDR_HI:
+        return ring->fence_addr >> 32;
     }
     *ok = false;
     return 0;
@@ -404,6 +499,7 @@ const char *vmgpu_ring_reg_write(VmgpuState *s, unsigned index, hwaddr reg,
         }
         ring->tail = val;
         trace_vmgpu_doorbell(index, ring->head, val);
+        vmgpu_wait_kick(s);
         qemu_bh_schedule(s->engine_bh);
         return NULL;
     case VMGPU_RING_CTRL:
@@ -416,16 +512,23 @@ const char *vmgpu_ring_reg_write(VmgpuState *s, unsigned index, hwaddr reg,
             }
             ring->halted = false;
             ring->head = (ring->head + 1) & vmgpu_ring_mask(ring);
+            vmgpu_wait_kick(s);
             qemu_bh_schedule(s->engine_bh);
             return NULL;
         }
         vmgpu_ring_enable(s, ring, val & VMGPU_RING_CTRL_ENABLE);
         return NULL;
-    case VMGPU_RING_VM:
-        if (val >= VMGPU_MAX_VMS) {
-            return "no such VM";
+    case VMGPU_RING_MODE:
+        if (val != VMGPU_RING_MODE_VIRTUAL && val != VMGPU_RING_MODE_PHYSICAL) {
+            return "unknown ring mode";
         }
-        ring->vm = val;
+        ring->mode = val;
+        return NULL;
+    case VMGPU_RING_FENCE_ADDR_LO:
+        ring->fence_addr = deposit64(ring->fence_addr, 0, 32, val);
+        return NULL;
+    case VMGPU_RING_FENCE_ADDR_HI:
+        ring->fence_addr = deposit64(ring->fence_addr, 32, 32, val);
         return NULL;
     }
     return "read-only or unknown ring register";
@@ -441,6 +544,7 @@ void vmgpu_engine_init(VmgpuState *s)
         s->rings[i].owner = s;
         timer_init_ns(&s->rings[i].delay, QEMU_CLOCK_VIRTUAL,
                       vmgpu_ring_delay_done, &s->rings[i]);
+        vmgpu_wait_init(&s->rings[i]);
     }
 }
 
@@ -457,7 +561,8 @@ void vmgpu_engine_reset(VmgpuState *s)
         ring->base = 0;
         ring->size_shift = 0;
         ring->head = ring->tail = 0;
-        ring->vm = 0;
+        ring->mode = VMGPU_RING_MODE_VIRTUAL;
+        ring->fence_addr = 0;
     }
     s->next_ring = 0;
     s->gart_base = 0;
@@ -470,6 +575,7 @@ void vmgpu_engine_exit(VmgpuState *s)
 
     for (i = 0; i < VMGPU_MAX_RINGS; i++) {
         timer_del(&s->rings[i].delay);
+        vmgpu_wait_drop(&s->rings[i]);
     }
     qemu_bh_delete(s->engine_bh);
 }

@@ -206,6 +206,9 @@ static bool vmgpu_reg_read(VmgpuState *s, hwaddr addr, uint32_t *val)
     case VMGPU_REG_INT_MASK:
         *val = s->int_mask;
         return true;
+    case VMGPU_REG_FENCE_RINGS:
+        *val = s->fence_rings;
+        return true;
     case VMGPU_REG_ERROR_CODE:
         *val = s->error_code;
         return true;
@@ -245,6 +248,7 @@ static void vmgpu_reset_state(VmgpuState *s)
 {
     s->int_status = 0;
     s->int_mask = 0;
+    s->fence_rings = 0;
     s->error_code = VMGPU_ERR_NONE;
     s->error_ring = 0;
     s->error_slot = 0;
@@ -268,6 +272,9 @@ static void vmgpu_reg_write(VmgpuState *s, hwaddr addr, uint32_t val)
         return;
     case VMGPU_REG_INT_STATUS:
         s->int_status &= ~val;
+        return;
+    case VMGPU_REG_FENCE_RINGS:
+        s->fence_rings &= ~val;
         return;
     case VMGPU_REG_INT_MASK:
         if (val & ~(VMGPU_INT_FENCE | VMGPU_INT_ERROR | VMGPU_INT_VBLANK)) {

@@ -19,13 +19,17 @@ OBJECT_DECLARE_SIMPLE_TYPE(VmgpuState, VMGPU)
 typedef struct VmgpuRing {
     struct VmgpuState *owner;
     uint64_t base;
+    uint64_t fence_addr;        /* bus address FENCE_FLAG_RING writes */
     uint32_t size_shift;
     uint32_t head;
     uint32_t tail;
-    uint32_t vm;
+    uint32_t mode;              /* VMGPU_RING_MODE_*, user rings only */
     bool enabled;
     bool halted;
     QEMUTimer delay;            /* a NOP's busy time */
+    QEMUTimer wait_timer;       /* re-reads an unmet WAIT, for CPU writes */
+    bool waiting;               /* HEAD is an unmet WAIT */
+    bool wait_recheck;          /* its value may have changed: read again */
     union vmgpu_cmd cmd;        /* the command at HEAD, read once */
     bool cmd_fetched;           /* cmd holds it */
     uint64_t cmd_done;          /* cursor: bytes of it already done */
@@ -47,7 +51,7 @@ typedef struct VmgpuMemError {
 typedef enum VmgpuCmdStatus {
     VMGPU_CMD_DONE,
     VMGPU_CMD_MORE,             /* budget spent: go on in the next slice */
-    VMGPU_CMD_WAIT,             /* the ring waits for its delay timer */
+    VMGPU_CMD_WAIT,             /* the ring waits: NOP delay, unmet WAIT */
     VMGPU_CMD_FAILED,           /* VmgpuMemError says why */
 } VmgpuCmdStatus;
 
@@ -98,6 +102,7 @@ struct VmgpuState {
     /* Interrupts and errors */
     uint32_t int_status;
     uint32_t int_mask;
+    uint32_t fence_rings;       /* FENCE_RINGS: bit r, ring r's IRQ fence */
     uint32_t error_code;
     uint32_t error_ring;
     uint32_t error_slot;
@@ -124,6 +129,15 @@ uint32_t vmgpu_ring_reg_read(VmgpuState *s, unsigned index, hwaddr reg,
                              bool *ok);
 const char *vmgpu_ring_reg_write(VmgpuState *s, unsigned index, hwaddr reg,
                                  uint32_t val);
+
+/* vmgpu-wait.c */
+void vmgpu_wait_init(VmgpuRing *ring);
+VmgpuCmdStatus vmgpu_exec_wait(VmgpuState *s, VmgpuRing *ring,
+                               const struct vmgpu_cmd_wait *c,
+                               VmgpuMemError *err);
+bool vmgpu_wait_blocked(const VmgpuRing *ring);
+void vmgpu_wait_kick(VmgpuState *s);
+void vmgpu_wait_drop(VmgpuRing *ring);
 
 /* vmgpu-copy.c */
 VmgpuCmdStatus vmgpu_copy_fill(VmgpuState *s, const struct vmgpu_addr *dst,

@@ -9,231 +9,26 @@ Output is KTAP between the markers scripts/report.py reads.
 
 usage: vmgpu_device_test.py QEMU_BINARY
 """
-import base64
 import json
 import os
-import shutil
-import socket
 import struct
 import subprocess
 import sys
-import tempfile
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "scripts"))
-from vmgpu_hw import HW  # noqa: E402
-
-MMIO = 0xF0000000
-MSIX = 0xF0100000
-VRAM_BAR = 0xC0000000
-HAP_BAR = 0xD0000000
-RING = 0x100000
-RING_SHIFT = 6
-FENCE = 0x110000
-GART_TABLE = 0x120000
-DATA = 0x200000
-VRAM_SIZE = 16 << 20
-ECAM = 0xB0000000
-# Small slices, so that every copy in these tests spans several of them.
-DEVICE_ARGS = "vmgpu,segments=8M:64K,,8M:4K,bar-size=4M,host-aperture-size=1M,copy-budget=4K"
-
-
-class QTest:
-    def __init__(self, qemu, device_args):
-        self.qemu = qemu
-        self.dir = tempfile.mkdtemp(prefix="vmgpu-qtest-")
-        path = os.path.join(self.dir, "qtest.sock")
-        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        server.bind(path)
-        server.listen(1)
-        self.proc = subprocess.Popen(
-            [qemu, "-L", "/usr/share/seabios", "-L", "/usr/share/qemu",
-             "-machine", "q35", "-accel", "qtest", "-nodefaults",
-             "-display", "none", "-m", "64M", "-qtest", f"unix:{path}",
-             "-qtest-log", "/dev/null",
-             "-device", device_args, "-d", "guest_errors",
-             "-D", os.path.join(self.dir, "qemu.log")],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
-        server.settimeout(30)
-        self.sock, _ = server.accept()
-        server.close()
-        self.buf = b""
-
-    def cmd(self, line):
-        self.sock.sendall(line.encode() + b"\n")
-        return self.reply(line)
-
-    def batch(self, lines):
-        """Send several commands at once. QEMU handles the whole batch in one
-        read of its qtest socket, so no bottom half runs in between: the
-        replies are one snapshot of the device."""
-        self.sock.sendall("".join(line + "\n" for line in lines).encode())
-        return [self.reply(line) for line in lines]
-
-    def reply(self, line):
-        while True:
-            while b"\n" not in self.buf:
-                chunk = self.sock.recv(65536)
-                if not chunk:
-                    raise RuntimeError("QEMU went away")
-                self.buf += chunk
-            reply, self.buf = self.buf.split(b"\n", 1)
-            reply = reply.decode()
-            if reply.startswith("IRQ"):
-                continue
-            if not reply.startswith("OK"):
-                raise RuntimeError(f"{line!r}: {reply}")
-            return reply[3:]
-
-    def close(self):
-        # Like libqtest: QEMU does not exit when the qtest socket closes.
-        self.proc.terminate()
-        self.proc.wait(timeout=30)
-        self.sock.close()
-        shutil.rmtree(self.dir, ignore_errors=True)
-
-    def guest_log(self):
-        with open(os.path.join(self.dir, "qemu.log"), errors="replace") as f:
-            return f.read()
-
-    # Guest memory and MMIO
-    def write(self, addr, data):
-        self.cmd(f"b64write 0x{addr:x} {len(data)} {base64.b64encode(data).decode()}")
-
-    def read(self, addr, size):
-        return base64.b64decode(self.cmd(f"b64read 0x{addr:x} {size}"))
-
-    def writel(self, addr, val):
-        self.cmd(f"writel 0x{addr:x} 0x{val:x}")
-
-    def readl(self, addr):
-        return int(self.cmd(f"readl 0x{addr:x}"), 16)
-
-    def writeq(self, addr, val):
-        self.cmd(f"writeq 0x{addr:x} 0x{val:x}")
-
-    def readq(self, addr):
-        return int(self.cmd(f"readq 0x{addr:x}"), 16)
-
-    def step(self, ns=None):
-        self.cmd("clock_step" + (f" {ns}" if ns else ""))
-
-    # PCI config space through the legacy 0xcf8/0xcfc ports
-    def cfg_addr(self, dev, reg):
-        return 0x80000000 | (dev << 11) | (reg & 0xFC)
-
-    def cfg_read(self, dev, reg):
-        self.cmd(f"outl 0xcf8 0x{self.cfg_addr(dev, reg):x}")
-        return int(self.cmd("inl 0xcfc"), 16)
-
-    def cfg_write(self, dev, reg, val):
-        self.cmd(f"outl 0xcf8 0x{self.cfg_addr(dev, reg):x}")
-        self.cmd(f"outl 0xcfc 0x{val:x}")
-
-
-class Device:
-    """The vmgpu function with its BARs assigned and a paging ring."""
-
-    def __init__(self, qt):
-        self.qt = qt
-        self.dev = next(d for d in range(32)
-                        if qt.cfg_read(d, 0) == (HW["VMGPU_PCI_DEVICE_ID"] << 16 |
-                                                 HW["VMGPU_PCI_VENDOR_ID"]))
-        self.setup()
-
-    def setup(self):
-        """Assign the BARs, reset the device and start the paging ring."""
-        self.assign_bars()
-        self.tail = 0
-        self.reg_write("VMGPU_REG_RESET", HW["VMGPU_RESET_VALUE"])
-        self.ring_reg_write("VMGPU_RING_BASE_LO", RING)
-        self.ring_reg_write("VMGPU_RING_BASE_HI", 0)
-        self.ring_reg_write("VMGPU_RING_SIZE_SHIFT", RING_SHIFT)
-        self.ring_reg_write("VMGPU_RING_CTRL", HW["VMGPU_RING_CTRL_ENABLE"])
-
-    def assign_bars(self):
-        qt = self.qt
-        qt.cfg_write(self.dev, 0x10, MMIO)
-        qt.cfg_write(self.dev, 0x14, MSIX)
-        qt.cfg_write(self.dev, 0x18, VRAM_BAR)
-        qt.cfg_write(self.dev, 0x1C, 0)
-        qt.cfg_write(self.dev, 0x20, HAP_BAR)
-        qt.cfg_write(self.dev, 0x24, 0)
-        qt.cfg_write(self.dev, 0x04, 0x6)  # memory decode + bus master
-
-    def reg(self, name):
-        return self.qt.readl(MMIO + HW[name])
-
-    def reg_write(self, name, val):
-        self.qt.writel(MMIO + HW[name], val)
-
-    def ring_reg(self, name):
-        return self.qt.readl(MMIO + HW["VMGPU_REG_RING0"] + HW[name])
-
-    def ring_reg_write(self, name, val):
-        self.qt.writel(MMIO + HW["VMGPU_REG_RING0"] + HW[name], val)
-
-    def ring_mmio(self, ring, name):
-        return MMIO + HW["VMGPU_REG_RING0"] + ring * 0x40 + HW[name]
-
-    def submit(self, *cmds):
-        for c in cmds:
-            assert len(c) == 64
-            self.qt.write(RING + self.tail * 64, c)
-            self.tail = (self.tail + 1) % (1 << RING_SHIFT)
-        self.ring_reg_write("VMGPU_RING_TAIL", self.tail)
-
-    def wait_idle(self, max_steps=1000):
-        for _ in range(max_steps):
-            status = self.ring_reg("VMGPU_RING_STATUS")
-            if not status & HW["VMGPU_RING_STATUS_BUSY"]:
-                return status
-            self.qt.step(100000)
-        raise RuntimeError("ring never went idle")
-
-
-def addr(space, a, vm=0):
-    return struct.pack("<QII", a, HW[f"VMGPU_SPACE_{space}"], vm)
-
-
-def header(op, flags=0):
-    return struct.pack("<HHI", HW[f"VMGPU_OP_{op}"], flags, 0)
-
-
-def cmd_nop(delay_us=0):
-    return header("NOP") + struct.pack("<I", delay_us) + bytes(52)
-
-
-def cmd_fence(dst, value, irq=True):
-    return header("FENCE", HW["VMGPU_FENCE_FLAG_IRQ"] if irq else 0) + dst + \
-        struct.pack("<Q", value) + bytes(32)
-
-
-def cmd_fill(dst, size, pattern):
-    return header("FILL") + dst + struct.pack("<QI", size, pattern) + bytes(28)
-
-
-def cmd_transfer(src, dst, size, flags=0):
-    return header("TRANSFER", flags) + src + dst + struct.pack("<Q", size) + bytes(16)
-
-
-def cmd_range(op, a, size, flags=0):
-    return header(op, flags) + a + struct.pack("<Q", size) + bytes(32)
-
-
-def swizzle_offset(off):
-    block = (off >> 6) & 63
-    return ((((block & 7) << 3) | (block >> 3)) << 6) | (off & 63)
-
-
-def pattern_bytes(seed, size):
-    return bytes((seed * 131 + i * 7 + (i >> 8)) & 0xFF for i in range(size))
+sys.path.insert(0, os.path.dirname(__file__))
+from vmgpu_qtest import (  # noqa: E402
+    DATA, DEVICE_ARGS, ECAM, FENCE, GART_TABLE, HAP_BAR, HW, MMIO, RING, RING_SHIFT,
+    VRAM_BAR, VRAM_SIZE, Device, QTest, ack_errors, addr, build_page_table, cmd_fence,
+    cmd_fill, cmd_nop, cmd_range, cmd_transfer, enable_vm, expect_halt, map_gart,
+    pattern_bytes, swizzle_offset, u64)
+import vmgpu_user_ring_test  # noqa: E402
 
 
 # Tests: each takes (qt, dev) and raises AssertionError on failure.
 
 def test_identification(qt, dev):
     assert dev.reg("VMGPU_REG_MAGIC") == HW["VMGPU_MAGIC"]
-    assert dev.reg("VMGPU_REG_VERSION") >> 16 == HW["VMGPU_VERSION_MAJOR"]
+    assert dev.reg("VMGPU_REG_VERSION") == (1 << 16 | 1), "not contract v1.1"
     assert dev.reg("VMGPU_REG_CAPS") & HW["VMGPU_CAP_PAGING_ENGINE"]
     assert dev.reg("VMGPU_REG_VRAM_SIZE_LO") == VRAM_SIZE
     assert dev.reg("VMGPU_REG_NUM_SEGMENTS") == 2
@@ -260,14 +55,6 @@ def test_transfer_roundtrip(qt, dev):
     assert qt.read(DATA + 0x10000, len(data)) == data
 
 
-def map_gart(qt, dev, pages):
-    for i, page in enumerate(pages):
-        qt.write(GART_TABLE + i * 8, struct.pack("<Q", page | HW["VMGPU_GART_PTE_VALID"]))
-    dev.reg_write("VMGPU_REG_GART_BASE_LO", GART_TABLE)
-    dev.reg_write("VMGPU_REG_GART_BASE_HI", 0)
-    dev.reg_write("VMGPU_REG_GART_NUM_PAGES", len(pages) + 1)
-
-
 def test_gart_scatter(qt, dev):
     # Three scattered system pages look contiguous through the aperture.
     pages = [DATA + 0x30000, DATA + 0x21000, DATA + 0x45000]
@@ -278,29 +65,6 @@ def test_gart_scatter(qt, dev):
     dev.wait_idle()
     for i, page in enumerate(pages):
         assert qt.read(page, 4096) == data[i * 4096:(i + 1) * 4096]
-
-
-def build_page_table(qt, base, va, pages):
-    """4-level table at base (system memory) mapping va.. to pages."""
-    levels = [base, base + 0x1000, base + 0x2000, base + 0x3000]
-    for i in range(3):
-        index = (va >> (12 + 9 * (3 - i))) & 511
-        entry = levels[i + 1] | HW["VMGPU_PTE_VALID"] | \
-            (HW["VMGPU_SPACE_SYSTEM"] << HW["VMGPU_PTE_SPACE_SHIFT"])
-        qt.write(levels[i] + index * 8, struct.pack("<Q", entry))
-    for n, (space, page) in enumerate(pages):
-        index = ((va >> 12) + n) & 511
-        entry = page | HW["VMGPU_PTE_VALID"] | HW["VMGPU_PTE_WRITE"] | \
-            (HW[f"VMGPU_SPACE_{space}"] << HW["VMGPU_PTE_SPACE_SHIFT"])
-        qt.write(levels[3] + index * 8, struct.pack("<Q", entry))
-
-
-def enable_vm(dev, vm, root):
-    base = HW["VMGPU_REG_VM0"] + vm * 0x10
-    dev.qt.writel(MMIO + base + HW["VMGPU_VM_ROOT_LO"], root)
-    dev.qt.writel(MMIO + base + HW["VMGPU_VM_ROOT_HI"], 0)
-    dev.qt.writel(MMIO + base + HW["VMGPU_VM_CTRL"], HW["VMGPU_VM_CTRL_ENABLE"] |
-                  HW["VMGPU_SPACE_SYSTEM"] << HW["VMGPU_VM_CTRL_SPACE_SHIFT"])
 
 
 def test_fill_and_transfer_virtual(qt, dev):
@@ -368,26 +132,6 @@ def test_nop_delay_keeps_engine_busy(qt, dev):
     assert not dev.reg("VMGPU_REG_INT_STATUS") & HW["VMGPU_INT_FENCE"]
 
 
-def expect_halt(dev, code, bad_cmd):
-    dev.reg_write("VMGPU_REG_ERROR_ACK", 1)
-    slot = dev.tail
-    dev.submit(bad_cmd, cmd_fence(addr("SYSTEM", FENCE), 0x99))
-    status = dev.wait_idle()
-    assert status & HW["VMGPU_RING_STATUS_HALTED"], "ring did not halt"
-    assert dev.reg("VMGPU_REG_ERROR_CODE") == HW[code], \
-        f"error {dev.reg('VMGPU_REG_ERROR_CODE')} instead of {code}"
-    assert dev.reg("VMGPU_REG_ERROR_SLOT") == slot
-    assert dev.reg("VMGPU_REG_INT_STATUS") & HW["VMGPU_INT_ERROR"]
-    assert struct.unpack("<Q", dev.qt.read(FENCE, 8))[0] != 0x99
-    dev.ring_reg_write("VMGPU_RING_CTRL", HW["VMGPU_RING_CTRL_ENABLE"] |
-                       HW["VMGPU_RING_CTRL_RESUME"])
-    dev.wait_idle()
-    assert struct.unpack("<Q", dev.qt.read(FENCE, 8))[0] == 0x99
-    dev.qt.write(FENCE, bytes(8))
-    dev.reg_write("VMGPU_REG_ERROR_ACK", 1)
-    dev.reg_write("VMGPU_REG_INT_STATUS", HW["VMGPU_INT_ERROR"])
-
-
 def test_error_bad_opcode(qt, dev):
     expect_halt(dev, "VMGPU_ERR_BAD_OPCODE", struct.pack("<HHI", 0x7777, 0, 0) + bytes(56))
 
@@ -428,7 +172,8 @@ def test_error_bad_register(qt, dev):
 def test_user_ring_privilege(qt, dev):
     base = HW["VMGPU_REG_RING0"] + 0x40
     for reg, val in (("VMGPU_RING_BASE_LO", RING + 0x2000), ("VMGPU_RING_BASE_HI", 0),
-                     ("VMGPU_RING_SIZE_SHIFT", 4), ("VMGPU_RING_VM", 1),
+                     ("VMGPU_RING_SIZE_SHIFT", 4),
+                     ("VMGPU_RING_MODE", HW["VMGPU_RING_MODE_VIRTUAL"]),
                      ("VMGPU_RING_CTRL", HW["VMGPU_RING_CTRL_ENABLE"])):
         qt.writel(MMIO + base + HW[reg], val)
     dev.reg_write("VMGPU_REG_ERROR_ACK", 1)
@@ -440,16 +185,9 @@ def test_user_ring_privilege(qt, dev):
         qt.step(100000)
     assert dev.reg("VMGPU_REG_ERROR_CODE") == HW["VMGPU_ERR_PRIVILEGE"]
     assert dev.reg("VMGPU_REG_ERROR_RING") == 1
+    assert qt.readl(MMIO + base + HW["VMGPU_RING_STATUS"]) & HW["VMGPU_RING_STATUS_HALTED"]
+    qt.writel(MMIO + base + HW["VMGPU_RING_CTRL"], 0)
     dev.reg_write("VMGPU_REG_ERROR_ACK", 1)
-
-
-def u64(data):
-    return struct.unpack("<Q", data)[0]
-
-
-def ack_errors(dev):
-    dev.reg_write("VMGPU_REG_ERROR_ACK", 1)
-    dev.reg_write("VMGPU_REG_INT_STATUS", HW["VMGPU_INT_ERROR"])
 
 
 def test_fault_part_way_keeps_done_pages(qt, dev):
@@ -662,7 +400,20 @@ def test_no_intx(qt, dev):
     assert pin == 0, f"interrupt pin {pin}, but only MSI-X is implemented"
 
 
+def dirty_ring_state(qt, dev):
+    """Give ring 2 a mode and fence word, and FENCE_RINGS a bit, for a reset
+    to clear."""
+    qt.writel(dev.ring_mmio(2, "VMGPU_RING_CTRL"), 0)
+    qt.writel(dev.ring_mmio(2, "VMGPU_RING_MODE"), HW["VMGPU_RING_MODE_PHYSICAL"])
+    qt.writel(dev.ring_mmio(2, "VMGPU_RING_FENCE_ADDR_LO"), 0x1008)
+    qt.writel(dev.ring_mmio(2, "VMGPU_RING_FENCE_ADDR_HI"), 1)
+    dev.submit(cmd_fence(addr("SYSTEM", FENCE), 3))
+    dev.wait_idle()
+    assert dev.reg("VMGPU_REG_FENCE_RINGS") & 1
+
+
 def test_reset_register(qt, dev):
+    dirty_ring_state(qt, dev)
     map_gart(qt, dev, [DATA])
     dev.reg_write("VMGPU_REG_INT_MASK", HW["VMGPU_INT_FENCE"] | HW["VMGPU_INT_ERROR"])
     qt.writeq(hap_entry(1), 0x1000 | HW["VMGPU_HAP_PTE_VALID"])
@@ -679,11 +430,13 @@ def test_reset_register(qt, dev):
 def check_reset_state(qt, dev):
     for ring in range(HW["VMGPU_MAX_RINGS"]):
         for reg in ("VMGPU_RING_CTRL", "VMGPU_RING_STATUS", "VMGPU_RING_HEAD",
-                    "VMGPU_RING_TAIL", "VMGPU_RING_SIZE_SHIFT"):
+                    "VMGPU_RING_TAIL", "VMGPU_RING_SIZE_SHIFT", "VMGPU_RING_MODE",
+                    "VMGPU_RING_FENCE_ADDR_LO", "VMGPU_RING_FENCE_ADDR_HI"):
             val = qt.readl(dev.ring_mmio(ring, reg))
             assert val == 0, f"ring {ring} {reg} = {val:#x} after reset"
     for reg in ("VMGPU_REG_GART_NUM_PAGES", "VMGPU_REG_GART_BASE_LO", "VMGPU_REG_INT_STATUS",
-                "VMGPU_REG_INT_MASK", "VMGPU_REG_ERROR_CODE", "VMGPU_REG_ERROR_COUNT"):
+                "VMGPU_REG_INT_MASK", "VMGPU_REG_ERROR_CODE", "VMGPU_REG_ERROR_COUNT",
+                "VMGPU_REG_FENCE_RINGS"):
         assert dev.reg(reg) == 0, f"{reg} = {dev.reg(reg):#x} after reset"
     assert qt.readl(hap_entry(1)) == 0
     assert qt.readl(MMIO + HW["VMGPU_REG_VM0"] + 2 * 0x10 + HW["VMGPU_VM_CTRL"]) == 0
@@ -708,6 +461,7 @@ def test_system_reset(qt, dev):
     qt.writel(ecam(dev, 0x108), qt.readl(ecam(dev, 0x108)) & ~0x3F00 | 4 << 8)
     qt.cfg_write(dev.dev, 0x04, 0x6)
     assert dev.reg("VMGPU_REG_VRAM_BAR_SIZE_LO") == 16 << 20
+    dirty_ring_state(qt, dev)
     map_gart(qt, dev, [DATA])
     dev.reg_write("VMGPU_REG_INT_MASK", HW["VMGPU_INT_FENCE"])
     qt.writeq(hap_entry(1), 0x1000 | HW["VMGPU_HAP_PTE_VALID"])
@@ -774,6 +528,7 @@ TESTS = [
     test_host_aperture_detile, test_nop_delay_keeps_engine_busy, test_error_bad_opcode,
     test_error_reserved_field, test_error_vram_range, test_error_gart_fault, test_error_dma,
     test_error_vm_fault, test_error_bad_register, test_user_ring_privilege,
+    *vmgpu_user_ring_test.TESTS,
     test_fault_part_way_keeps_done_pages, test_large_transfer_spans_slices,
     test_ring_stop_drops_partial_command, test_nop_delay_holds_head,
     test_hap_entry_8byte_write_is_whole, test_hap_bar_8byte_access_is_whole,
