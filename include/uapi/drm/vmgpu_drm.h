@@ -21,6 +21,11 @@ extern "C" {
 #define DRM_VMGPU_GEM_MMAP_OFFSET	0x03
 #define DRM_VMGPU_GEM_MAKE_RESIDENT	0x04
 #define DRM_VMGPU_GEM_EVICT		0x05
+#define DRM_VMGPU_VM_BIND		0x06
+#define DRM_VMGPU_CTX_CREATE		0x07
+#define DRM_VMGPU_CTX_DESTROY		0x08
+#define DRM_VMGPU_EXEC			0x09
+#define DRM_VMGPU_GEM_WAIT		0x0a
 
 #define DRM_IOCTL_VMGPU_QUERY \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_VMGPU_QUERY, struct drm_vmgpu_query)
@@ -34,6 +39,16 @@ extern "C" {
 	DRM_IOW(DRM_COMMAND_BASE + DRM_VMGPU_GEM_MAKE_RESIDENT, struct drm_vmgpu_gem_make_resident)
 #define DRM_IOCTL_VMGPU_GEM_EVICT \
 	DRM_IOW(DRM_COMMAND_BASE + DRM_VMGPU_GEM_EVICT, struct drm_vmgpu_gem_make_resident)
+#define DRM_IOCTL_VMGPU_VM_BIND \
+	DRM_IOW(DRM_COMMAND_BASE + DRM_VMGPU_VM_BIND, struct drm_vmgpu_vm_bind)
+#define DRM_IOCTL_VMGPU_CTX_CREATE \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_VMGPU_CTX_CREATE, struct drm_vmgpu_ctx_create)
+#define DRM_IOCTL_VMGPU_CTX_DESTROY \
+	DRM_IOW(DRM_COMMAND_BASE + DRM_VMGPU_CTX_DESTROY, struct drm_vmgpu_ctx_destroy)
+#define DRM_IOCTL_VMGPU_EXEC \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_VMGPU_EXEC, struct drm_vmgpu_exec)
+#define DRM_IOCTL_VMGPU_GEM_WAIT \
+	DRM_IOW(DRM_COMMAND_BASE + DRM_VMGPU_GEM_WAIT, struct drm_vmgpu_gem_wait)
 
 /**
  * DOC: segments
@@ -370,6 +385,183 @@ struct drm_vmgpu_gem_make_resident {
 	__u32 handle;
 	/** @flags: must be zero. */
 	__u32 flags;
+	/** @reserved: must be zero. */
+	__u64 reserved[2];
+};
+
+/* DRM_VMGPU_VM_BIND_OP_MAP: map a range of an allocation. */
+#define DRM_VMGPU_VM_BIND_OP_MAP		0
+/* DRM_VMGPU_VM_BIND_OP_UNMAP: remove one mapping, whole. */
+#define DRM_VMGPU_VM_BIND_OP_UNMAP		1
+
+/* The GPU may only read through the mapping; a write faults. */
+#define DRM_VMGPU_VM_BIND_READ_ONLY		(1 << 0)
+
+/* DRM_VMGPU_VA_BITS: GPU virtual addresses are below 1 << 48. */
+#define DRM_VMGPU_VA_BITS			48
+
+/**
+ * struct drm_vmgpu_vm_bind - argument of %DRM_IOCTL_VMGPU_VM_BIND
+ *
+ * Every DRM file has one GPU virtual address space (seed: GPU virtual
+ * addressing; the UMD chooses the addresses). MAP maps @range bytes of the
+ * allocation @handle from @offset at @addr; the range must be free
+ * (-EEXIST). UNMAP removes the mapping at @addr, which must be exactly
+ * one earlier MAP (-ENOENT otherwise); splitting mappings is not
+ * supported. Addresses, offsets and sizes are 4 KiB multiples.
+ *
+ * Binds take effect at once and are not ordered with queued work: a job
+ * that uses a range unmapped meanwhile faults (its own context is marked
+ * guilty), it never reaches memory that is no longer the allocation's.
+ * The kernel keeps the page tables right when the allocation moves.
+ */
+struct drm_vmgpu_vm_bind {
+	/** @op: DRM_VMGPU_VM_BIND_OP_*. */
+	__u32 op;
+	/** @flags: MAP: DRM_VMGPU_VM_BIND_READ_ONLY; UNMAP: must be 0. */
+	__u32 flags;
+	/** @handle: MAP: the allocation; UNMAP: must be 0. */
+	__u32 handle;
+	/** @pad: must be zero. */
+	__u32 pad;
+	/** @addr: GPU virtual address. */
+	__u64 addr;
+	/** @range: bytes. */
+	__u64 range;
+	/** @offset: MAP: offset in the allocation; UNMAP: must be 0. */
+	__u64 offset;
+	/** @reserved: must be zero. */
+	__u64 reserved[2];
+};
+
+/*
+ * DRM_VMGPU_ENGINE_GPU_VA0: the first GPU-virtual-address engine. Its
+ * commands address memory through the file's GPU VA space only.
+ */
+#define DRM_VMGPU_ENGINE_GPU_VA0		0
+/* DRM_VMGPU_ENGINE_GPU_VA1: the second one, an independent queue. */
+#define DRM_VMGPU_ENGINE_GPU_VA1		1
+
+/**
+ * struct drm_vmgpu_ctx_create - argument of %DRM_IOCTL_VMGPU_CTX_CREATE
+ *
+ * A context is an in-order queue of jobs on one engine. Its monitored
+ * fence is a page the UMD maps read-only at @seqno_offset on the DRM fd:
+ * a __u64 at offset 0 holds the seqno (&drm_vmgpu_exec.seqno) of the last
+ * job of the context that completed, written before the job's fence
+ * signals, so a busy check needs no ioctl.
+ */
+struct drm_vmgpu_ctx_create {
+	/** @engine: in, DRM_VMGPU_ENGINE_*. */
+	__u32 engine;
+	/** @flags: in, must be zero. */
+	__u32 flags;
+	/** @ctx_id: out, the context, non-zero. */
+	__u32 ctx_id;
+	/** @pad: must be zero. */
+	__u32 pad;
+	/** @seqno_offset: out, mmap() offset of the seqno page, read-only. */
+	__u64 seqno_offset;
+	/** @reserved: must be zero. */
+	__u64 reserved[2];
+};
+
+/**
+ * struct drm_vmgpu_ctx_destroy - argument of %DRM_IOCTL_VMGPU_CTX_DESTROY
+ *
+ * Jobs already submitted still run; their fences still signal.
+ */
+struct drm_vmgpu_ctx_destroy {
+	/** @ctx_id: the context. */
+	__u32 ctx_id;
+	/** @pad: must be zero. */
+	__u32 pad;
+};
+
+/**
+ * struct drm_vmgpu_sync - one drm_syncobj point
+ */
+struct drm_vmgpu_sync {
+	/** @handle: the syncobj. */
+	__u32 handle;
+	/** @flags: must be zero. */
+	__u32 flags;
+	/** @point: timeline point, 0 for a binary syncobj. */
+	__u64 point;
+};
+
+/* DRM_VMGPU_EXEC_MAX_CMDS: commands one job may have. */
+#define DRM_VMGPU_EXEC_MAX_CMDS			512
+/* DRM_VMGPU_EXEC_MAX_SYNCS: in- or out-syncs one job may have. */
+#define DRM_VMGPU_EXEC_MAX_SYNCS		64
+
+/**
+ * struct drm_vmgpu_exec - argument of %DRM_IOCTL_VMGPU_EXEC
+ *
+ * Submit one job to a context. @cmds is an array of 64-byte commands in
+ * the device's format (include/hw/vmgpu_hw.h, union vmgpu_cmd). The
+ * kernel checks and copies them; on a GPU-VA engine only NOP, FENCE
+ * (flags 0), FILL, TRANSFER and WAIT are allowed, every address is
+ * %VMGPU_SPACE_VIRTUAL with vm 0 (the kernel puts in the file's VM), and
+ * reserved fields are zero: anything else is -EINVAL and nothing runs.
+ * Errors the device finds while running (a VM fault, a misaligned
+ * address) fail the job's fence with -EIO and mark the context guilty:
+ * its later submissions fail with -ECANCELED. A job running longer than
+ * the job timeout fails with -ETIMEDOUT, also guilty.
+ *
+ * The job runs after every @in_syncs point has signalled (each must have
+ * a fence already: -EINVAL otherwise) and after the kernel's moves of the
+ * file's allocations; it does not wait for other jobs that use them (the
+ * UMD synchronises, as the seed says). Its fence is installed in every
+ * @out_syncs point. Submission is all or nothing.
+ */
+struct drm_vmgpu_exec {
+	/** @ctx_id: the context. */
+	__u32 ctx_id;
+	/** @num_cmds: commands at @cmds, 1 to %DRM_VMGPU_EXEC_MAX_CMDS. */
+	__u32 num_cmds;
+	/** @cmds: user pointer to the commands. */
+	__u64 cmds;
+	/** @num_in_syncs: entries at @in_syncs. */
+	__u32 num_in_syncs;
+	/** @num_out_syncs: entries at @out_syncs. */
+	__u32 num_out_syncs;
+	/** @in_syncs: user pointer to &struct drm_vmgpu_sync. */
+	__u64 in_syncs;
+	/** @out_syncs: user pointer to &struct drm_vmgpu_sync. */
+	__u64 out_syncs;
+	/** @flags: must be zero. */
+	__u32 flags;
+	/** @pad: must be zero. */
+	__u32 pad;
+	/**
+	 * @seqno: out, the job's seqno in its context: the value the seqno
+	 * page reaches when it completes. Increases by one per job.
+	 */
+	__u64 seqno;
+	/** @reserved: must be zero. */
+	__u64 reserved[2];
+};
+
+/* Return -EBUSY at once instead of waiting: the UMD's WasStillDrawing. */
+#define DRM_VMGPU_GEM_WAIT_NO_WAIT		(1 << 0)
+
+/**
+ * struct drm_vmgpu_gem_wait - argument of %DRM_IOCTL_VMGPU_GEM_WAIT
+ *
+ * Wait until no queued work, the kernel's or any job's that was
+ * submitted while the allocation was mapped in the file's VM, uses the
+ * allocation. Sleeps (interruptible) without polling. 0 when idle,
+ * -ETIME after @timeout_ns, -EBUSY at once with
+ * %DRM_VMGPU_GEM_WAIT_NO_WAIT.
+ */
+struct drm_vmgpu_gem_wait {
+	/** @handle: the GEM handle. */
+	__u32 handle;
+	/** @flags: DRM_VMGPU_GEM_WAIT_*; others must be 0. */
+	__u32 flags;
+	/** @timeout_ns: relative timeout, at most about 292 years. */
+	__u64 timeout_ns;
 	/** @reserved: must be zero. */
 	__u64 reserved[2];
 };

@@ -20,6 +20,11 @@ static inline struct pci_dev *vmgpu_pdev(struct vmgpu_device *vdev)
 	return to_pci_dev(vdev->drm.dev);
 }
 
+static inline struct vmgpu_ring *vmgpu_paging_ring(struct vmgpu_device *vdev)
+{
+	return &vdev->rings[VMGPU_RING_PAGING];
+}
+
 static inline u32 vmgpu_read32(struct vmgpu_device *vdev, u32 reg)
 {
 	return readl(vdev->mmio + reg);

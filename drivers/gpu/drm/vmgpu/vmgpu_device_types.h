@@ -6,6 +6,7 @@
 #define _VMGPU_DEVICE_TYPES_H_
 
 #include <linux/atomic.h>
+#include <linux/idr.h>
 #include <linux/gpu_buddy.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
@@ -104,7 +105,8 @@ struct vmgpu_gart {
 /**
  * struct vmgpu_ring - one of the device's command rings and its scheduler
  *
- * The paging ring is ring 0; user engines will be the others.
+ * The paging ring is ring 0, the user engines are the others. Only the
+ * kernel writes any of them.
  */
 struct vmgpu_ring {
 	/** @vdev: the device. */
@@ -115,8 +117,13 @@ struct vmgpu_ring {
 	const char *name;
 	/** @sched: orders jobs after their dependencies, detects hangs. */
 	struct drm_gpu_scheduler sched;
-	/** @entity: the kernel's entity on @sched. */
+	/**
+	 * @entity: the kernel's entity on @sched, for the paging ring;
+	 * user engines get theirs from contexts.
+	 */
 	struct drm_sched_entity entity;
+	/** @live: vmgpu_ring_init() set the ring up. */
+	bool live;
 	/** @cmds: the ring's command slots. */
 	union vmgpu_cmd *cmds;
 	/** @cmds_bus: bus address of @cmds. */
@@ -215,8 +222,12 @@ struct vmgpu_device {
 	struct vmgpu_vram_mgr vram_mgrs[VMGPU_MAX_DRIVER_SEGMENTS];
 	/** @gart: the aperture segment. */
 	struct vmgpu_gart gart;
-	/** @paging: the paging ring. */
-	struct vmgpu_ring paging;
+	/** @rings: the paging ring, then the user engines. */
+	struct vmgpu_ring rings[VMGPU_MAX_RINGS];
+	/** @vm_ids: device VMs in use by GPU VA spaces. */
+	struct ida vm_ids;
+	/** @num_vms: device VMs, the paging VM included. */
+	u32 num_vms;
 
 	/**
 	 * @contents_lost: allocations whose data a failed paging operation

@@ -14,14 +14,17 @@
 #include <drm/drm_print.h>
 
 #include "vmgpu_drm.h"
+#include "vmgpu_context.h"
 #include "vmgpu_debugfs.h"
 #include "vmgpu_device.h"
+#include "vmgpu_exec.h"
 #include "vmgpu_gem.h"
 #include "vmgpu_inject.h"
 #include "vmgpu_irq.h"
 #include "vmgpu_query.h"
 #include "vmgpu_ring.h"
 #include "vmgpu_ttm.h"
+#include "vmgpu_vm.h"
 #include "vmgpu_vram.h"
 
 /**
@@ -44,6 +47,11 @@ static const struct drm_ioctl_desc vmgpu_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(VMGPU_GEM_MAKE_RESIDENT, vmgpu_gem_make_resident_ioctl,
 			  DRM_RENDER_ALLOW),
 	DRM_IOCTL_DEF_DRV(VMGPU_GEM_EVICT, vmgpu_gem_evict_ioctl, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(VMGPU_VM_BIND, vmgpu_vm_bind_ioctl, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(VMGPU_CTX_CREATE, vmgpu_ctx_create_ioctl, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(VMGPU_CTX_DESTROY, vmgpu_ctx_destroy_ioctl, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(VMGPU_EXEC, vmgpu_exec_ioctl, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(VMGPU_GEM_WAIT, vmgpu_gem_wait_ioctl, DRM_RENDER_ALLOW),
 };
 
 /* DRM_GEM_FOPS plus fdinfo, which standard GPU tools read usage from. */
@@ -54,7 +62,10 @@ static const struct file_operations vmgpu_fops = {
 };
 
 static const struct drm_driver vmgpu_drm_driver = {
-	.driver_features = DRIVER_GEM | DRIVER_RENDER,
+	.driver_features = DRIVER_GEM | DRIVER_GEM_GPUVA | DRIVER_RENDER | DRIVER_SYNCOBJ |
+			   DRIVER_SYNCOBJ_TIMELINE,
+	.open = vmgpu_file_open,
+	.postclose = vmgpu_file_postclose,
 	.ioctls = vmgpu_ioctls,
 	.num_ioctls = ARRAY_SIZE(vmgpu_ioctls),
 	.fops = &vmgpu_fops,
@@ -62,7 +73,7 @@ static const struct drm_driver vmgpu_drm_driver = {
 	.name = DRIVER_NAME,
 	.desc = DRIVER_DESC,
 	.major = 1,
-	.minor = 0,
+	.minor = 1,
 };
 
 static int vmgpu_hw_init(struct vmgpu_device *vdev)
@@ -116,7 +127,10 @@ static int vmgpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = vmgpu_irq_init(vdev);
 	if (ret)
 		return ret;
-	ret = vmgpu_ring_init(vdev);
+	ret = vmgpu_rings_init(vdev);
+	if (ret)
+		return ret;
+	ret = vmgpu_vm_init(vdev);
 	if (ret)
 		return ret;
 	ret = vmgpu_ttm_init(vdev);
@@ -143,7 +157,7 @@ static void vmgpu_remove(struct pci_dev *pdev)
 	struct vmgpu_device *vdev = pci_get_drvdata(pdev);
 
 	/* First: ioctls and faults in flight may wait for these fences. */
-	vmgpu_ring_unplug(vdev);
+	vmgpu_rings_unplug(vdev);
 	/* Also revokes every CPU mapping: faults then map a dummy page. */
 	drm_dev_unplug(&vdev->drm);
 	vmgpu_ttm_unplug(vdev);

@@ -356,6 +356,50 @@ void vmgpu_gem_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 	}
 }
 
+/**
+ * vmgpu_gem_wait_ioctl() - DRM_IOCTL_VMGPU_GEM_WAIT
+ * @drm: the DRM device
+ * @data: a &struct drm_vmgpu_gem_wait
+ * @file: the DRM file
+ *
+ * Return: 0 when the allocation is idle, -EBUSY (no-wait mode) or -ETIME
+ * while it is not, or another negative errno.
+ */
+int vmgpu_gem_wait_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct drm_vmgpu_gem_wait *args = data;
+	struct drm_gem_object *obj;
+	long timeout;
+	int idx, ret = 0;
+
+	if (args->flags & ~DRM_VMGPU_GEM_WAIT_NO_WAIT ||
+	    args->reserved[0] || args->reserved[1])
+		return -EINVAL;
+	obj = drm_gem_object_lookup(file, args->handle);
+	if (!obj)
+		return -ENOENT;
+	if (!drm_dev_enter(drm, &idx)) {
+		ret = -ENODEV;
+		goto out_put;
+	}
+	if (args->flags & DRM_VMGPU_GEM_WAIT_NO_WAIT) {
+		if (!dma_resv_test_signaled(obj->resv, DMA_RESV_USAGE_BOOKKEEP))
+			ret = -EBUSY;
+		goto out_exit;
+	}
+	timeout = dma_resv_wait_timeout(obj->resv, DMA_RESV_USAGE_BOOKKEEP, true,
+					nsecs_to_jiffies64(args->timeout_ns) ?: 1);
+	if (timeout < 0)
+		ret = timeout;
+	else if (!timeout)
+		ret = -ETIME;
+out_exit:
+	drm_dev_exit(idx);
+out_put:
+	drm_gem_object_put(obj);
+	return ret;
+}
+
 #if IS_ENABLED(CONFIG_KUNIT)
 #include "tests/vmgpu_gem_test.c"
 #endif

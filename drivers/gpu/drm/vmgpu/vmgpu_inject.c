@@ -68,7 +68,7 @@ static struct vmgpu_job *vmgpu_inject_busy_job(struct vmgpu_device *vdev, u64 ms
 	union vmgpu_cmd cmd = {};
 	struct vmgpu_job *job;
 
-	job = vmgpu_job_alloc(&vdev->paging, nops);
+	job = vmgpu_job_alloc(vmgpu_paging_ring(vdev), nops);
 	if (IS_ERR(job))
 		return job;
 	cmd.nop.hdr.opcode = cpu_to_le16(VMGPU_OP_NOP);
@@ -110,7 +110,7 @@ static ssize_t vmgpu_inject_error_write(struct file *f, const char __user *buf,
 	if (!drm_dev_enter(&vdev->drm, &idx))
 		return -ENODEV;
 	for (i = 0; i < ARRAY_SIZE(fences); i++) {
-		struct vmgpu_job *job = vmgpu_job_alloc(&vdev->paging, 1);
+		struct vmgpu_job *job = vmgpu_job_alloc(vmgpu_paging_ring(vdev), 1);
 
 		if (IS_ERR(job))
 			break;
@@ -155,7 +155,7 @@ static ssize_t vmgpu_inject_hang_write(struct file *f, const char __user *buf,
 				       size_t len, loff_t *pos)
 {
 	struct vmgpu_device *vdev = file_inode(f)->i_private;
-	long timeout = vmgpu_ring_timeout(&vdev->paging);
+	long timeout = vmgpu_ring_timeout(vmgpu_paging_ring(vdev));
 	struct dma_fence *fence;
 	struct vmgpu_job *job;
 	long ret;

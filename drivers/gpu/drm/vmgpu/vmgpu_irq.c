@@ -18,9 +18,9 @@
  * handlers never share a line and never need to ask which cause fired; the
  * status bits exist to be acknowledged. The error vector reports what the
  * device latched in its error registers: a command that failed (bad opcode,
- * out-of-range or IOMMU-faulting address) or a bad register write. A failed
- * paging command halts the paging ring; the ring code fails the job and
- * resumes it.
+ * out-of-range or IOMMU-faulting address, a VM fault) or a bad register
+ * write. A failed command halts its ring; the ring code fails the job and
+ * resumes the ring.
  */
 
 static irqreturn_t vmgpu_irq_error(int irq, void *arg)
@@ -31,23 +31,21 @@ static irqreturn_t vmgpu_irq_error(int irq, void *arg)
 
 	vmgpu_write32(vdev, VMGPU_REG_INT_STATUS, VMGPU_INT_ERROR);
 	code = vmgpu_read32(vdev, VMGPU_REG_ERROR_CODE);
-	if (code == VMGPU_ERR_NONE)
-		return IRQ_HANDLED;
-
-	ring = vmgpu_read32(vdev, VMGPU_REG_ERROR_RING);
-	slot = vmgpu_read32(vdev, VMGPU_REG_ERROR_SLOT);
-	addr = vmgpu_read64(vdev, VMGPU_REG_ERROR_ADDR_LO);
-	vmgpu_write32(vdev, VMGPU_REG_ERROR_ACK, 1);
-
-	if (ring == VMGPU_ERROR_RING_MMIO) {
-		drm_err_ratelimited(&vdev->drm,
-				    "device rejected register 0x%x write (error %u, value 0x%llx)\n",
-				    slot, code, addr);
-		return IRQ_HANDLED;
+	if (code != VMGPU_ERR_NONE) {
+		ring = vmgpu_read32(vdev, VMGPU_REG_ERROR_RING);
+		slot = vmgpu_read32(vdev, VMGPU_REG_ERROR_SLOT);
+		addr = vmgpu_read64(vdev, VMGPU_REG_ERROR_ADDR_LO);
+		vmgpu_write32(vdev, VMGPU_REG_ERROR_ACK, 1);
+		if (ring == VMGPU_ERROR_RING_MMIO)
+			drm_err_ratelimited(&vdev->drm,
+					    "device rejected register 0x%x write (error %u, value 0x%llx)\n",
+					    slot, code, addr);
+		else
+			drm_err_ratelimited(&vdev->drm, "ring %u command %u failed: error %u at 0x%llx\n",
+					    ring, slot, code, addr);
 	}
-	drm_err_ratelimited(&vdev->drm, "ring %u command %u failed: error %u at 0x%llx\n",
-			    ring, slot, code, addr);
-	vmgpu_ring_handle_error(vdev, ring, slot);
+	/* Only the first error latches: other rings may have halted too. */
+	vmgpu_ring_handle_error(vdev);
 	return IRQ_HANDLED;
 }
 

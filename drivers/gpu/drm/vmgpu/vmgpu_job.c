@@ -6,6 +6,7 @@
 #include <linux/dma-resv.h>
 #include <linux/slab.h>
 
+#include "vmgpu_context.h"
 #include "vmgpu_device.h"
 #include "vmgpu_fence.h"
 #include "vmgpu_job.h"
@@ -63,6 +64,7 @@ struct vmgpu_job *vmgpu_job_alloc(struct vmgpu_ring *ring, u32 max_cmds)
 		return ERR_PTR(-ENOMEM);
 	}
 	job->ring = ring;
+	job->entity = &ring->entity;
 	job->max_cmds = max_cmds;
 	return job;
 }
@@ -108,8 +110,8 @@ int vmgpu_job_prepare(struct vmgpu_job *job, struct dma_resv *resv)
 {
 	int ret;
 
-	ret = drm_sched_job_init(&job->base, &job->ring->entity,
-				 job->num_cmds + 1, NULL, 0);
+	ret = drm_sched_job_init(&job->base, job->entity, job->num_cmds + 1,
+				 NULL, 0);
 	if (ret)
 		return ret;
 	if (!resv)
@@ -146,6 +148,8 @@ void vmgpu_job_free(struct vmgpu_job *job)
 	else
 		vmgpu_fence_free(job->hw_fence);
 	dma_fence_put(job->prev);
+	if (job->ctx)
+		vmgpu_context_put(job->ctx);
 	kvfree(job);
 }
 

@@ -13,6 +13,7 @@
 
 #include "hw/vmgpu_hw.h"
 
+struct vmgpu_context;
 struct vmgpu_ring;
 
 /**
@@ -52,6 +53,15 @@ struct vmgpu_job {
 	struct drm_sched_job base;
 	/** @ring: where it runs. */
 	struct vmgpu_ring *ring;
+	/** @entity: whose queue it joins: the ring's, or a context's. */
+	struct drm_sched_entity *entity;
+	/**
+	 * @ctx: the user context that submitted it, holding a reference;
+	 * NULL for the kernel's jobs.
+	 */
+	struct vmgpu_context *ctx;
+	/** @ctx_cb: tells @ctx when the hardware fence signals. */
+	struct dma_fence_cb ctx_cb;
 	/**
 	 * @hw_fence: preallocated; run_job() initialises it, from then on
 	 * it is reference counted and the job holds one reference.

@@ -73,7 +73,7 @@ static int vmgpu_paging_op_add(struct vmgpu_paging_op *op, const union vmgpu_cmd
 static int vmgpu_paging_op_init(struct vmgpu_paging_op *op, struct vmgpu_device *vdev,
 				u32 num_cmds)
 {
-	struct vmgpu_ring *ring = &vdev->paging;
+	struct vmgpu_ring *ring = vmgpu_paging_ring(vdev);
 	u32 max = vmgpu_job_max_cmds(ring);
 	union vmgpu_cmd fault;
 	bool inject;

@@ -11,6 +11,7 @@
 #include <drm/drm_managed.h>
 #include <drm/drm_print.h>
 
+#include "vmgpu_context.h"
 #include "vmgpu_device.h"
 #include "vmgpu_fence.h"
 #include "vmgpu_job.h"
@@ -23,30 +24,46 @@
  *
  * A ring is one of the device's command queues with a DRM scheduler in
  * front of it. The kernel's paging operations (seed "GPU segments": Fill,
- * Transfer, Discard...) go to the privileged paging ring, ring 0. Jobs
- * wait for their dependencies in scheduler callbacks, never by blocking
- * the thread that queued them, and the scheduler's credit limit is the
- * ring size, so run_job always finds room.
+ * Transfer, Discard...) go to the privileged paging ring, ring 0; user
+ * contexts submit to the user engines, rings 1 and up, each context an
+ * entity of its engine's scheduler. Only the kernel writes rings: a user
+ * submission is checked and copied in by run_job. Jobs wait for their
+ * dependencies in scheduler callbacks, never by blocking the thread that
+ * queued them, and the scheduler's credit limit is the ring size, so
+ * run_job always finds room. Every job ends with a FENCE to the ring's
+ * fence word; FENCE_RINGS tells the fence interrupt which rings to look at.
  *
- * Errors: a command the device rejects halts the ring. The error
- * interrupt retires what the device completed, blames the job that owns
- * the halted slot (-EIO) and resumes the ring after that command.
+ * Errors: a command the device rejects halts its ring alone. The error
+ * interrupt looks at every ring, retires what the device completed, blames
+ * the job that owns the halted slot (-EIO) and resumes the ring after that
+ * command; other rings run on.
  *
  * Hangs follow the scheduler's documented recovery: drm_sched_stop(),
  * stop the ring, signal what completed before the stop with success, fail
  * the hung job (-ETIMEDOUT), write the jobs queued behind it to the ring
- * again, drm_sched_start(). Re-running those is safe because every paging
- * command is idempotent (a Fill, or a Transfer between disjoint ranges).
+ * again, drm_sched_start(). Re-running those is safe: a ring runs in order,
+ * so nothing queued behind the hung job has started, and every paging
+ * command is idempotent anyway (a Fill, or a Transfer between disjoint
+ * ranges). The reset stops and restarts that ring alone.
  * The same path, with the device gone, fails everything with -ENODEV at
  * hot-unplug.
  */
 
 #define VMGPU_PAGING_RING_ORDER	12
+#define VMGPU_USER_RING_ORDER	10
 
 static unsigned int paging_timeout_ms = 10000;
 module_param(paging_timeout_ms, uint, 0444);
 MODULE_PARM_DESC(paging_timeout_ms,
 		 "A paging job running longer is declared hung and the ring reset; 0 never (default 10000)");
+
+static unsigned int job_timeout_ms = 2000;
+module_param(job_timeout_ms, uint, 0444);
+MODULE_PARM_DESC(job_timeout_ms,
+		 "A user job running longer is declared hung and its engine reset; 0 never (default 2000)");
+
+/* The user engines: GPU-VA engines, on rings 1 and 2. */
+static const char *const vmgpu_user_ring_names[] = { "gpuva0", "gpuva1" };
 
 static struct vmgpu_job *to_vmgpu_job(struct drm_sched_job *job)
 {
@@ -63,25 +80,29 @@ static u32 vmgpu_ring_read_reg(struct vmgpu_ring *ring, u32 reg)
 	return vmgpu_read32(ring->vdev, VMGPU_REG_RING(ring->index) + reg);
 }
 
-/* Write a job's commands and its FENCE; returns the job's first slot. */
+/*
+ * Write a job's commands and its FENCE; returns the job's first slot. A
+ * job the scheduler cancelled (its context is guilty) writes only the
+ * FENCE, so that the ring's timeline goes on.
+ */
 static u32 vmgpu_ring_write_job(struct vmgpu_ring *ring, struct vmgpu_job *job,
 				u64 seqno)
 {
+	u32 num_cmds = job->base.s_fence->finished.error ? 0 : job->num_cmds;
 	u32 mask = ring->num_slots - 1;
 	union vmgpu_cmd fence_cmd = {};
 	u32 first = ring->tail;
 	u32 i;
 
 	lockdep_assert_held(&ring->lock);
-	for (i = 0; i < job->num_cmds; i++) {
+	for (i = 0; i < num_cmds; i++) {
 		trace_vmgpu_cmd(&job->cmds[i]);
 		ring->cmds[ring->tail] = job->cmds[i];
 		ring->tail = (ring->tail + 1) & mask;
 	}
 	fence_cmd.fence.hdr.opcode = cpu_to_le16(VMGPU_OP_FENCE);
-	fence_cmd.fence.hdr.flags = cpu_to_le16(VMGPU_FENCE_FLAG_IRQ);
-	fence_cmd.fence.dst.space = cpu_to_le32(VMGPU_SPACE_SYSTEM);
-	fence_cmd.fence.dst.addr = cpu_to_le64(ring->seqno_bus);
+	fence_cmd.fence.hdr.flags = cpu_to_le16(VMGPU_FENCE_FLAG_IRQ |
+						VMGPU_FENCE_FLAG_RING);
 	fence_cmd.fence.value = cpu_to_le64(seqno);
 	ring->cmds[ring->tail] = fence_cmd;
 	ring->tail = (ring->tail + 1) & mask;
@@ -142,6 +163,8 @@ static struct dma_fence *vmgpu_ring_run_job(struct drm_sched_job *sched_job)
 	/* The job's own reference: recovery reattaches the fence to it. */
 	dma_fence_get(&job->hw_fence->base);
 	job->hw_fence_live = true;
+	if (job->ctx)
+		vmgpu_context_job_running(job);
 	vmgpu_ring_doorbell(ring);
 	spin_unlock(&ring->lock);
 	/* dma_fence_init()'s reference goes to the scheduler. */
@@ -255,40 +278,56 @@ static const struct drm_sched_backend_ops vmgpu_ring_sched_ops = {
 	.free_job = vmgpu_ring_free_job,
 };
 
-/**
- * vmgpu_ring_handle_error() - the device halted a ring on a bad command
- * @vdev: the device
- * @index: the ring
- * @slot: the slot of the command it rejected
- *
- * Called from the error interrupt.
- */
-void vmgpu_ring_handle_error(struct vmgpu_device *vdev, u32 index, u32 slot)
+/* Blame the command a halted ring stopped on, and run on after it. */
+static void vmgpu_ring_recover_halt(struct vmgpu_ring *ring)
 {
-	struct vmgpu_ring *ring = &vdev->paging;
-	bool cookie;
+	u32 slot;
 
-	if (index != ring->index ||
-	    !(vmgpu_ring_read_reg(ring, VMGPU_RING_STATUS) & VMGPU_RING_STATUS_HALTED))
+	if (!(vmgpu_ring_read_reg(ring, VMGPU_RING_STATUS) & VMGPU_RING_STATUS_HALTED))
 		return;
-	cookie = dma_fence_begin_signalling();
+	/* HEAD stays on the failed command until RESUME. */
+	slot = vmgpu_ring_read_reg(ring, VMGPU_RING_HEAD);
 	/* The fence vector may not have run yet for jobs done before it. */
 	vmgpu_fence_process(ring);
 	if (!vmgpu_fence_blame_slot(ring, slot, -EIO))
-		drm_err_ratelimited(&vdev->drm, "%s ring halted at slot %u, which no pending job owns\n",
+		drm_err_ratelimited(&ring->vdev->drm, "%s ring halted at slot %u, which no pending job owns\n",
 				    ring->name, slot);
 	vmgpu_ring_write_reg(ring, VMGPU_RING_CTRL,
 			     VMGPU_RING_CTRL_ENABLE | VMGPU_RING_CTRL_RESUME);
+}
+
+/**
+ * vmgpu_ring_handle_error() - the device halted rings on bad commands
+ * @vdev: the device
+ *
+ * Called from the error interrupt. The error registers latch the first
+ * error only, so every ring is looked at.
+ */
+void vmgpu_ring_handle_error(struct vmgpu_device *vdev)
+{
+	bool cookie = dma_fence_begin_signalling();
+	u32 i;
+
+	for (i = 0; i < VMGPU_MAX_RINGS; i++)
+		if (vdev->rings[i].live)
+			vmgpu_ring_recover_halt(&vdev->rings[i]);
 	dma_fence_end_signalling(cookie);
 }
 
 static irqreturn_t vmgpu_ring_fence_irq(int irq, void *arg)
 {
-	struct vmgpu_ring *ring = arg;
+	struct vmgpu_device *vdev = arg;
 	bool cookie = dma_fence_begin_signalling();
+	unsigned long rings;
+	u32 i;
 
-	vmgpu_write32(ring->vdev, VMGPU_REG_INT_STATUS, VMGPU_INT_FENCE);
-	vmgpu_fence_process(ring);
+	vmgpu_write32(vdev, VMGPU_REG_INT_STATUS, VMGPU_INT_FENCE);
+	rings = vmgpu_read32(vdev, VMGPU_REG_FENCE_RINGS);
+	/* A fence that lands after this clear raises the interrupt again. */
+	vmgpu_write32(vdev, VMGPU_REG_FENCE_RINGS, rings);
+	for_each_set_bit(i, &rings, VMGPU_MAX_RINGS)
+		if (vdev->rings[i].live)
+			vmgpu_fence_process(&vdev->rings[i]);
 	dma_fence_end_signalling(cookie);
 	return IRQ_HANDLED;
 }
@@ -323,40 +362,32 @@ static void vmgpu_ring_release(struct drm_device *drm, void *arg)
 {
 	struct vmgpu_ring *ring = arg;
 
-	drm_sched_entity_destroy(&ring->entity);
+	if (ring->index == VMGPU_RING_PAGING)
+		drm_sched_entity_destroy(&ring->entity);
 	drm_sched_fini(&ring->sched);
 }
 
-/**
- * vmgpu_ring_init() - set up the paging ring, its fences and scheduler
- * @vdev: the device, with MSI-X vectors allocated
- *
- * Ring memory and interrupts are device-managed: they go when the device
- * is unbound. The scheduler is DRM-managed: it goes with the last
- * reference to the DRM device, after every job has completed.
- *
- * Return: 0 or a negative errno.
- */
-int vmgpu_ring_init(struct vmgpu_device *vdev)
+static int vmgpu_ring_init(struct vmgpu_device *vdev, u32 index,
+			   const char *name, u32 order, unsigned int timeout_ms)
 {
-	struct vmgpu_ring *ring = &vdev->paging;
+	struct vmgpu_ring *ring = &vdev->rings[index];
 	struct device *dev = vdev->drm.dev;
 	struct drm_gpu_scheduler *sched = &ring->sched;
 	struct drm_sched_init_args args = {
 		.ops = &vmgpu_ring_sched_ops,
 		.num_rqs = DRM_SCHED_PRIORITY_COUNT,
-		.credit_limit = (1u << VMGPU_PAGING_RING_ORDER) - 1,
-		.timeout = paging_timeout_ms ? msecs_to_jiffies(paging_timeout_ms) :
+		.credit_limit = (1u << order) - 1,
+		.timeout = timeout_ms ? msecs_to_jiffies(timeout_ms) :
 			   MAX_SCHEDULE_TIMEOUT,
-		.name = "vmgpu-paging",
+		.name = name,
 		.dev = dev,
 	};
 	int ret;
 
 	ring->vdev = vdev;
-	ring->index = VMGPU_RING_PAGING;
-	ring->name = "paging";
-	ring->num_slots = 1u << VMGPU_PAGING_RING_ORDER;
+	ring->index = index;
+	ring->name = name;
+	ring->num_slots = 1u << order;
 	spin_lock_init(&ring->lock);
 	ret = drmm_mutex_init(&vdev->drm, &ring->reset_lock);
 	if (ret)
@@ -372,44 +403,88 @@ int vmgpu_ring_init(struct vmgpu_device *vdev)
 
 	vmgpu_ring_write_reg(ring, VMGPU_RING_BASE_LO, lower_32_bits(ring->cmds_bus));
 	vmgpu_ring_write_reg(ring, VMGPU_RING_BASE_HI, upper_32_bits(ring->cmds_bus));
-	vmgpu_ring_write_reg(ring, VMGPU_RING_SIZE_SHIFT, VMGPU_PAGING_RING_ORDER);
+	vmgpu_ring_write_reg(ring, VMGPU_RING_SIZE_SHIFT, order);
+	vmgpu_ring_write_reg(ring, VMGPU_RING_FENCE_ADDR_LO, lower_32_bits(ring->seqno_bus));
+	vmgpu_ring_write_reg(ring, VMGPU_RING_FENCE_ADDR_HI, upper_32_bits(ring->seqno_bus));
+	if (index != VMGPU_RING_PAGING)
+		vmgpu_ring_write_reg(ring, VMGPU_RING_MODE, VMGPU_RING_MODE_VIRTUAL);
 	vmgpu_ring_write_reg(ring, VMGPU_RING_CTRL, VMGPU_RING_CTRL_ENABLE);
 	ret = devm_add_action_or_reset(dev, vmgpu_ring_hw_stop, ring);
 	if (ret)
 		return ret;
 
-	ret = devm_request_irq(dev, vdev->irq[VMGPU_MSIX_VEC_FENCE],
-			       vmgpu_ring_fence_irq, 0, "vmgpu-fence", ring);
+	ret = drm_sched_init(sched, &args);
+	if (ret)
+		return ret;
+	if (index == VMGPU_RING_PAGING) {
+		ret = drm_sched_entity_init(&ring->entity, DRM_SCHED_PRIORITY_KERNEL,
+					    &sched, 1, NULL);
+		if (ret) {
+			drm_sched_fini(sched);
+			return ret;
+		}
+	}
+	ret = drmm_add_action_or_reset(&vdev->drm, vmgpu_ring_release, ring);
+	if (ret)
+		return ret;
+	ring->live = true;
+	return 0;
+}
+
+/**
+ * vmgpu_rings_init() - set up the paging ring and the user engines
+ * @vdev: the device, with MSI-X vectors allocated
+ *
+ * Ring memory and interrupts are device-managed: they go when the device
+ * is unbound. The schedulers are DRM-managed: they go with the last
+ * reference to the DRM device, after every job has completed.
+ *
+ * Return: 0 or a negative errno.
+ */
+int vmgpu_rings_init(struct vmgpu_device *vdev)
+{
+	u32 num_rings = vmgpu_read32(vdev, VMGPU_REG_NUM_RINGS);
+	u32 i;
+	int ret;
+
+	if (num_rings < 1 + ARRAY_SIZE(vmgpu_user_ring_names)) {
+		drm_err(&vdev->drm, "device has %u rings, vmgpu needs %zu\n",
+			num_rings, 1 + ARRAY_SIZE(vmgpu_user_ring_names));
+		return -ENODEV;
+	}
+	ret = vmgpu_ring_init(vdev, VMGPU_RING_PAGING, "paging",
+			      VMGPU_PAGING_RING_ORDER, paging_timeout_ms);
+	for (i = 0; !ret && i < ARRAY_SIZE(vmgpu_user_ring_names); i++)
+		ret = vmgpu_ring_init(vdev, 1 + i, vmgpu_user_ring_names[i],
+				      VMGPU_USER_RING_ORDER, job_timeout_ms);
+	if (ret)
+		return ret;
+
+	ret = devm_request_irq(vdev->drm.dev, vdev->irq[VMGPU_MSIX_VEC_FENCE],
+			       vmgpu_ring_fence_irq, 0, "vmgpu-fence", vdev);
 	if (ret)
 		return ret;
 	vmgpu_write32(vdev, VMGPU_REG_INT_MASK,
 		      vmgpu_read32(vdev, VMGPU_REG_INT_MASK) | VMGPU_INT_FENCE);
-
-	ret = drm_sched_init(sched, &args);
-	if (ret)
-		return ret;
-	ret = drm_sched_entity_init(&ring->entity, DRM_SCHED_PRIORITY_KERNEL,
-				    &sched, 1, NULL);
-	if (ret) {
-		drm_sched_fini(sched);
-		return ret;
-	}
-	return drmm_add_action_or_reset(&vdev->drm, vmgpu_ring_release, ring);
+	return 0;
 }
 
 /**
- * vmgpu_ring_unplug() - the device is going: fail all of its work
- * @vdev: the device, its registers still mapped
+ * vmgpu_ring_user_engine() - the ring of a user engine
+ * @vdev: the device
+ * @engine: user engine number, from 0
  *
- * Called before drm_dev_unplug(), whose wait for ioctls and faults in
- * flight may depend on these fences. Stops the ring (no hang recovery can
- * restart it afterwards), signals what the device completed with success
- * and everything else with -ENODEV, through the scheduler's recovery path
- * so that every job is completed and freed. Jobs run later fail at once.
+ * Return: the ring, or NULL if there is no such engine.
  */
-void vmgpu_ring_unplug(struct vmgpu_device *vdev)
+struct vmgpu_ring *vmgpu_ring_user_engine(struct vmgpu_device *vdev, u32 engine)
 {
-	struct vmgpu_ring *ring = &vdev->paging;
+	if (engine >= ARRAY_SIZE(vmgpu_user_ring_names))
+		return NULL;
+	return &vdev->rings[1 + engine];
+}
+
+static void vmgpu_ring_unplug(struct vmgpu_ring *ring)
+{
 	bool cookie;
 
 	mutex_lock(&ring->reset_lock);
@@ -424,4 +499,24 @@ void vmgpu_ring_unplug(struct vmgpu_device *vdev)
 
 	drm_sched_fault(&ring->sched);
 	flush_delayed_work(&ring->sched.work_tdr);
+}
+
+/**
+ * vmgpu_rings_unplug() - the device is going: fail all of its work
+ * @vdev: the device, its registers still mapped
+ *
+ * Called before drm_dev_unplug(), whose wait for ioctls and faults in
+ * flight may depend on these fences. Stops every ring (no hang recovery
+ * can restart them afterwards), signals what the device completed with
+ * success and everything else with -ENODEV, through the scheduler's
+ * recovery path so that every job is completed and freed. Jobs run later
+ * fail at once.
+ */
+void vmgpu_rings_unplug(struct vmgpu_device *vdev)
+{
+	u32 i;
+
+	for (i = 0; i < VMGPU_MAX_RINGS; i++)
+		if (vdev->rings[i].live)
+			vmgpu_ring_unplug(&vdev->rings[i]);
 }

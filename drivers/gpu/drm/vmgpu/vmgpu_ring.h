@@ -10,9 +10,10 @@
 struct vmgpu_device;
 struct vmgpu_ring;
 
-int vmgpu_ring_init(struct vmgpu_device *vdev);
-void vmgpu_ring_unplug(struct vmgpu_device *vdev);
-void vmgpu_ring_handle_error(struct vmgpu_device *vdev, u32 ring, u32 slot);
+int vmgpu_rings_init(struct vmgpu_device *vdev);
+void vmgpu_rings_unplug(struct vmgpu_device *vdev);
+void vmgpu_ring_handle_error(struct vmgpu_device *vdev);
 long vmgpu_ring_timeout(const struct vmgpu_ring *ring);
+struct vmgpu_ring *vmgpu_ring_user_engine(struct vmgpu_device *vdev, u32 engine);
 
 #endif

@@ -71,6 +71,53 @@ TRACE_EVENT(vmgpu_bo_move,
 		      __entry->evict ? " (eviction)" : "")
 );
 
+/* A VM_BIND request of the GPU VA space of device VM vm. */
+TRACE_EVENT(vmgpu_vm_bind,
+	    TP_PROTO(u32 vm, u32 op, u64 addr, u64 range),
+	    TP_ARGS(vm, op, addr, range),
+	    TP_STRUCT__entry(__field(u32, vm)
+			     __field(u32, op)
+			     __field(u64, addr)
+			     __field(u64, range)),
+	    TP_fast_assign(__entry->vm = vm;
+			   __entry->op = op;
+			   __entry->addr = addr;
+			   __entry->range = range;),
+	    TP_printk("vm %u %s 0x%llx+0x%llx", __entry->vm,
+		      __entry->op ? "unmap" : "map", __entry->addr,
+		      __entry->range)
+);
+
+/* Page-table entries written: space -1 means invalidated. */
+TRACE_EVENT(vmgpu_vm_ptes,
+	    TP_PROTO(u32 vm, u64 addr, u64 range, int space),
+	    TP_ARGS(vm, addr, range, space),
+	    TP_STRUCT__entry(__field(u32, vm)
+			     __field(u64, addr)
+			     __field(u64, range)
+			     __field(int, space)),
+	    TP_fast_assign(__entry->vm = vm;
+			   __entry->addr = addr;
+			   __entry->range = range;
+			   __entry->space = space;),
+	    TP_printk("vm %u 0x%llx+0x%llx -> space %d", __entry->vm,
+		      __entry->addr, __entry->range, __entry->space)
+);
+
+/* A user job's hardware fence signalled; error is its fence's. */
+TRACE_EVENT(vmgpu_ctx_job_done,
+	    TP_PROTO(u32 ctx, u64 seqno, int error),
+	    TP_ARGS(ctx, seqno, error),
+	    TP_STRUCT__entry(__field(u32, ctx)
+			     __field(u64, seqno)
+			     __field(int, error)),
+	    TP_fast_assign(__entry->ctx = ctx;
+			   __entry->seqno = seqno;
+			   __entry->error = error;),
+	    TP_printk("context %u seqno %llu error %d", __entry->ctx,
+		      __entry->seqno, __entry->error)
+);
+
 #endif
 
 #undef TRACE_INCLUDE_PATH

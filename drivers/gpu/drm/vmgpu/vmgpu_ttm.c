@@ -21,6 +21,7 @@
 #include "vmgpu_res_cursor.h"
 #include "vmgpu_trace.h"
 #include "vmgpu_ttm.h"
+#include "vmgpu_vm.h"
 #include "vmgpu_vram_mgr.h"
 
 /**
@@ -131,9 +132,10 @@ static int vmgpu_ttm_move_by_device(struct ttm_buffer_object *tbo, bool evict,
 	return ret;
 }
 
-static int vmgpu_ttm_move(struct ttm_buffer_object *tbo, bool evict,
-			  struct ttm_operation_ctx *ctx,
-			  struct ttm_resource *new_mem, struct ttm_place *hop)
+static int vmgpu_ttm_move_backing(struct ttm_buffer_object *tbo, bool evict,
+				  struct ttm_operation_ctx *ctx,
+				  struct ttm_resource *new_mem,
+				  struct ttm_place *hop)
 {
 	struct vmgpu_device *vdev = to_vmgpu_device(tbo->base.dev);
 	/* Ghosts (see vmgpu_bo_is_vmgpu()) only ever hold data already cleared. */
@@ -200,6 +202,30 @@ hop_through_tt:
 		.flags = TTM_PL_FLAG_TEMPORARY,
 	};
 	return -EMULTIHOP;
+}
+
+/*
+ * An allocation mapped into GPU VA spaces: no job may still run on the old
+ * translations when the page tables change (DOC: GPU virtual address
+ * spaces), and the tables follow the new backing.
+ */
+static int vmgpu_ttm_move(struct ttm_buffer_object *tbo, bool evict,
+			  struct ttm_operation_ctx *ctx,
+			  struct ttm_resource *new_mem, struct ttm_place *hop)
+{
+	struct vmgpu_bo *vbo = vmgpu_bo_is_vmgpu(tbo) ? to_vmgpu_bo(tbo) : NULL;
+	bool mapped = vbo && vmgpu_vm_bo_is_mapped(vbo);
+	int ret;
+
+	if (mapped) {
+		ret = ttm_bo_wait_ctx(tbo, ctx);
+		if (ret)
+			return ret;
+	}
+	ret = vmgpu_ttm_move_backing(tbo, evict, ctx, new_mem, hop);
+	if (!ret && mapped)
+		vmgpu_vm_bo_moved(vbo);
+	return ret;
 }
 
 static int vmgpu_ttm_io_mem_reserve(struct ttm_device *bdev,

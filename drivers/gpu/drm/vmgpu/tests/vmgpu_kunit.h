@@ -50,8 +50,8 @@ static inline struct vmgpu_device *vmgpu_kunit_device(struct kunit *test, u64 ba
 	vdev->vram.bar_size = bar_size;
 	vdev->gart_pages = VMGPU_KUNIT_GART_PAGES;
 	vdev->gart.num_pages = VMGPU_KUNIT_GART_PAGES;
-	vdev->paging.num_slots = 16;
-	vdev->paging.vdev = vdev;
+	vdev->rings[VMGPU_RING_PAGING].num_slots = 16;
+	vdev->rings[VMGPU_RING_PAGING].vdev = vdev;
 	for (i = 0; i < vdev->num_segments; i++) {
 		struct vmgpu_vram_mgr *mgr = &vdev->vram_mgrs[i];
 

@@ -144,7 +144,7 @@ static void migrate_copy_through_aperture(struct kunit *test)
 static void migrate_op_splits_in_order(struct kunit *test)
 {
 	struct vmgpu_device *vdev = vmgpu_kunit_device(test, SZ_16M);
-	u32 max = vmgpu_job_max_cmds(&vdev->paging), total = 2 * max + 2, i;
+	u32 max = vmgpu_job_max_cmds(vmgpu_paging_ring(vdev)), total = 2 * max + 2, i;
 	struct vmgpu_paging_op op;
 	union vmgpu_cmd cmd = {};
 

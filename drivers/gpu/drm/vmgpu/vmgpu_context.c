@@ -1,0 +1,368 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright 2026 The vmgpu authors
+ */
+
+#include <linux/highmem.h>
+#include <linux/mm.h>
+#include <linux/slab.h>
+
+#include <drm/drm_drv.h>
+#include <drm/drm_file.h>
+#include <drm/drm_gem.h>
+#include <drm/drm_vma_manager.h>
+
+#include "vmgpu_context.h"
+#include "vmgpu_device.h"
+#include "vmgpu_drm.h"
+#include "vmgpu_job_types.h"
+#include "vmgpu_ring.h"
+#include "vmgpu_trace.h"
+#include "vmgpu_vm.h"
+
+/**
+ * DOC: contexts and monitored fences
+ *
+ * A context is a queue of user jobs on one engine: a drm_sched entity of
+ * that engine's ring, and the file's GPU VA space. Seed "monitored
+ * fences": the UMD tracks which work uses what and synchronises itself,
+ * so each context has a seqno page, one page the UMD maps read-only, in
+ * which the kernel writes the seqno of the context's last completed job
+ * before that job's fence signals. A busy check is then a memory read,
+ * and the fence, the page and the syncobjs agree. A blocking wait sleeps
+ * on the job's fence (a syncobj, or GEM_WAIT).
+ *
+ * A job that fails on the device (a VM fault, a bad field) or hangs makes
+ * its context guilty: the scheduler cancels the context's queued jobs
+ * (-ECANCELED; they run no commands) and EXEC refuses new ones. Other
+ * contexts, on the same engine too, are not touched.
+ */
+
+static struct vmgpu_seqno_page *to_seqno_page(struct drm_gem_object *obj)
+{
+	return container_of(obj, struct vmgpu_seqno_page, base);
+}
+
+static void vmgpu_seqno_page_free(struct drm_gem_object *obj)
+{
+	struct vmgpu_seqno_page *sp = to_seqno_page(obj);
+
+	drm_gem_free_mmap_offset(obj);
+	drm_gem_object_release(obj);
+	__free_page(sp->page);
+	kfree(sp);
+}
+
+/* Read-only, for good: the kernel is the only writer. */
+static int vmgpu_seqno_page_mmap(struct drm_gem_object *obj,
+				 struct vm_area_struct *vma)
+{
+	if (vma->vm_flags & VM_WRITE)
+		return -EPERM;
+	vm_flags_mod(vma, VM_DONTEXPAND | VM_DONTDUMP, VM_MAYWRITE);
+	return vm_insert_page(vma, vma->vm_start, to_seqno_page(obj)->page);
+}
+
+static const struct vm_operations_struct vmgpu_seqno_page_vm_ops = {
+	.open = drm_gem_vm_open,
+	.close = drm_gem_vm_close,
+};
+
+static const struct drm_gem_object_funcs vmgpu_seqno_page_funcs = {
+	.free = vmgpu_seqno_page_free,
+	.mmap = vmgpu_seqno_page_mmap,
+	.vm_ops = &vmgpu_seqno_page_vm_ops,
+};
+
+static struct vmgpu_seqno_page *vmgpu_seqno_page_create(struct drm_device *drm)
+{
+	struct vmgpu_seqno_page *sp;
+	int ret;
+
+	sp = kzalloc(sizeof(*sp), GFP_KERNEL);
+	if (!sp)
+		return ERR_PTR(-ENOMEM);
+	/* Lowmem, so that the fence callback writes it without mapping. */
+	sp->page = alloc_page(GFP_KERNEL | __GFP_ZERO);
+	if (!sp->page) {
+		kfree(sp);
+		return ERR_PTR(-ENOMEM);
+	}
+	sp->seqno = page_address(sp->page);
+	sp->base.funcs = &vmgpu_seqno_page_funcs;
+	drm_gem_private_object_init(drm, &sp->base, PAGE_SIZE);
+	ret = drm_gem_create_mmap_offset(&sp->base);
+	if (ret) {
+		drm_gem_object_put(&sp->base);
+		return ERR_PTR(ret);
+	}
+	return sp;
+}
+
+static void vmgpu_context_release(struct kref *ref)
+{
+	struct vmgpu_context *ctx = container_of(ref, struct vmgpu_context, ref);
+
+	drm_gem_object_put(&ctx->seqno_page->base);
+	vmgpu_vm_put(ctx->vm);
+	kfree(ctx);
+}
+
+/**
+ * vmgpu_context_put() - drop a reference to a context
+ * @ctx: the context
+ */
+void vmgpu_context_put(struct vmgpu_context *ctx)
+{
+	kref_put(&ctx->ref, vmgpu_context_release);
+}
+
+/**
+ * vmgpu_context_lookup() - find a context of a file
+ * @file: the file
+ * @id: the context id
+ *
+ * Return: the context, a reference for the caller, or NULL.
+ */
+struct vmgpu_context *vmgpu_context_lookup(struct drm_file *file, u32 id)
+{
+	struct vmgpu_file *vfile = file->driver_priv;
+	struct vmgpu_context *ctx;
+
+	xa_lock(&vfile->contexts);
+	ctx = xa_load(&vfile->contexts, id);
+	if (ctx)
+		kref_get(&ctx->ref);
+	xa_unlock(&vfile->contexts);
+	return ctx;
+}
+
+/* The job's hardware fence signalled: publish its seqno, note failures. */
+static void vmgpu_context_job_done(struct dma_fence *hw, struct dma_fence_cb *cb)
+{
+	struct vmgpu_job *job = container_of(cb, struct vmgpu_job, ctx_cb);
+	struct vmgpu_context *ctx = job->ctx;
+	u64 seqno = job->base.s_fence->finished.seqno;
+
+	trace_vmgpu_ctx_job_done(ctx->id, seqno, hw->error);
+	if (hw->error)
+		atomic_set(&ctx->guilty, 1);
+	/* A context's jobs complete in order: one entity, one ring. */
+	WRITE_ONCE(*ctx->seqno_page->seqno, seqno);
+}
+
+/**
+ * vmgpu_context_job_running() - run_job wrote a user job to its ring
+ * @job: the job, its hardware fence initialised
+ *
+ * Hooks the seqno page update before the scheduler's own callback, so
+ * that the page is written before the job's finished fence signals.
+ * Allocates nothing.
+ */
+void vmgpu_context_job_running(struct vmgpu_job *job)
+{
+	if (dma_fence_add_callback(&job->hw_fence->base, &job->ctx_cb,
+				   vmgpu_context_job_done))
+		vmgpu_context_job_done(&job->hw_fence->base, &job->ctx_cb);
+}
+
+/**
+ * vmgpu_file_vm() - the GPU VA space of a file, made on first use
+ * @file: the file
+ *
+ * Return: the VM, which lives as long as the file, or an ERR_PTR.
+ */
+struct vmgpu_vm *vmgpu_file_vm(struct drm_file *file)
+{
+	struct vmgpu_file *vfile = file->driver_priv;
+	struct vmgpu_vm *vm;
+
+	mutex_lock(&vfile->lock);
+	if (!vfile->vm) {
+		vm = vmgpu_vm_create(vfile->vdev);
+		if (!IS_ERR(vm))
+			vfile->vm = vm;
+	} else {
+		vm = vfile->vm;
+	}
+	mutex_unlock(&vfile->lock);
+	return vm;
+}
+
+static struct vmgpu_context *vmgpu_context_create(struct drm_file *file,
+						  struct vmgpu_ring *ring)
+{
+	struct drm_gpu_scheduler *sched = &ring->sched;
+	struct vmgpu_context *ctx;
+	struct vmgpu_vm *vm;
+	int ret;
+
+	vm = vmgpu_file_vm(file);
+	if (IS_ERR(vm))
+		return ERR_CAST(vm);
+	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
+	if (!ctx)
+		return ERR_PTR(-ENOMEM);
+	ctx->seqno_page = vmgpu_seqno_page_create(file->minor->dev);
+	if (IS_ERR(ctx->seqno_page)) {
+		ret = PTR_ERR(ctx->seqno_page);
+		kfree(ctx);
+		return ERR_PTR(ret);
+	}
+	kref_init(&ctx->ref);
+	ctx->ring = ring;
+	ctx->vm = vmgpu_vm_get(vm);
+	ret = drm_sched_entity_init(&ctx->entity, DRM_SCHED_PRIORITY_NORMAL,
+				    &sched, 1, &ctx->guilty);
+	if (ret) {
+		vmgpu_context_put(ctx);
+		return ERR_PTR(ret);
+	}
+	return ctx;
+}
+
+/* Stop a context taking jobs; those queued still run. */
+static void vmgpu_context_kill(struct vmgpu_context *ctx, struct drm_file *file)
+{
+	drm_sched_entity_destroy(&ctx->entity);
+	drm_vma_node_revoke(&ctx->seqno_page->base.vma_node, file);
+	vmgpu_context_put(ctx);
+}
+
+/**
+ * vmgpu_ctx_create_ioctl() - DRM_IOCTL_VMGPU_CTX_CREATE
+ * @drm: the DRM device
+ * @data: a &struct drm_vmgpu_ctx_create
+ * @file: the DRM file
+ *
+ * Return: 0 or a negative errno.
+ */
+int vmgpu_ctx_create_ioctl(struct drm_device *drm, void *data,
+			   struct drm_file *file)
+{
+	struct vmgpu_file *vfile = file->driver_priv;
+	struct drm_vmgpu_ctx_create *args = data;
+	struct vmgpu_context *ctx;
+	struct vmgpu_ring *ring;
+	int idx, ret;
+
+	if (args->flags || args->pad || args->reserved[0] || args->reserved[1])
+		return -EINVAL;
+	ring = vmgpu_ring_user_engine(to_vmgpu_device(drm), args->engine);
+	if (!ring)
+		return -EINVAL;
+	if (!drm_dev_enter(drm, &idx))
+		return -ENODEV;
+	ctx = vmgpu_context_create(file, ring);
+	if (IS_ERR(ctx)) {
+		ret = PTR_ERR(ctx);
+		goto out;
+	}
+	ret = drm_vma_node_allow(&ctx->seqno_page->base.vma_node, file);
+	if (ret) {
+		drm_sched_entity_destroy(&ctx->entity);
+		vmgpu_context_put(ctx);
+		goto out;
+	}
+	ret = xa_alloc(&vfile->contexts, &ctx->id, ctx, xa_limit_32b, GFP_KERNEL);
+	if (ret) {
+		vmgpu_context_kill(ctx, file);
+		goto out;
+	}
+	args->ctx_id = ctx->id;
+	args->seqno_offset = drm_vma_node_offset_addr(&ctx->seqno_page->base.vma_node);
+out:
+	drm_dev_exit(idx);
+	return ret;
+}
+
+/**
+ * vmgpu_ctx_destroy_ioctl() - DRM_IOCTL_VMGPU_CTX_DESTROY
+ * @drm: the DRM device
+ * @data: a &struct drm_vmgpu_ctx_destroy
+ * @file: the DRM file
+ *
+ * Return: 0 or a negative errno.
+ */
+int vmgpu_ctx_destroy_ioctl(struct drm_device *drm, void *data,
+			    struct drm_file *file)
+{
+	struct vmgpu_file *vfile = file->driver_priv;
+	struct drm_vmgpu_ctx_destroy *args = data;
+	struct vmgpu_context *ctx;
+
+	if (args->pad)
+		return -EINVAL;
+	ctx = xa_erase(&vfile->contexts, args->ctx_id);
+	if (!ctx)
+		return -ENOENT;
+	vmgpu_context_kill(ctx, file);
+	return 0;
+}
+
+/**
+ * vmgpu_vm_bind_ioctl() - DRM_IOCTL_VMGPU_VM_BIND
+ * @drm: the DRM device
+ * @data: a &struct drm_vmgpu_vm_bind
+ * @file: the DRM file
+ *
+ * Return: 0 or a negative errno.
+ */
+int vmgpu_vm_bind_ioctl(struct drm_device *drm, void *data,
+			struct drm_file *file)
+{
+	struct vmgpu_vm *vm;
+	int idx, ret;
+
+	if (!drm_dev_enter(drm, &idx))
+		return -ENODEV;
+	vm = vmgpu_file_vm(file);
+	ret = IS_ERR(vm) ? PTR_ERR(vm) : vmgpu_vm_bind(vm, file, data);
+	drm_dev_exit(idx);
+	return ret;
+}
+
+/**
+ * vmgpu_file_open() - &drm_driver.open
+ * @drm: the DRM device
+ * @file: the new file
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int vmgpu_file_open(struct drm_device *drm, struct drm_file *file)
+{
+	struct vmgpu_file *vfile;
+
+	vfile = kzalloc(sizeof(*vfile), GFP_KERNEL);
+	if (!vfile)
+		return -ENOMEM;
+	vfile->vdev = to_vmgpu_device(drm);
+	mutex_init(&vfile->lock);
+	xa_init_flags(&vfile->contexts, XA_FLAGS_ALLOC1);
+	file->driver_priv = vfile;
+	return 0;
+}
+
+/**
+ * vmgpu_file_postclose() - &drm_driver.postclose
+ * @drm: the DRM device
+ * @file: the file going away
+ *
+ * Queued jobs still run; the memory they use is freed after them.
+ */
+void vmgpu_file_postclose(struct drm_device *drm, struct drm_file *file)
+{
+	struct vmgpu_file *vfile = file->driver_priv;
+	struct vmgpu_context *ctx;
+	unsigned long id;
+
+	xa_for_each(&vfile->contexts, id, ctx) {
+		xa_erase(&vfile->contexts, id);
+		vmgpu_context_kill(ctx, file);
+	}
+	xa_destroy(&vfile->contexts);
+	if (vfile->vm)
+		vmgpu_vm_close(vfile->vm);
+	mutex_destroy(&vfile->lock);
+	kfree(vfile);
+}

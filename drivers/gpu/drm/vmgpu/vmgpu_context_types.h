@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Copyright 2026 The vmgpu authors
+ */
+#ifndef _VMGPU_CONTEXT_TYPES_H_
+#define _VMGPU_CONTEXT_TYPES_H_
+
+#include <linux/atomic.h>
+#include <linux/kref.h>
+#include <linux/mutex.h>
+#include <linux/types.h>
+#include <linux/xarray.h>
+
+#include <drm/drm_gem.h>
+#include <drm/gpu_scheduler.h>
+
+struct vmgpu_device;
+struct vmgpu_ring;
+struct vmgpu_vm;
+
+/**
+ * struct vmgpu_seqno_page - a context's monitored fence: one page of
+ * system memory the kernel writes and the UMD maps read-only
+ */
+struct vmgpu_seqno_page {
+	/** @base: a GEM object, only so that it has an mmap offset. */
+	struct drm_gem_object base;
+	/** @page: the page. */
+	struct page *page;
+	/** @seqno: the page's first word, the last completed seqno. */
+	u64 *seqno;
+};
+
+/**
+ * struct vmgpu_context - a queue of user jobs on one engine
+ */
+struct vmgpu_context {
+	/** @ref: the file's table and every job hold one. */
+	struct kref ref;
+	/** @id: the handle in the file's table. */
+	u32 id;
+	/** @ring: the engine. */
+	struct vmgpu_ring *ring;
+	/** @vm: the GPU VA space its commands use; a reference. */
+	struct vmgpu_vm *vm;
+	/** @entity: its queue on the engine's scheduler. */
+	struct drm_sched_entity entity;
+	/**
+	 * @guilty: one of its jobs failed on the device or hung: the
+	 * scheduler cancels what is queued, new submissions are refused.
+	 */
+	atomic_t guilty;
+	/** @seqno_page: its monitored fence. */
+	struct vmgpu_seqno_page *seqno_page;
+};
+
+/**
+ * struct vmgpu_file - what one open DRM file owns
+ */
+struct vmgpu_file {
+	/** @vdev: the device. */
+	struct vmgpu_device *vdev;
+	/** @lock: protects the creation of @vm. */
+	struct mutex lock;
+	/** @vm: the file's GPU VA space, made on first use. */
+	struct vmgpu_vm *vm;
+	/** @contexts: context id to &struct vmgpu_context. */
+	struct xarray contexts;
+};
+
+#endif

@@ -1,0 +1,359 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright 2026 The vmgpu authors
+ */
+
+#include <linux/dma-fence-chain.h>
+#include <linux/dma-resv.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+
+#include <drm/drm_drv.h>
+#include <drm/drm_exec.h>
+#include <drm/drm_file.h>
+#include <drm/drm_gpuvm.h>
+#include <drm/drm_syncobj.h>
+
+#include "vmgpu_bo.h"
+#include "vmgpu_context.h"
+#include "vmgpu_device.h"
+#include "vmgpu_drm.h"
+#include "vmgpu_exec.h"
+#include "vmgpu_job.h"
+#include "vmgpu_job_types.h"
+#include "vmgpu_vm.h"
+
+/**
+ * DOC: user submission
+ *
+ * EXEC queues one job on a context. Seed "GPU virtual addressing": the
+ * kernel does not learn which allocations a GPU-VA job uses. It checks
+ * the commands (only NOP, FENCE, FILL, TRANSFER and WAIT, virtual
+ * addresses only, reserved fields zero), writes the file's device VM into
+ * every address and copies them; the device checks again by ring mode.
+ * A process can therefore only reach what its own VM maps, and the kernel
+ * never parses anything at run time.
+ *
+ * Ordering: the job waits for its in-syncs (drm_syncobj points) and for
+ * the kernel's fences (moves, clears) of every allocation its VM maps,
+ * which are all locked with drm_gpuvm_exec_lock(); an allocation evicted
+ * out of the device's reach is made resident again first. The job's
+ * fence goes on every one of them as a bookkeeping fence, which is what
+ * makes moves wait for it and destruction deferred until it is done. Out
+ * fences are installed in syncobjs, timeline points included.
+ * Everything that can fail is done before the job is pushed: a
+ * submission runs whole or not at all.
+ */
+
+struct vmgpu_exec_out_sync {
+	struct drm_syncobj *syncobj;
+	struct dma_fence_chain *chain;
+	u64 point;
+};
+
+static bool vmgpu_exec_mbz(const void *p, size_t size)
+{
+	return !memchr_inv(p, 0, size);
+}
+
+/* A user address: virtual, in the submitter's VM, which we fill in. */
+static int vmgpu_exec_fix_addr(struct vmgpu_addr *a, u32 hw_vm)
+{
+	if (le32_to_cpu(a->space) != VMGPU_SPACE_VIRTUAL || a->vm)
+		return -EINVAL;
+	a->vm = cpu_to_le32(hw_vm);
+	return 0;
+}
+
+static int vmgpu_exec_check_cmd(union vmgpu_cmd *cmd, u32 hw_vm)
+{
+	u16 flags = le16_to_cpu(cmd->hdr.flags);
+
+	if (cmd->hdr.reserved)
+		return -EINVAL;
+	switch (le16_to_cpu(cmd->hdr.opcode)) {
+	case VMGPU_OP_NOP:
+		if (flags || le32_to_cpu(cmd->nop.delay_us) > VMGPU_NOP_MAX_DELAY_US ||
+		    !vmgpu_exec_mbz(cmd->nop.reserved, sizeof(cmd->nop.reserved)))
+			return -EINVAL;
+		return 0;
+	case VMGPU_OP_FENCE:
+		/* No interrupt and no ring fence word: those are the kernel's. */
+		if (flags || !vmgpu_exec_mbz(cmd->fence.reserved,
+					     sizeof(cmd->fence.reserved)))
+			return -EINVAL;
+		return vmgpu_exec_fix_addr(&cmd->fence.dst, hw_vm);
+	case VMGPU_OP_FILL:
+		if (flags || !vmgpu_exec_mbz(cmd->fill.reserved,
+					     sizeof(cmd->fill.reserved)))
+			return -EINVAL;
+		return vmgpu_exec_fix_addr(&cmd->fill.dst, hw_vm);
+	case VMGPU_OP_TRANSFER:
+		if ((flags & ~(VMGPU_TRANSFER_FLAG_SWIZZLE | VMGPU_TRANSFER_FLAG_UNSWIZZLE)) ||
+		    flags == (VMGPU_TRANSFER_FLAG_SWIZZLE | VMGPU_TRANSFER_FLAG_UNSWIZZLE) ||
+		    !vmgpu_exec_mbz(cmd->transfer.reserved,
+				    sizeof(cmd->transfer.reserved)))
+			return -EINVAL;
+		return vmgpu_exec_fix_addr(&cmd->transfer.src, hw_vm) ?:
+		       vmgpu_exec_fix_addr(&cmd->transfer.dst, hw_vm);
+	case VMGPU_OP_WAIT:
+		if (flags || !vmgpu_exec_mbz(cmd->wait.reserved,
+					     sizeof(cmd->wait.reserved)))
+			return -EINVAL;
+		return vmgpu_exec_fix_addr(&cmd->wait.addr, hw_vm);
+	}
+	return -EINVAL;
+}
+
+static int vmgpu_exec_copy_cmds(struct vmgpu_job *job,
+				const struct drm_vmgpu_exec *args, u32 hw_vm)
+{
+	u32 i;
+	int ret;
+
+	if (copy_from_user(job->cmds, u64_to_user_ptr(args->cmds),
+			   array_size(args->num_cmds, sizeof(union vmgpu_cmd))))
+		return -EFAULT;
+	job->num_cmds = args->num_cmds;
+	for (i = 0; i < job->num_cmds; i++) {
+		ret = vmgpu_exec_check_cmd(&job->cmds[i], hw_vm);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int vmgpu_exec_read_syncs(struct drm_vmgpu_sync **syncs, u64 ptr, u32 count)
+{
+	u32 i;
+
+	*syncs = NULL;
+	if (!count)
+		return 0;
+	*syncs = memdup_array_user(u64_to_user_ptr(ptr), count, sizeof(**syncs));
+	if (IS_ERR(*syncs))
+		return PTR_ERR(*syncs);
+	for (i = 0; i < count; i++)
+		if ((*syncs)[i].flags)
+			return -EINVAL;
+	return 0;
+}
+
+static int vmgpu_exec_add_in_syncs(struct vmgpu_job *job, struct drm_file *file,
+				   const struct drm_vmgpu_sync *syncs, u32 count)
+{
+	u32 i;
+	int ret;
+
+	for (i = 0; i < count; i++) {
+		struct dma_fence *fence;
+
+		ret = drm_syncobj_find_fence(file, syncs[i].handle, syncs[i].point,
+					     0, &fence);
+		if (ret)
+			return ret;
+		ret = drm_sched_job_add_dependency(&job->base, fence);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int vmgpu_exec_get_out_syncs(struct vmgpu_exec_out_sync *out,
+				    struct drm_file *file,
+				    const struct drm_vmgpu_sync *syncs, u32 count)
+{
+	u32 i;
+
+	for (i = 0; i < count; i++) {
+		out[i].syncobj = drm_syncobj_find(file, syncs[i].handle);
+		if (!out[i].syncobj)
+			return -ENOENT;
+		out[i].point = syncs[i].point;
+		if (out[i].point) {
+			out[i].chain = dma_fence_chain_alloc();
+			if (!out[i].chain)
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+static void vmgpu_exec_signal_out_syncs(struct vmgpu_exec_out_sync *out,
+					u32 count, struct dma_fence *fence)
+{
+	u32 i;
+
+	for (i = 0; i < count; i++) {
+		if (out[i].chain) {
+			drm_syncobj_add_point(out[i].syncobj, out[i].chain, fence,
+					      out[i].point);
+			out[i].chain = NULL;
+		} else {
+			drm_syncobj_replace_fence(out[i].syncobj, fence);
+		}
+	}
+}
+
+static void vmgpu_exec_put_out_syncs(struct vmgpu_exec_out_sync *out, u32 count)
+{
+	u32 i;
+
+	for (i = 0; out && i < count; i++) {
+		dma_fence_chain_free(out[i].chain);
+		if (out[i].syncobj)
+			drm_syncobj_put(out[i].syncobj);
+	}
+	kfree(out);
+}
+
+/*
+ * With every allocation of the VM locked: bring back what was evicted out
+ * of the device's reach, and wait for the kernel's work on all of them.
+ */
+static int vmgpu_exec_prepare_bos(struct vmgpu_job *job, struct drm_gpuvm_exec *vm_exec)
+{
+	struct ttm_operation_ctx ctx = { .interruptible = true };
+	struct drm_gem_object *obj;
+	int ret;
+
+	drm_exec_for_each_locked_object(&vm_exec->exec, obj) {
+		if (obj != drm_gpuvm_resv_obj(vm_exec->vm)) {
+			struct vmgpu_bo *vbo = gem_to_vmgpu_bo(obj);
+
+			if (!vmgpu_bo_is_resident(&vbo->tbo)) {
+				ret = ttm_bo_validate(&vbo->tbo, &vbo->placement, &ctx);
+				if (ret)
+					return ret;
+			}
+		}
+		ret = drm_sched_job_add_resv_dependencies(&job->base, obj->resv,
+							  DMA_RESV_USAGE_KERNEL);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* Lock the VM's allocations, order the job after the kernel, push it. */
+static int vmgpu_exec_push(struct vmgpu_job *job, struct vmgpu_vm *vm,
+			   struct dma_fence **fence)
+{
+	struct drm_gpuvm_exec vm_exec = {
+		.vm = &vm->base,
+		.flags = DRM_EXEC_INTERRUPTIBLE_WAIT,
+		.num_fences = 1,
+	};
+	int ret;
+
+	mutex_lock(&vm->lock);
+	ret = drm_gpuvm_exec_lock(&vm_exec);
+	if (!ret)
+		ret = vmgpu_exec_prepare_bos(job, &vm_exec);
+	if (!ret) {
+		*fence = vmgpu_job_push(job);
+		drm_gpuvm_resv_add_fence(&vm->base, &vm_exec.exec, *fence,
+					 DMA_RESV_USAGE_BOOKKEEP,
+					 DMA_RESV_USAGE_BOOKKEEP);
+	}
+	drm_gpuvm_exec_unlock(&vm_exec);
+	mutex_unlock(&vm->lock);
+	return ret;
+}
+
+static int vmgpu_exec_check_args(const struct drm_vmgpu_exec *args)
+{
+	if (args->flags || args->pad || args->reserved[0] || args->reserved[1] ||
+	    !args->num_cmds || args->num_cmds > DRM_VMGPU_EXEC_MAX_CMDS ||
+	    args->num_in_syncs > DRM_VMGPU_EXEC_MAX_SYNCS ||
+	    args->num_out_syncs > DRM_VMGPU_EXEC_MAX_SYNCS)
+		return -EINVAL;
+	return 0;
+}
+
+static int vmgpu_exec(struct drm_file *file, struct drm_vmgpu_exec *args,
+		      struct vmgpu_context *ctx)
+{
+	struct drm_vmgpu_sync *in = NULL, *out = NULL;
+	struct vmgpu_exec_out_sync *out_syncs;
+	struct dma_fence *fence;
+	struct vmgpu_job *job;
+	int ret;
+
+	out_syncs = kcalloc(args->num_out_syncs, sizeof(*out_syncs), GFP_KERNEL);
+	if (!out_syncs)
+		return -ENOMEM;
+	job = vmgpu_job_alloc(ctx->ring, args->num_cmds);
+	if (IS_ERR(job)) {
+		kfree(out_syncs);
+		return PTR_ERR(job);
+	}
+	job->entity = &ctx->entity;
+	ret = vmgpu_exec_copy_cmds(job, args, ctx->vm->hw_id) ?:
+	      vmgpu_exec_read_syncs(&in, args->in_syncs, args->num_in_syncs) ?:
+	      vmgpu_exec_read_syncs(&out, args->out_syncs, args->num_out_syncs) ?:
+	      vmgpu_job_prepare(job, NULL) ?:
+	      vmgpu_exec_add_in_syncs(job, file, in, args->num_in_syncs) ?:
+	      vmgpu_exec_get_out_syncs(out_syncs, file, out, args->num_out_syncs);
+	if (ret)
+		goto err_job;
+	kref_get(&ctx->ref);
+	job->ctx = ctx;
+	ret = vmgpu_exec_push(job, ctx->vm, &fence);
+	if (ret)
+		goto err_job;
+	vmgpu_exec_signal_out_syncs(out_syncs, args->num_out_syncs, fence);
+	args->seqno = fence->seqno;
+	dma_fence_put(fence);
+	goto out;
+
+err_job:
+	vmgpu_job_discard(job);
+out:
+	vmgpu_exec_put_out_syncs(out_syncs, args->num_out_syncs);
+	if (!IS_ERR(in))
+		kfree(in);
+	if (!IS_ERR(out))
+		kfree(out);
+	return ret;
+}
+
+/**
+ * vmgpu_exec_ioctl() - DRM_IOCTL_VMGPU_EXEC
+ * @drm: the DRM device
+ * @data: a &struct drm_vmgpu_exec
+ * @file: the DRM file
+ *
+ * Return: 0, -ECANCELED for a guilty context, or another negative errno;
+ * nothing was queued unless it returns 0.
+ */
+int vmgpu_exec_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct drm_vmgpu_exec *args = data;
+	struct vmgpu_context *ctx;
+	int idx, ret;
+
+	ret = vmgpu_exec_check_args(args);
+	if (ret)
+		return ret;
+	ctx = vmgpu_context_lookup(file, args->ctx_id);
+	if (!ctx)
+		return -ENOENT;
+	if (!drm_dev_enter(drm, &idx)) {
+		ret = -ENODEV;
+		goto out_put;
+	}
+	if (atomic_read(&ctx->guilty))
+		ret = -ECANCELED;
+	else
+		ret = vmgpu_exec(file, args, ctx);
+	drm_dev_exit(idx);
+out_put:
+	vmgpu_context_put(ctx);
+	return ret;
+}
+
+#if IS_ENABLED(CONFIG_KUNIT)
+#include "tests/vmgpu_exec_test.c"
+#endif

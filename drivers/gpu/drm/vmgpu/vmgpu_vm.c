@@ -1,0 +1,497 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright 2026 The vmgpu authors
+ */
+
+#include <linux/dma-mapping.h>
+#include <linux/dma-resv.h>
+#include <linux/idr.h>
+#include <linux/slab.h>
+
+#include <drm/drm_drv.h>
+#include <drm/drm_file.h>
+#include <drm/drm_gem.h>
+#include <drm/drm_managed.h>
+
+#include "vmgpu_bo.h"
+#include "vmgpu_device.h"
+#include "vmgpu_drm.h"
+#include "vmgpu_res_cursor.h"
+#include "vmgpu_trace.h"
+#include "vmgpu_vm.h"
+
+/**
+ * DOC: GPU virtual address spaces
+ *
+ * Seed "GPU virtual addressing": each DRM file has a GPU VA space of its
+ * own, a device VM whose 4-level page tables the kernel keeps in system
+ * memory. The UMD chooses addresses and binds ranges of its allocations
+ * there (VM_BIND); jobs on GPU-VA engines reach memory through it only.
+ * drm_gpuvm keeps the mappings; every allocation is an external object
+ * with its own reservation, so that each can move, and be destroyed,
+ * alone.
+ *
+ * The page tables follow the allocations: a move rewrites the entries of
+ * every mapping of the allocation for its new backing, or invalidates
+ * them when it leaves the device's reach. Ordering, so that no engine
+ * reads a stale translation of freed memory:
+ *
+ * - jobs queued before the move: the move first waits for every job that
+ *   used the allocation (their fences are on its reservation), so none
+ *   is running when the entries change; the old backing is freed after
+ *   that, when the move's copy is done;
+ * - jobs queued after: each waits for the kernel's fences on the
+ *   reservations of every allocation of its VM, so it runs after the copy
+ *   that fills the new backing.
+ *
+ * That first wait happens on the CPU, in the move; doing the rewrite on
+ * the paging ring after the copy would avoid it and is not done yet.
+ *
+ * The device caches no translations and a register read orders the CPU's
+ * table writes with the engine (hardware contract), which is what makes
+ * an unmap take effect before the memory can be handed out again.
+ */
+
+#define VMGPU_PT_COVER_SHIFT(level)	(VMGPU_PAGE_SHIFT + 9 * (level))
+
+static struct vmgpu_vm *to_vmgpu_vm(struct drm_gpuvm *gpuvm)
+{
+	return container_of(gpuvm, struct vmgpu_vm, base);
+}
+
+static unsigned int vmgpu_pt_index(u64 va, int level)
+{
+	return (va >> VMGPU_PT_COVER_SHIFT(level)) & (VMGPU_PT_ENTRIES - 1);
+}
+
+static struct vmgpu_pt *vmgpu_pt_alloc(struct vmgpu_vm *vm, int level)
+{
+	struct vmgpu_pt *pt;
+
+	pt = kzalloc(struct_size(pt, children, level ? VMGPU_PT_ENTRIES : 0),
+		     GFP_KERNEL);
+	if (!pt)
+		return NULL;
+	pt->entries = dma_alloc_coherent(vm->vdev->drm.dev, VMGPU_PAGE_SIZE,
+					 &pt->bus, GFP_KERNEL);
+	if (!pt->entries) {
+		kfree(pt);
+		return NULL;
+	}
+	return pt;
+}
+
+static void vmgpu_pt_free(struct vmgpu_vm *vm, struct vmgpu_pt *pt, int level)
+{
+	unsigned int i;
+
+	if (!pt)
+		return;
+	for (i = 0; level && i < VMGPU_PT_ENTRIES; i++)
+		vmgpu_pt_free(vm, pt->children[i], level - 1);
+	dma_free_coherent(vm->vdev->drm.dev, VMGPU_PAGE_SIZE, pt->entries, pt->bus);
+	kfree(pt);
+}
+
+/* Make sure the tables down to the last level exist for [va, va + range). */
+static int vmgpu_vm_populate(struct vmgpu_vm *vm, u64 va, u64 range)
+{
+	u64 end = va + range;
+
+	lockdep_assert_held(&vm->pt_lock);
+	for (; va < end; va = (va | GENMASK_ULL(VMGPU_PT_COVER_SHIFT(1) - 1, 0)) + 1) {
+		struct vmgpu_pt *pt = vm->root;
+		int level;
+
+		for (level = VMGPU_PT_LEVELS - 1; level > 0; level--) {
+			unsigned int i = vmgpu_pt_index(va, level);
+
+			if (!pt->children[i]) {
+				struct vmgpu_pt *child = vmgpu_pt_alloc(vm, level - 1);
+
+				if (!child)
+					return -ENOMEM;
+				pt->children[i] = child;
+				pt->entries[i] = cpu_to_le64(VMGPU_PTE_VALID |
+					(u64)VMGPU_SPACE_SYSTEM << VMGPU_PTE_SPACE_SHIFT |
+					child->bus);
+			}
+			pt = pt->children[i];
+		}
+	}
+	return 0;
+}
+
+/* The last-level entry of va, whose tables vmgpu_vm_populate() made. */
+static __le64 *vmgpu_vm_pte(struct vmgpu_vm *vm, u64 va)
+{
+	struct vmgpu_pt *pt = vm->root;
+	int level;
+
+	for (level = VMGPU_PT_LEVELS - 1; level > 0; level--)
+		pt = pt->children[vmgpu_pt_index(va, level)];
+	return &pt->entries[vmgpu_pt_index(va, 0)];
+}
+
+static void vmgpu_vm_clear_ptes(struct vmgpu_vm *vm, u64 va, u64 range)
+{
+	u64 off;
+
+	for (off = 0; off < range; off += VMGPU_PAGE_SIZE)
+		WRITE_ONCE(*vmgpu_vm_pte(vm, va + off), 0);
+}
+
+/*
+ * Point a mapping's entries at its allocation's backing as it is now, or
+ * invalidate them if the device cannot reach it (TTM system memory).
+ */
+static void vmgpu_vm_write_ptes(struct vmgpu_vm *vm, struct drm_gpuva *va)
+{
+	struct ttm_buffer_object *tbo = &gem_to_vmgpu_bo(va->gem.obj)->tbo;
+	u64 flags = VMGPU_PTE_VALID;
+	u64 addr = va->va.addr, left = va->va.range, skip = va->gem.offset;
+	struct vmgpu_res_cursor cur;
+
+	lockdep_assert_held(&vm->pt_lock);
+	dma_resv_assert_held(tbo->base.resv);
+	if (!(va->flags & VMGPU_VA_READ_ONLY))
+		flags |= VMGPU_PTE_WRITE;
+	if (!tbo->resource || vmgpu_res_first(vm->vdev, tbo->resource, tbo->ttm,
+					      tbo->base.size, &cur)) {
+		vmgpu_vm_clear_ptes(vm, addr, left);
+		trace_vmgpu_vm_ptes(vm->hw_id, addr, left, -1);
+		return;
+	}
+	trace_vmgpu_vm_ptes(vm->hw_id, addr, left, cur.space);
+	while (skip) {
+		u64 n = min(skip, cur.size);
+
+		vmgpu_res_next(&cur, n);
+		skip -= n;
+	}
+	flags |= (u64)cur.space << VMGPU_PTE_SPACE_SHIFT;
+	while (left) {
+		u64 n = min(cur.size, left), off;
+
+		for (off = 0; off < n; off += VMGPU_PAGE_SIZE)
+			WRITE_ONCE(*vmgpu_vm_pte(vm, addr + off),
+				   cpu_to_le64(flags | (cur.start + off)));
+		addr += n;
+		left -= n;
+		if (left)
+			vmgpu_res_next(&cur, n);
+	}
+}
+
+/*
+ * After this, no command translates through entries changed before it:
+ * the device walks the tables on every access and a register read waits
+ * for the engine's slice in progress.
+ */
+static void vmgpu_vm_flush(struct vmgpu_vm *vm)
+{
+	int idx;
+
+	if (drm_dev_enter(&vm->vdev->drm, &idx)) {
+		vmgpu_read32(vm->vdev, VMGPU_REG_MAGIC);
+		drm_dev_exit(idx);
+	}
+}
+
+/**
+ * vmgpu_vm_bo_moved() - rewrite the mappings of an allocation that moved
+ * @vbo: the allocation, reserved, with its new backing (or none)
+ *
+ * Called by the move after every job that used the allocation finished.
+ */
+void vmgpu_vm_bo_moved(struct vmgpu_bo *vbo)
+{
+	struct drm_gem_object *obj = &vbo->tbo.base;
+	struct drm_gpuvm_bo *vm_bo;
+	struct drm_gpuva *va;
+
+	dma_resv_assert_held(obj->resv);
+	drm_gem_for_each_gpuvm_bo(vm_bo, obj) {
+		struct vmgpu_vm *vm = to_vmgpu_vm(vm_bo->vm);
+
+		mutex_lock(&vm->pt_lock);
+		drm_gpuvm_bo_for_each_va(va, vm_bo)
+			vmgpu_vm_write_ptes(vm, va);
+		mutex_unlock(&vm->pt_lock);
+	}
+}
+
+/**
+ * vmgpu_vm_bo_is_mapped() - whether any VM maps an allocation
+ * @vbo: the allocation, reserved
+ *
+ * Return: true if a move must keep page tables right.
+ */
+bool vmgpu_vm_bo_is_mapped(struct vmgpu_bo *vbo)
+{
+	dma_resv_assert_held(vbo->tbo.base.resv);
+	return !list_empty(&vbo->tbo.base.gpuva.list);
+}
+
+static int vmgpu_vm_map(struct vmgpu_vm *vm, struct drm_file *file,
+			const struct drm_vmgpu_vm_bind *args)
+{
+	struct drm_gpuvm_bo *vm_bo;
+	struct drm_gem_object *obj;
+	struct drm_gpuva *va;
+	int ret;
+
+	if (args->flags & ~DRM_VMGPU_VM_BIND_READ_ONLY)
+		return -EINVAL;
+	obj = drm_gem_object_lookup(file, args->handle);
+	if (!obj)
+		return -ENOENT;
+	ret = -EINVAL;
+	if (args->offset > obj->size || args->range > obj->size - args->offset)
+		goto out_put;
+	ret = -ENOMEM;
+	va = kzalloc(sizeof(*va), GFP_KERNEL);
+	if (!va)
+		goto out_put;
+	va->va.addr = args->addr;
+	va->va.range = args->range;
+	va->gem.obj = obj;
+	va->gem.offset = args->offset;
+	if (args->flags & DRM_VMGPU_VM_BIND_READ_ONLY)
+		va->flags |= VMGPU_VA_READ_ONLY;
+
+	mutex_lock(&vm->lock);
+	ret = -EEXIST;
+	if (!drm_gpuvm_interval_empty(&vm->base, args->addr, args->range))
+		goto out_unlock_vm;
+	ret = dma_resv_lock_interruptible(obj->resv, NULL);
+	if (ret)
+		goto out_unlock_vm;
+	mutex_lock(&vm->pt_lock);
+	ret = vmgpu_vm_populate(vm, args->addr, args->range);
+	if (ret)
+		goto out_unlock;
+	vm_bo = drm_gpuvm_bo_obtain(&vm->base, obj);
+	if (IS_ERR(vm_bo)) {
+		ret = PTR_ERR(vm_bo);
+		goto out_unlock;
+	}
+	ret = drm_gpuva_insert(&vm->base, va);
+	if (ret) {
+		drm_gpuvm_bo_put(vm_bo);
+		goto out_unlock;
+	}
+	drm_gpuva_link(va, vm_bo);
+	drm_gpuvm_bo_extobj_add(vm_bo);
+	/* The mapping holds its own reference now. */
+	drm_gpuvm_bo_put(vm_bo);
+	vmgpu_vm_write_ptes(vm, va);
+	va = NULL;
+out_unlock:
+	mutex_unlock(&vm->pt_lock);
+	dma_resv_unlock(obj->resv);
+out_unlock_vm:
+	mutex_unlock(&vm->lock);
+	kfree(va);
+out_put:
+	drm_gem_object_put(obj);
+	return ret;
+}
+
+/* Tear down one mapping; the VM lock is held. */
+static void vmgpu_vm_remove(struct vmgpu_vm *vm, struct drm_gpuva *va)
+{
+	struct drm_gem_object *obj = va->gem.obj;
+
+	lockdep_assert_held(&vm->lock);
+	/* The mapping's reference, until it is unlinked below. */
+	drm_gem_object_get(obj);
+	dma_resv_lock(obj->resv, NULL);
+	mutex_lock(&vm->pt_lock);
+	vmgpu_vm_clear_ptes(vm, va->va.addr, va->va.range);
+	mutex_unlock(&vm->pt_lock);
+	vmgpu_vm_flush(vm);
+	trace_vmgpu_vm_ptes(vm->hw_id, va->va.addr, va->va.range, -1);
+	drm_gpuva_remove(va);
+	drm_gpuva_unlink(va);
+	dma_resv_unlock(obj->resv);
+	drm_gem_object_put(obj);
+	kfree(va);
+}
+
+static int vmgpu_vm_unmap(struct vmgpu_vm *vm, const struct drm_vmgpu_vm_bind *args)
+{
+	struct drm_gpuva *va;
+	int ret = -ENOENT;
+
+	if (args->flags || args->handle || args->offset)
+		return -EINVAL;
+	mutex_lock(&vm->lock);
+	va = drm_gpuva_find(&vm->base, args->addr, args->range);
+	if (va) {
+		vmgpu_vm_remove(vm, va);
+		ret = 0;
+	}
+	mutex_unlock(&vm->lock);
+	return ret;
+}
+
+/**
+ * vmgpu_vm_bind() - carry out a VM_BIND request
+ * @vm: the file's VM
+ * @file: the file, whose handles name allocations
+ * @args: the request
+ *
+ * Return: 0 or a negative errno.
+ */
+int vmgpu_vm_bind(struct vmgpu_vm *vm, struct drm_file *file,
+		  const struct drm_vmgpu_vm_bind *args)
+{
+	if (args->pad || args->reserved[0] || args->reserved[1] ||
+	    !args->range || !IS_ALIGNED(args->addr | args->range | args->offset,
+					VMGPU_PAGE_SIZE) ||
+	    !drm_gpuvm_range_valid(&vm->base, args->addr, args->range))
+		return -EINVAL;
+	trace_vmgpu_vm_bind(vm->hw_id, args->op, args->addr, args->range);
+	switch (args->op) {
+	case DRM_VMGPU_VM_BIND_OP_MAP:
+		return vmgpu_vm_map(vm, file, args);
+	case DRM_VMGPU_VM_BIND_OP_UNMAP:
+		return vmgpu_vm_unmap(vm, args);
+	}
+	return -EINVAL;
+}
+
+static void vmgpu_vm_free(struct drm_gpuvm *gpuvm)
+{
+	struct vmgpu_vm *vm = to_vmgpu_vm(gpuvm);
+	struct vmgpu_device *vdev = vm->vdev;
+	int idx;
+
+	if (drm_dev_enter(&vdev->drm, &idx)) {
+		vmgpu_write32(vdev, VMGPU_REG_VM(vm->hw_id) + VMGPU_VM_CTRL, 0);
+		vmgpu_vm_flush(vm);
+		drm_dev_exit(idx);
+	}
+	vmgpu_pt_free(vm, vm->root, VMGPU_PT_LEVELS - 1);
+	ida_free(&vdev->vm_ids, vm->hw_id);
+	mutex_destroy(&vm->pt_lock);
+	mutex_destroy(&vm->lock);
+	kfree(vm);
+}
+
+static const struct drm_gpuvm_ops vmgpu_gpuvm_ops = {
+	.vm_free = vmgpu_vm_free,
+};
+
+/**
+ * vmgpu_vm_create() - a new GPU VA space on a free device VM
+ * @vdev: the device
+ *
+ * Return: the VM, one reference for the caller, or an ERR_PTR: -ENOSPC
+ * when every device VM is in use.
+ */
+struct vmgpu_vm *vmgpu_vm_create(struct vmgpu_device *vdev)
+{
+	struct drm_gem_object *r_obj;
+	struct vmgpu_vm *vm;
+	int id, ret = -ENOMEM;
+
+	id = ida_alloc_range(&vdev->vm_ids, VMGPU_VM_PAGING + 1,
+			     vdev->num_vms - 1, GFP_KERNEL);
+	if (id < 0)
+		return ERR_PTR(id);
+	vm = kzalloc(sizeof(*vm), GFP_KERNEL);
+	if (!vm)
+		goto err_id;
+	vm->vdev = vdev;
+	vm->hw_id = id;
+	mutex_init(&vm->lock);
+	mutex_init(&vm->pt_lock);
+	vm->root = vmgpu_pt_alloc(vm, VMGPU_PT_LEVELS - 1);
+	if (!vm->root)
+		goto err_vm;
+	r_obj = drm_gpuvm_resv_object_alloc(&vdev->drm);
+	if (!r_obj)
+		goto err_pt;
+	drm_gpuvm_init(&vm->base, "vmgpu", 0, &vdev->drm, r_obj, 0,
+		       1ull << VMGPU_VA_BITS, 0, 0, &vmgpu_gpuvm_ops);
+	drm_gem_object_put(r_obj);
+
+	vmgpu_write32(vdev, VMGPU_REG_VM(id) + VMGPU_VM_ROOT_LO,
+		      lower_32_bits(vm->root->bus));
+	vmgpu_write32(vdev, VMGPU_REG_VM(id) + VMGPU_VM_ROOT_HI,
+		      upper_32_bits(vm->root->bus));
+	vmgpu_write32(vdev, VMGPU_REG_VM(id) + VMGPU_VM_CTRL, VMGPU_VM_CTRL_ENABLE |
+		      VMGPU_SPACE_SYSTEM << VMGPU_VM_CTRL_SPACE_SHIFT);
+	return vm;
+
+err_pt:
+	vmgpu_pt_free(vm, vm->root, VMGPU_PT_LEVELS - 1);
+err_vm:
+	mutex_destroy(&vm->pt_lock);
+	mutex_destroy(&vm->lock);
+	kfree(vm);
+err_id:
+	ida_free(&vdev->vm_ids, id);
+	return ERR_PTR(ret);
+}
+
+/**
+ * vmgpu_vm_close() - the file is gone: remove every mapping, drop the VM
+ * @vm: the file's VM; the reference is consumed
+ *
+ * Jobs still running fault on what they had mapped; their references keep
+ * the device VM and its tables until they are freed.
+ */
+void vmgpu_vm_close(struct vmgpu_vm *vm)
+{
+	struct drm_gpuva *va, *next;
+
+	mutex_lock(&vm->lock);
+	drm_gpuvm_for_each_va_safe(va, next, &vm->base)
+		vmgpu_vm_remove(vm, va);
+	mutex_unlock(&vm->lock);
+	drm_gpuvm_put(&vm->base);
+}
+
+/**
+ * vmgpu_vm_get() - another reference to a VM
+ * @vm: the VM
+ *
+ * Return: @vm.
+ */
+struct vmgpu_vm *vmgpu_vm_get(struct vmgpu_vm *vm)
+{
+	drm_gpuvm_get(&vm->base);
+	return vm;
+}
+
+/**
+ * vmgpu_vm_put() - drop a reference to a VM
+ * @vm: the VM
+ */
+void vmgpu_vm_put(struct vmgpu_vm *vm)
+{
+	drm_gpuvm_put(&vm->base);
+}
+
+static void vmgpu_vm_ids_release(struct drm_device *drm, void *arg)
+{
+	ida_destroy(arg);
+}
+
+/**
+ * vmgpu_vm_init() - find out how many device VMs there are
+ * @vdev: the device
+ *
+ * Return: 0 or a negative errno.
+ */
+int vmgpu_vm_init(struct vmgpu_device *vdev)
+{
+	vdev->num_vms = min_t(u32, vmgpu_read32(vdev, VMGPU_REG_NUM_VMS),
+			      VMGPU_MAX_VMS);
+	ida_init(&vdev->vm_ids);
+	return drmm_add_action_or_reset(&vdev->drm, vmgpu_vm_ids_release,
+					&vdev->vm_ids);
+}

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Copyright 2026 The vmgpu authors
+ */
+#ifndef _VMGPU_VM_H_
+#define _VMGPU_VM_H_
+
+#include <linux/types.h>
+
+#include "vmgpu_vm_types.h"
+
+struct drm_file;
+struct drm_vmgpu_vm_bind;
+struct vmgpu_bo;
+struct vmgpu_device;
+
+/* drm_gpuva.flags: the GPU may not write through the mapping. */
+#define VMGPU_VA_READ_ONLY	DRM_GPUVA_USERBITS
+
+int vmgpu_vm_init(struct vmgpu_device *vdev);
+struct vmgpu_vm *vmgpu_vm_create(struct vmgpu_device *vdev);
+struct vmgpu_vm *vmgpu_vm_get(struct vmgpu_vm *vm);
+void vmgpu_vm_put(struct vmgpu_vm *vm);
+void vmgpu_vm_close(struct vmgpu_vm *vm);
+int vmgpu_vm_bind(struct vmgpu_vm *vm, struct drm_file *file,
+		  const struct drm_vmgpu_vm_bind *args);
+bool vmgpu_vm_bo_is_mapped(struct vmgpu_bo *vbo);
+void vmgpu_vm_bo_moved(struct vmgpu_bo *vbo);
+
+#endif

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Copyright 2026 The vmgpu authors
+ */
+#ifndef _VMGPU_VM_TYPES_H_
+#define _VMGPU_VM_TYPES_H_
+
+#include <linux/mutex.h>
+#include <linux/types.h>
+
+#include <drm/drm_gpuvm.h>
+
+struct vmgpu_device;
+
+/**
+ * struct vmgpu_pt - one page table of a VM: 512 entries the device reads
+ * by DMA, and for the upper levels the tables they point at
+ */
+struct vmgpu_pt {
+	/** @entries: CPU view of the table. */
+	__le64 *entries;
+	/** @bus: bus address of @entries, what the entry above holds. */
+	dma_addr_t bus;
+	/** @children: upper levels only, the next tables by index. */
+	struct vmgpu_pt *children[];
+};
+
+/**
+ * struct vmgpu_vm - a GPU virtual address space: one device VM, the
+ * mappings of one DRM file and the page tables that implement them
+ */
+struct vmgpu_vm {
+	/** @base: the mappings, and the allocations mapped (external objects). */
+	struct drm_gpuvm base;
+	/** @vdev: the device. */
+	struct vmgpu_device *vdev;
+	/** @hw_id: the device VM (VMGPU_REG_VM()), never the paging VM 0. */
+	u32 hw_id;
+	/**
+	 * @lock: serialises binds with submissions, so that a job's
+	 * allocations are the ones mapped when it was queued. Taken before
+	 * any reservation.
+	 */
+	struct mutex lock;
+	/**
+	 * @pt_lock: protects the page tables. Taken inside reservations:
+	 * moves rewrite entries with the allocation reserved.
+	 */
+	struct mutex pt_lock;
+	/** @root: the level-3 table. */
+	struct vmgpu_pt *root;
+};
+
+#endif
