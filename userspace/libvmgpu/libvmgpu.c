@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * libvmgpu: device discovery, queries and allocations.
+ * libvmgpu: device discovery, queries, allocations, GPU VA and submission.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -324,4 +324,149 @@ int vmgpu_bo_evict(vmgpu_bo *bo)
 	struct drm_vmgpu_gem_make_resident args = { .handle = bo->handle };
 
 	return vmgpu_ioctl(bo->dev, DRM_IOCTL_VMGPU_GEM_EVICT, &args);
+}
+
+int vmgpu_bo_wait(vmgpu_bo *bo, uint64_t timeout_ns, uint32_t flags)
+{
+	struct drm_vmgpu_gem_wait args = {
+		.handle = bo->handle,
+		.flags = flags,
+		.timeout_ns = timeout_ns,
+	};
+
+	return vmgpu_ioctl(bo->dev, DRM_IOCTL_VMGPU_GEM_WAIT, &args);
+}
+
+int vmgpu_vm_map(vmgpu_bo *bo, uint64_t offset, uint64_t va, uint64_t size,
+		 uint32_t flags)
+{
+	struct drm_vmgpu_vm_bind args = {
+		.op = DRM_VMGPU_VM_BIND_OP_MAP,
+		.flags = flags,
+		.handle = bo->handle,
+		.addr = va,
+		.range = size,
+		.offset = offset,
+	};
+
+	return vmgpu_ioctl(bo->dev, DRM_IOCTL_VMGPU_VM_BIND, &args);
+}
+
+int vmgpu_vm_unmap(vmgpu_device *dev, uint64_t va, uint64_t size)
+{
+	struct drm_vmgpu_vm_bind args = {
+		.op = DRM_VMGPU_VM_BIND_OP_UNMAP,
+		.addr = va,
+		.range = size,
+	};
+
+	return vmgpu_ioctl(dev, DRM_IOCTL_VMGPU_VM_BIND, &args);
+}
+
+struct vmgpu_context {
+	int refcount;
+	vmgpu_device *dev;
+	uint32_t id;
+	const volatile uint64_t *seqno;	/* the kernel's seqno page */
+};
+
+int vmgpu_context_create(vmgpu_device *dev, uint32_t engine,
+			 vmgpu_context **out)
+{
+	struct drm_vmgpu_ctx_create args = { .engine = engine };
+	struct drm_vmgpu_ctx_destroy destroy = { 0 };
+	vmgpu_context *ctx;
+	void *page;
+	int ret;
+
+	ctx = calloc(1, sizeof(*ctx));
+	if (!ctx)
+		return -ENOMEM;
+	ret = vmgpu_ioctl(dev, DRM_IOCTL_VMGPU_CTX_CREATE, &args);
+	if (ret) {
+		free(ctx);
+		return ret;
+	}
+	page = mmap(NULL, VMGPU_PAGE_SIZE, PROT_READ, MAP_SHARED, dev->fd,
+		    args.seqno_offset);
+	if (page == MAP_FAILED) {
+		ret = -errno;
+		destroy.ctx_id = args.ctx_id;
+		vmgpu_ioctl(dev, DRM_IOCTL_VMGPU_CTX_DESTROY, &destroy);
+		free(ctx);
+		return ret;
+	}
+	ctx->refcount = 1;
+	ctx->dev = vmgpu_device_ref(dev);
+	ctx->id = args.ctx_id;
+	ctx->seqno = page;
+	*out = ctx;
+	return 0;
+}
+
+vmgpu_context *vmgpu_context_ref(vmgpu_context *ctx)
+{
+	ctx->refcount++;
+	return ctx;
+}
+
+void vmgpu_context_unref(vmgpu_context *ctx)
+{
+	struct drm_vmgpu_ctx_destroy args;
+
+	if (!ctx || --ctx->refcount)
+		return;
+	munmap((void *)ctx->seqno, VMGPU_PAGE_SIZE);
+	args = (struct drm_vmgpu_ctx_destroy){ .ctx_id = ctx->id };
+	vmgpu_ioctl(ctx->dev, DRM_IOCTL_VMGPU_CTX_DESTROY, &args);
+	vmgpu_device_unref(ctx->dev);
+	free(ctx);
+}
+
+uint32_t vmgpu_context_id(const vmgpu_context *ctx)
+{
+	return ctx->id;
+}
+
+int vmgpu_context_submit(vmgpu_context *ctx, const union vmgpu_cmd *cmds,
+			 uint32_t num_cmds, const struct vmgpu_sync *in,
+			 uint32_t num_in, const struct vmgpu_sync *out,
+			 uint32_t num_out, uint64_t *seqno)
+{
+	struct drm_vmgpu_sync in_syncs[DRM_VMGPU_EXEC_MAX_SYNCS];
+	struct drm_vmgpu_sync out_syncs[DRM_VMGPU_EXEC_MAX_SYNCS];
+	struct drm_vmgpu_exec args = {
+		.ctx_id = ctx->id,
+		.num_cmds = num_cmds,
+		.cmds = (uintptr_t)cmds,
+		.num_in_syncs = num_in,
+		.num_out_syncs = num_out,
+		.in_syncs = (uintptr_t)in_syncs,
+		.out_syncs = (uintptr_t)out_syncs,
+	};
+	uint32_t i;
+	int ret;
+
+	if (num_in > DRM_VMGPU_EXEC_MAX_SYNCS || num_out > DRM_VMGPU_EXEC_MAX_SYNCS)
+		return -EINVAL;
+	for (i = 0; i < num_in; i++)
+		in_syncs[i] = (struct drm_vmgpu_sync){ .handle = in[i].syncobj,
+						       .point = in[i].point };
+	for (i = 0; i < num_out; i++)
+		out_syncs[i] = (struct drm_vmgpu_sync){ .handle = out[i].syncobj,
+							.point = out[i].point };
+	ret = vmgpu_ioctl(ctx->dev, DRM_IOCTL_VMGPU_EXEC, &args);
+	if (!ret && seqno)
+		*seqno = args.seqno;
+	return ret;
+}
+
+uint64_t vmgpu_context_completed(const vmgpu_context *ctx)
+{
+	return __atomic_load_n(ctx->seqno, __ATOMIC_ACQUIRE);
+}
+
+int vmgpu_context_busy(const vmgpu_context *ctx, uint64_t seqno)
+{
+	return vmgpu_context_completed(ctx) < seqno;
 }

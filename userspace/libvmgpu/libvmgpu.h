@@ -10,6 +10,7 @@
 
 #include <stdint.h>
 
+#include "hw/vmgpu_hw.h"
 #include "vmgpu_drm.h"
 
 #ifdef __cplusplus
@@ -74,6 +75,51 @@ int vmgpu_bo_map(vmgpu_bo *bo, void **cpu);
 int vmgpu_bo_make_resident(vmgpu_bo *bo);
 /* WDDM Evict: move out of VRAM as memory pressure would. */
 int vmgpu_bo_evict(vmgpu_bo *bo);
+
+/*
+ * Waits until no queued work uses the allocation. With
+ * DRM_VMGPU_GEM_WAIT_NO_WAIT: -EBUSY at once if some does (the UMD's
+ * WasStillDrawing); otherwise sleeps, -ETIME after timeout_ns.
+ */
+int vmgpu_bo_wait(vmgpu_bo *bo, uint64_t timeout_ns, uint32_t flags);
+
+/*
+ * The file's GPU virtual address space. Map size bytes of bo from offset
+ * at va (DRM_VMGPU_VM_BIND_* flags); unmap exactly one earlier mapping.
+ */
+int vmgpu_vm_map(vmgpu_bo *bo, uint64_t offset, uint64_t va, uint64_t size,
+		 uint32_t flags);
+int vmgpu_vm_unmap(vmgpu_device *dev, uint64_t va, uint64_t size);
+
+/*
+ * A context: an in-order queue of jobs on one engine
+ * (DRM_VMGPU_ENGINE_*), with its monitored fence mapped read-only.
+ */
+typedef struct vmgpu_context vmgpu_context;
+
+struct vmgpu_sync {
+	uint32_t syncobj;
+	uint64_t point;			/* 0 for a binary syncobj */
+};
+
+int vmgpu_context_create(vmgpu_device *dev, uint32_t engine,
+			 vmgpu_context **out);
+vmgpu_context *vmgpu_context_ref(vmgpu_context *ctx);
+void vmgpu_context_unref(vmgpu_context *ctx);
+uint32_t vmgpu_context_id(const vmgpu_context *ctx);
+/*
+ * Queue commands (include/hw/vmgpu_hw.h format, virtual addresses with vm
+ * 0) after the in points, signal the out points; *seqno (may be NULL) is
+ * the job's seqno in the context.
+ */
+int vmgpu_context_submit(vmgpu_context *ctx, const union vmgpu_cmd *cmds,
+			 uint32_t num_cmds, const struct vmgpu_sync *in,
+			 uint32_t num_in, const struct vmgpu_sync *out,
+			 uint32_t num_out, uint64_t *seqno);
+/* Seqno of the context's last completed job: a memory read, no ioctl. */
+uint64_t vmgpu_context_completed(const vmgpu_context *ctx);
+/* Whether the job with this seqno is still queued or running. */
+int vmgpu_context_busy(const vmgpu_context *ctx, uint64_t seqno);
 
 #ifdef __cplusplus
 }
