@@ -261,6 +261,24 @@ void vmgpu_bo_unref(vmgpu_bo *bo)
 	free(bo);
 }
 
+int vmgpu_bo_destroy(vmgpu_bo *bo, uint32_t flags)
+{
+	struct drm_vmgpu_gem_destroy args = { .handle = bo->handle, .flags = flags };
+	int ret;
+
+	if (__atomic_load_n(&bo->refcount, __ATOMIC_ACQUIRE) != 1)
+		return -EBUSY;
+	if (bo->cpu)
+		munmap(bo->cpu, bo->size);
+	bo->cpu = NULL;
+	ret = vmgpu_ioctl(bo->dev, DRM_IOCTL_VMGPU_GEM_DESTROY, &args);
+	if (ret)
+		return ret;
+	vmgpu_device_unref(bo->dev);
+	free(bo);
+	return 0;
+}
+
 uint32_t vmgpu_bo_handle(const vmgpu_bo *bo)
 {
 	return bo->handle;
@@ -406,7 +424,7 @@ int vmgpu_context_create(vmgpu_device *dev, uint32_t engine,
 
 vmgpu_context *vmgpu_context_ref(vmgpu_context *ctx)
 {
-	ctx->refcount++;
+	__atomic_add_fetch(&ctx->refcount, 1, __ATOMIC_RELAXED);
 	return ctx;
 }
 
@@ -414,7 +432,7 @@ void vmgpu_context_unref(vmgpu_context *ctx)
 {
 	struct drm_vmgpu_ctx_destroy args;
 
-	if (!ctx || --ctx->refcount)
+	if (!ctx || __atomic_sub_fetch(&ctx->refcount, 1, __ATOMIC_ACQ_REL))
 		return;
 	munmap((void *)ctx->seqno, VMGPU_PAGE_SIZE);
 	args = (struct drm_vmgpu_ctx_destroy){ .ctx_id = ctx->id };

@@ -77,6 +77,13 @@ int vmgpu_bo_make_resident(vmgpu_bo *bo);
 int vmgpu_bo_evict(vmgpu_bo *bo);
 
 /*
+ * Deferred destruction: drop the last reference and destroy the allocation
+ * with DRM_VMGPU_GEM_DESTROY_* flags, without waiting for the GPU. -EBUSY
+ * (and nothing done) while other references are held; on error the
+ * handle survives but its CPU mapping is gone.
+ */
+int vmgpu_bo_destroy(vmgpu_bo *bo, uint32_t flags);
+/*
  * Waits until no queued work uses the allocation. With
  * DRM_VMGPU_GEM_WAIT_NO_WAIT: -EBUSY at once if some does (the UMD's
  * WasStillDrawing); otherwise sleeps, -ETIME after timeout_ns.

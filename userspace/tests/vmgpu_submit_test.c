@@ -20,127 +20,16 @@
 #include <xf86drm.h>
 
 #include "kselftest_harness.h"
+#include "vmgpu_submit.h"
 #include "vmgpu_testlib.h"
 
 #define MiB			(1ull << 20)
 #define BO_SIZE			(256 * 1024ull)
 #define VA_BASE			0x100000000ull
 #define VA_STRIDE		0x10000000ull
-#define WAIT_NS			(10 * 1000000000ll)
 /* The module's job_timeout_ms default, and slack for the reset. */
 #define HANG_TIMEOUT_MS		2000
 #define HANG_SLACK_MS		3000
-
-static struct vmgpu_addr va_addr(uint64_t va)
-{
-	return (struct vmgpu_addr){ .addr = va, .space = VMGPU_SPACE_VIRTUAL };
-}
-
-static union vmgpu_cmd cmd_fill(uint64_t va, uint64_t size, uint32_t pattern)
-{
-	union vmgpu_cmd c = { 0 };
-
-	c.fill.hdr.opcode = VMGPU_OP_FILL;
-	c.fill.dst = va_addr(va);
-	c.fill.size = size;
-	c.fill.pattern = pattern;
-	return c;
-}
-
-static union vmgpu_cmd cmd_transfer(uint64_t src, uint64_t dst, uint64_t size)
-{
-	union vmgpu_cmd c = { 0 };
-
-	c.transfer.hdr.opcode = VMGPU_OP_TRANSFER;
-	c.transfer.src = va_addr(src);
-	c.transfer.dst = va_addr(dst);
-	c.transfer.size = size;
-	return c;
-}
-
-static union vmgpu_cmd cmd_nop(uint32_t delay_us)
-{
-	union vmgpu_cmd c = { 0 };
-
-	c.nop.hdr.opcode = VMGPU_OP_NOP;
-	c.nop.delay_us = delay_us;
-	return c;
-}
-
-static union vmgpu_cmd cmd_wait(uint64_t va, uint64_t value)
-{
-	union vmgpu_cmd c = { 0 };
-
-	c.wait.hdr.opcode = VMGPU_OP_WAIT;
-	c.wait.addr = va_addr(va);
-	c.wait.value = value;
-	return c;
-}
-
-static union vmgpu_cmd cmd_fence(uint64_t va, uint64_t value)
-{
-	union vmgpu_cmd c = { 0 };
-
-	c.fence.hdr.opcode = VMGPU_OP_FENCE;
-	c.fence.dst = va_addr(va);
-	c.fence.value = value;
-	return c;
-}
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000ll + ts.tv_nsec / 1000000;
-}
-
-/* Submit cmds and signal a fresh binary syncobj, returned in *syncobj. */
-static int submit_signal(vmgpu_context *ctx, int fd, const union vmgpu_cmd *cmds,
-			 uint32_t n, uint32_t *syncobj, uint64_t *seqno)
-{
-	struct vmgpu_sync out;
-	int ret;
-
-	ret = drmSyncobjCreate(fd, 0, syncobj);
-	if (ret)
-		return -errno;
-	out = (struct vmgpu_sync){ .syncobj = *syncobj };
-	return vmgpu_context_submit(ctx, cmds, n, NULL, 0, &out, 1, seqno);
-}
-
-static int wait_syncobj(int fd, uint32_t syncobj)
-{
-	struct timespec ts;
-	int64_t deadline;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	deadline = ts.tv_sec * 1000000000ll + ts.tv_nsec + WAIT_NS;
-	return drmSyncobjWait(fd, &syncobj, 1, deadline, 0, NULL) ? -errno : 0;
-}
-
-/* Submit, wait for completion, destroy the syncobj. */
-static int run(vmgpu_context *ctx, int fd, const union vmgpu_cmd *cmds, uint32_t n)
-{
-	uint32_t syncobj;
-	int ret;
-
-	ret = submit_signal(ctx, fd, cmds, n, &syncobj, NULL);
-	if (!ret)
-		ret = wait_syncobj(fd, syncobj);
-	drmSyncobjDestroy(fd, syncobj);
-	return ret;
-}
-
-static uint64_t count_not(const void *buf, uint64_t size, uint32_t pattern)
-{
-	const uint32_t *w = buf;
-	uint64_t i, bad = 0;
-
-	for (i = 0; i < size / 4; i++)
-		bad += w[i] != pattern;
-	return bad * 4;
-}
 
 FIXTURE(submit) {
 	vmgpu_device *dev;
@@ -166,49 +55,6 @@ FIXTURE_TEARDOWN(submit)
 	vmgpu_context_unref(self->ctx);
 	free(self->s);
 	vmgpu_device_unref(self->dev);
-}
-
-/* A CPU-visible allocation preferring segment id, mapped at va. */
-static int make_mapped(vmgpu_device *dev, uint32_t id, uint32_t aperture,
-		       uint64_t va, uint64_t size, vmgpu_bo **bo, void **cpu)
-{
-	int ret = vmgpu_test_create_mappable(dev, id, aperture, size, bo, cpu);
-
-	if (!ret)
-		ret = vmgpu_vm_map(*bo, 0, va, size, 0);
-	return ret;
-}
-
-/*
- * The same in the aperture segment: only allocations that need a physical
- * reference are mapped into it, the others live in the system segment.
- */
-static int make_mapped_in_aperture(vmgpu_device *dev, uint32_t aperture,
-				   uint64_t va, uint64_t size, vmgpu_bo **bo,
-				   void **cpu)
-{
-	const struct vmgpu_bo_create_info info = {
-		.size = size,
-		.flags = DRM_VMGPU_ALLOC_CPU_ACCESS | DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY,
-		.segments = 1u << aperture,
-		.preferred_segment = aperture,
-	};
-	int ret = vmgpu_bo_create(dev, &info, bo);
-
-	if (!ret)
-		ret = vmgpu_bo_map(*bo, cpu);
-	if (!ret)
-		ret = vmgpu_vm_map(*bo, 0, va, size, 0);
-	return ret;
-}
-
-static uint32_t segment_of(vmgpu_bo *bo)
-{
-	struct drm_vmgpu_gem_info info;
-
-	if (vmgpu_bo_info_flags(bo, DRM_VMGPU_GEM_INFO_WAIT, &info))
-		return ~0u;
-	return info.segment_id;
 }
 
 /* GPU FILL and TRANSFER through the VM land in every segment. */
@@ -259,13 +105,14 @@ TEST_F(submit, fill_and_transfer_every_segment)
 
 /*
  * The page tables follow the allocation: evicted out of its segment, then
- * made resident again, GPU accesses through the same VA still reach it.
+ * made resident again elsewhere, GPU accesses through the same VA reach
+ * its current backing, never the memory it left.
  */
 TEST_F(submit, page_tables_follow_moves)
 {
 	const struct drm_vmgpu_segment *seg = NULL;
-	uint8_t *a_cpu, *b_cpu;
-	vmgpu_bo *a, *b;
+	uint8_t *a_cpu, *b_cpu, *f_cpu;
+	vmgpu_bo *a, *b, *filler;
 	union vmgpu_cmd cmd;
 	uint64_t first;
 	uint32_t i, home;
@@ -277,26 +124,37 @@ TEST_F(submit, page_tables_follow_moves)
 	ASSERT_NE(NULL, seg);
 	ASSERT_EQ(0, make_mapped(self->dev, seg->id, self->aperture, VA_BASE,
 				 BO_SIZE, &a, (void **)&a_cpu));
-	ASSERT_EQ(0, make_mapped(self->dev, self->aperture, self->aperture,
-				 VA_BASE + VA_STRIDE, BO_SIZE, &b, (void **)&b_cpu));
+	ASSERT_EQ(0, make_mapped_in_aperture(self->dev, self->aperture,
+					     VA_BASE + VA_STRIDE, BO_SIZE, &b,
+					     (void **)&b_cpu));
 	home = segment_of(a);
 	ASSERT_EQ(seg->id, home);
 	vmgpu_test_fill(a_cpu, BO_SIZE, 0xa11ce);
 
-	/* Out to the implicit system segment: reached by bus address. */
+	/* Out to the implicit system segment, reached by bus address. */
 	ASSERT_EQ(0, vmgpu_bo_evict(a));
 	ASSERT_EQ(0, segment_of(a));
+	/* New contents there: the VRAM it left still holds the old ones. */
+	vmgpu_test_fill(a_cpu, BO_SIZE, 0xb0b);
 	cmd = cmd_transfer(VA_BASE, VA_BASE + VA_STRIDE, BO_SIZE);
 	ASSERT_EQ(0, run(self->ctx, self->fd, &cmd, 1));
-	EXPECT_EQ(0, vmgpu_test_check(b_cpu, BO_SIZE, 0xa11ce, &first))
+	EXPECT_EQ(0, vmgpu_test_check(b_cpu, BO_SIZE, 0xb0b, &first))
 		TH_LOG("copy from the evicted allocation wrong at 0x%llx",
 		       (unsigned long long)first);
 
+	/* Someone else takes the VRAM it left; it comes back elsewhere. */
+	ASSERT_EQ(0, vmgpu_test_create_mappable(self->dev, home, self->aperture,
+						BO_SIZE, &filler, (void **)&f_cpu));
+	ASSERT_EQ(home, segment_of(filler));
+	vmgpu_test_fill(f_cpu, BO_SIZE, 0xf111e5);
 	ASSERT_EQ(0, vmgpu_bo_make_resident(a));
 	ASSERT_EQ(home, segment_of(a));
 	cmd = cmd_fill(VA_BASE, BO_SIZE, 0x600d600d);
 	ASSERT_EQ(0, run(self->ctx, self->fd, &cmd, 1));
 	EXPECT_EQ(0, count_not(a_cpu, BO_SIZE, 0x600d600d));
+	EXPECT_EQ(0, vmgpu_test_check(f_cpu, BO_SIZE, 0xf111e5, &first))
+		TH_LOG("another allocation written at 0x%llx", (unsigned long long)first);
+	vmgpu_bo_unref(filler);
 	vmgpu_bo_unref(a);
 	vmgpu_bo_unref(b);
 }

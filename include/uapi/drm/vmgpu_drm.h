@@ -26,6 +26,7 @@ extern "C" {
 #define DRM_VMGPU_CTX_DESTROY		0x08
 #define DRM_VMGPU_EXEC			0x09
 #define DRM_VMGPU_GEM_WAIT		0x0a
+#define DRM_VMGPU_GEM_DESTROY		0x0b
 
 #define DRM_IOCTL_VMGPU_QUERY \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_VMGPU_QUERY, struct drm_vmgpu_query)
@@ -49,6 +50,8 @@ extern "C" {
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_VMGPU_EXEC, struct drm_vmgpu_exec)
 #define DRM_IOCTL_VMGPU_GEM_WAIT \
 	DRM_IOW(DRM_COMMAND_BASE + DRM_VMGPU_GEM_WAIT, struct drm_vmgpu_gem_wait)
+#define DRM_IOCTL_VMGPU_GEM_DESTROY \
+	DRM_IOW(DRM_COMMAND_BASE + DRM_VMGPU_GEM_DESTROY, struct drm_vmgpu_gem_destroy)
 
 /**
  * DOC: segments
@@ -562,6 +565,33 @@ struct drm_vmgpu_gem_wait {
 	__u32 flags;
 	/** @timeout_ns: relative timeout, at most about 292 years. */
 	__u64 timeout_ns;
+	/** @reserved: must be zero. */
+	__u64 reserved[2];
+};
+
+/*
+ * AssumeNotInUse: the file's queued jobs do not use the allocation; free
+ * it at once. If they do, they fault (their context becomes guilty); they
+ * never reach memory that has been handed out again.
+ */
+#define DRM_VMGPU_GEM_DESTROY_ASSUME_NOT_IN_USE	(1 << 0)
+
+/**
+ * struct drm_vmgpu_gem_destroy - argument of %DRM_IOCTL_VMGPU_GEM_DESTROY
+ *
+ * Seed "deferred destruction": closes @handle and removes every mapping
+ * of the allocation in the file's GPU VA space, without waiting. By
+ * default the mappings stay until every job the file queued while the
+ * allocation was mapped has completed, and the memory returns to its
+ * segment only then (what other files and CPU mappings still hold stays
+ * theirs). With %DRM_VMGPU_GEM_DESTROY_ASSUME_NOT_IN_USE the mappings go
+ * at once and the file's jobs stop keeping the memory.
+ */
+struct drm_vmgpu_gem_destroy {
+	/** @handle: the GEM handle. */
+	__u32 handle;
+	/** @flags: DRM_VMGPU_GEM_DESTROY_*; others must be 0. */
+	__u32 flags;
 	/** @reserved: must be zero. */
 	__u64 reserved[2];
 };

@@ -167,6 +167,23 @@ void vmgpu_context_job_running(struct vmgpu_job *job)
 }
 
 /**
+ * vmgpu_file_vm_if_made() - the GPU VA space of a file, if it has one
+ * @file: the file
+ *
+ * Return: the VM, which lives as long as the file, or NULL.
+ */
+struct vmgpu_vm *vmgpu_file_vm_if_made(struct drm_file *file)
+{
+	struct vmgpu_file *vfile = file->driver_priv;
+	struct vmgpu_vm *vm;
+
+	mutex_lock(&vfile->lock);
+	vm = vfile->vm;
+	mutex_unlock(&vfile->lock);
+	return vm;
+}
+
+/**
  * vmgpu_file_vm() - the GPU VA space of a file, made on first use
  * @file: the file
  *
@@ -215,6 +232,13 @@ static struct vmgpu_context *vmgpu_context_create(struct drm_file *file,
 	ret = drm_sched_entity_init(&ctx->entity, DRM_SCHED_PRIORITY_NORMAL,
 				    &sched, 1, &ctx->guilty);
 	if (ret) {
+		vmgpu_context_put(ctx);
+		return ERR_PTR(ret);
+	}
+	/* Its jobs' finished fences: the scheduled ones are context + 0. */
+	ret = vmgpu_vm_add_fence_context(vm, ctx->entity.fence_context + 1);
+	if (ret) {
+		drm_sched_entity_destroy(&ctx->entity);
 		vmgpu_context_put(ctx);
 		return ERR_PTR(ret);
 	}

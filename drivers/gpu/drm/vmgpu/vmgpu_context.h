@@ -14,6 +14,7 @@ struct vmgpu_job;
 int vmgpu_file_open(struct drm_device *drm, struct drm_file *file);
 void vmgpu_file_postclose(struct drm_device *drm, struct drm_file *file);
 struct vmgpu_vm *vmgpu_file_vm(struct drm_file *file);
+struct vmgpu_vm *vmgpu_file_vm_if_made(struct drm_file *file);
 struct vmgpu_context *vmgpu_context_lookup(struct drm_file *file, u32 id);
 void vmgpu_context_put(struct vmgpu_context *ctx);
 void vmgpu_context_job_running(struct vmgpu_job *job);

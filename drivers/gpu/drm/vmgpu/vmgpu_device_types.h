@@ -11,6 +11,7 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
+#include <linux/workqueue.h>
 #include <linux/types.h>
 
 #include <drm/drm_device.h>
@@ -228,6 +229,11 @@ struct vmgpu_device {
 	struct ida vm_ids;
 	/** @num_vms: device VMs, the paging VM included. */
 	u32 num_vms;
+	/**
+	 * @wq: deferred unmaps of destroyed allocations; device-managed, so
+	 * removal flushes it once every fence has signalled.
+	 */
+	struct workqueue_struct *wq;
 
 	/**
 	 * @contents_lost: allocations whose data a failed paging operation

@@ -52,6 +52,7 @@ static const struct drm_ioctl_desc vmgpu_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(VMGPU_CTX_DESTROY, vmgpu_ctx_destroy_ioctl, DRM_RENDER_ALLOW),
 	DRM_IOCTL_DEF_DRV(VMGPU_EXEC, vmgpu_exec_ioctl, DRM_RENDER_ALLOW),
 	DRM_IOCTL_DEF_DRV(VMGPU_GEM_WAIT, vmgpu_gem_wait_ioctl, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(VMGPU_GEM_DESTROY, vmgpu_gem_destroy_ioctl, DRM_RENDER_ALLOW),
 };
 
 /* DRM_GEM_FOPS plus fdinfo, which standard GPU tools read usage from. */

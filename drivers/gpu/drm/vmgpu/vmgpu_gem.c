@@ -13,8 +13,10 @@
 
 #include "vmgpu_drm.h"
 #include "vmgpu_bo.h"
+#include "vmgpu_context.h"
 #include "vmgpu_device.h"
 #include "vmgpu_gem.h"
+#include "vmgpu_vm.h"
 #include "vmgpu_vram.h"
 
 /**
@@ -394,6 +396,43 @@ int vmgpu_gem_wait_ioctl(struct drm_device *drm, void *data, struct drm_file *fi
 	else if (!timeout)
 		ret = -ETIME;
 out_exit:
+	drm_dev_exit(idx);
+out_put:
+	drm_gem_object_put(obj);
+	return ret;
+}
+
+/**
+ * vmgpu_gem_destroy_ioctl() - DRM_IOCTL_VMGPU_GEM_DESTROY
+ * @drm: the DRM device
+ * @data: a &struct drm_vmgpu_gem_destroy
+ * @file: the DRM file
+ *
+ * Return: 0 or a negative errno; never waits for the GPU.
+ */
+int vmgpu_gem_destroy_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct drm_vmgpu_gem_destroy *args = data;
+	struct drm_gem_object *obj;
+	struct vmgpu_vm *vm;
+	int idx, ret = 0;
+
+	if (args->flags & ~DRM_VMGPU_GEM_DESTROY_ASSUME_NOT_IN_USE ||
+	    args->reserved[0] || args->reserved[1])
+		return -EINVAL;
+	obj = drm_gem_object_lookup(file, args->handle);
+	if (!obj)
+		return -ENOENT;
+	if (!drm_dev_enter(drm, &idx)) {
+		ret = -ENODEV;
+		goto out_put;
+	}
+	vm = vmgpu_file_vm_if_made(file);
+	if (vm)
+		ret = vmgpu_vm_destroy_bo(vm, obj, args->flags &
+					  DRM_VMGPU_GEM_DESTROY_ASSUME_NOT_IN_USE);
+	if (!ret)
+		ret = drm_gem_handle_delete(file, args->handle);
 	drm_dev_exit(idx);
 out_put:
 	drm_gem_object_put(obj);

@@ -16,6 +16,7 @@ int vmgpu_gem_mmap_offset_ioctl(struct drm_device *drm, void *data,
 int vmgpu_gem_make_resident_ioctl(struct drm_device *drm, void *data,
 				  struct drm_file *file);
 int vmgpu_gem_evict_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
+int vmgpu_gem_destroy_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
 int vmgpu_gem_wait_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
 void vmgpu_gem_show_fdinfo(struct drm_printer *p, struct drm_file *file);
 

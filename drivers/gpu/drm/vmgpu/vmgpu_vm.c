@@ -7,6 +7,7 @@
 #include <linux/dma-resv.h>
 #include <linux/idr.h>
 #include <linux/slab.h>
+#include <linux/workqueue.h>
 
 #include <drm/drm_drv.h>
 #include <drm/drm_file.h>
@@ -298,15 +299,14 @@ out_put:
 	return ret;
 }
 
-/* Tear down one mapping; the VM lock is held. */
-static void vmgpu_vm_remove(struct vmgpu_vm *vm, struct drm_gpuva *va)
+/*
+ * Tear down one mapping; the VM lock and the allocation's reservation are
+ * held, and the caller holds a reference to the allocation.
+ */
+static void vmgpu_vm_remove_locked(struct vmgpu_vm *vm, struct drm_gpuva *va)
 {
-	struct drm_gem_object *obj = va->gem.obj;
-
 	lockdep_assert_held(&vm->lock);
-	/* The mapping's reference, until it is unlinked below. */
-	drm_gem_object_get(obj);
-	dma_resv_lock(obj->resv, NULL);
+	dma_resv_assert_held(va->gem.obj->resv);
 	mutex_lock(&vm->pt_lock);
 	vmgpu_vm_clear_ptes(vm, va->va.addr, va->va.range);
 	mutex_unlock(&vm->pt_lock);
@@ -314,9 +314,164 @@ static void vmgpu_vm_remove(struct vmgpu_vm *vm, struct drm_gpuva *va)
 	trace_vmgpu_vm_ptes(vm->hw_id, va->va.addr, va->va.range, -1);
 	drm_gpuva_remove(va);
 	drm_gpuva_unlink(va);
+	kfree(va);
+}
+
+/* Tear down one mapping; the VM lock is held. */
+static void vmgpu_vm_remove(struct vmgpu_vm *vm, struct drm_gpuva *va)
+{
+	struct drm_gem_object *obj = va->gem.obj;
+
+	/* The mapping's reference, until it is unlinked below. */
+	drm_gem_object_get(obj);
+	dma_resv_lock(obj->resv, NULL);
+	vmgpu_vm_remove_locked(vm, va);
 	dma_resv_unlock(obj->resv);
 	drm_gem_object_put(obj);
-	kfree(va);
+}
+
+/* Every mapping of obj in vm; the VM lock and the reservation are held. */
+static void vmgpu_vm_remove_bo_locked(struct vmgpu_vm *vm, struct drm_gem_object *obj)
+{
+	struct drm_gpuvm_bo *vm_bo;
+	struct drm_gpuva *va, *next;
+
+	vm_bo = drm_gpuvm_bo_find(&vm->base, obj);
+	if (!vm_bo)
+		return;
+	drm_gpuvm_bo_for_each_va_safe(va, next, vm_bo)
+		vmgpu_vm_remove_locked(vm, va);
+	drm_gpuvm_bo_put(vm_bo);
+}
+
+/**
+ * struct vmgpu_vm_deferred - mappings to remove once queued jobs are done
+ */
+struct vmgpu_vm_deferred {
+	/** @cb: on @fence. */
+	struct dma_fence_cb cb;
+	/** @work: removes the mappings, outside the signalling path. */
+	struct work_struct work;
+	/** @vm: a reference. */
+	struct vmgpu_vm *vm;
+	/** @obj: a reference. */
+	struct drm_gem_object *obj;
+	/** @fence: every job that may use the mappings. */
+	struct dma_fence *fence;
+};
+
+static void vmgpu_vm_deferred_work(struct work_struct *work)
+{
+	struct vmgpu_vm_deferred *d = container_of(work, struct vmgpu_vm_deferred, work);
+
+	mutex_lock(&d->vm->lock);
+	dma_resv_lock(d->obj->resv, NULL);
+	vmgpu_vm_remove_bo_locked(d->vm, d->obj);
+	dma_resv_unlock(d->obj->resv);
+	mutex_unlock(&d->vm->lock);
+	dma_fence_put(d->fence);
+	drm_gem_object_put(d->obj);
+	vmgpu_vm_put(d->vm);
+	kfree(d);
+}
+
+static void vmgpu_vm_deferred_cb(struct dma_fence *fence, struct dma_fence_cb *cb)
+{
+	struct vmgpu_vm_deferred *d = container_of(cb, struct vmgpu_vm_deferred, cb);
+
+	queue_work(d->vm->vdev->wq, &d->work);
+}
+
+/*
+ * AssumeNotInUse: the file's jobs do not count as users of obj any more;
+ * if they do use it, they fault (its mappings are gone first).
+ */
+static void vmgpu_vm_forget_jobs(struct vmgpu_vm *vm, struct drm_gem_object *obj)
+{
+	struct dma_fence *stub = dma_fence_get_stub();
+	u32 i;
+
+	for (i = 0; i < vm->num_fence_contexts; i++)
+		dma_resv_replace_fences(obj->resv, vm->fence_contexts[i], stub,
+					DMA_RESV_USAGE_BOOKKEEP);
+	dma_fence_put(stub);
+}
+
+/**
+ * vmgpu_vm_destroy_bo() - the file destroys an allocation: remove its
+ * mappings now or once the file's queued jobs are done
+ * @vm: the file's VM
+ * @obj: the allocation
+ * @assume_not_in_use: AssumeNotInUse: now, and the file's jobs no longer
+ *	keep the memory
+ *
+ * Never waits for the GPU.
+ *
+ * Return: 0 or a negative errno (-EINTR, -ENOMEM), before any change.
+ */
+int vmgpu_vm_destroy_bo(struct vmgpu_vm *vm, struct drm_gem_object *obj,
+			bool assume_not_in_use)
+{
+	struct vmgpu_vm_deferred *d = NULL;
+	struct dma_fence *fence = NULL;
+	int ret;
+
+	if (!assume_not_in_use) {
+		d = kzalloc(sizeof(*d), GFP_KERNEL);
+		if (!d)
+			return -ENOMEM;
+	}
+	mutex_lock(&vm->lock);
+	ret = dma_resv_lock_interruptible(obj->resv, NULL);
+	if (ret)
+		goto out_unlock_vm;
+	if (!assume_not_in_use) {
+		ret = dma_resv_get_singleton(obj->resv, DMA_RESV_USAGE_BOOKKEEP, &fence);
+		if (ret)
+			goto out_unlock;
+	}
+	if (!fence) {
+		vmgpu_vm_remove_bo_locked(vm, obj);
+		if (assume_not_in_use)
+			vmgpu_vm_forget_jobs(vm, obj);
+		goto out_unlock;
+	}
+	INIT_WORK(&d->work, vmgpu_vm_deferred_work);
+	d->vm = vmgpu_vm_get(vm);
+	drm_gem_object_get(obj);
+	d->obj = obj;
+	d->fence = fence;
+	if (dma_fence_add_callback(fence, &d->cb, vmgpu_vm_deferred_cb))
+		queue_work(vm->vdev->wq, &d->work);
+	d = NULL;
+out_unlock:
+	dma_resv_unlock(obj->resv);
+out_unlock_vm:
+	mutex_unlock(&vm->lock);
+	kfree(d);
+	return ret;
+}
+
+/**
+ * vmgpu_vm_add_fence_context() - remember whose jobs run on the VM
+ * @vm: the VM
+ * @context: the dma-fence context of a new context's jobs
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int vmgpu_vm_add_fence_context(struct vmgpu_vm *vm, u64 context)
+{
+	u64 *contexts;
+
+	mutex_lock(&vm->lock);
+	contexts = krealloc_array(vm->fence_contexts, vm->num_fence_contexts + 1,
+				  sizeof(*contexts), GFP_KERNEL);
+	if (contexts) {
+		contexts[vm->num_fence_contexts++] = context;
+		vm->fence_contexts = contexts;
+	}
+	mutex_unlock(&vm->lock);
+	return contexts ? 0 : -ENOMEM;
 }
 
 static int vmgpu_vm_unmap(struct vmgpu_vm *vm, const struct drm_vmgpu_vm_bind *args)
@@ -377,7 +532,9 @@ static void vmgpu_vm_free(struct drm_gpuvm *gpuvm)
 	ida_free(&vdev->vm_ids, vm->hw_id);
 	mutex_destroy(&vm->pt_lock);
 	mutex_destroy(&vm->lock);
+	kfree(vm->fence_contexts);
 	kfree(vm);
+	drm_dev_put(&vdev->drm);
 }
 
 static const struct drm_gpuvm_ops vmgpu_gpuvm_ops = {
@@ -406,6 +563,8 @@ struct vmgpu_vm *vmgpu_vm_create(struct vmgpu_device *vdev)
 		goto err_id;
 	vm->vdev = vdev;
 	vm->hw_id = id;
+	/* Jobs and deferred unmaps may keep the VM past the device's removal. */
+	drm_dev_get(&vdev->drm);
 	mutex_init(&vm->lock);
 	mutex_init(&vm->pt_lock);
 	vm->root = vmgpu_pt_alloc(vm, VMGPU_PT_LEVELS - 1);
@@ -429,6 +588,7 @@ struct vmgpu_vm *vmgpu_vm_create(struct vmgpu_device *vdev)
 err_pt:
 	vmgpu_pt_free(vm, vm->root, VMGPU_PT_LEVELS - 1);
 err_vm:
+	drm_dev_put(&vdev->drm);
 	mutex_destroy(&vm->pt_lock);
 	mutex_destroy(&vm->lock);
 	kfree(vm);
@@ -476,22 +636,37 @@ void vmgpu_vm_put(struct vmgpu_vm *vm)
 	drm_gpuvm_put(&vm->base);
 }
 
+static void vmgpu_vm_wq_destroy(void *wq)
+{
+	destroy_workqueue(wq);
+}
+
 static void vmgpu_vm_ids_release(struct drm_device *drm, void *arg)
 {
 	ida_destroy(arg);
 }
 
 /**
- * vmgpu_vm_init() - find out how many device VMs there are
+ * vmgpu_vm_init() - find out how many device VMs there are, set up the
+ * deferred-unmap queue
  * @vdev: the device
  *
  * Return: 0 or a negative errno.
  */
 int vmgpu_vm_init(struct vmgpu_device *vdev)
 {
+	int ret;
+
 	vdev->num_vms = min_t(u32, vmgpu_read32(vdev, VMGPU_REG_NUM_VMS),
 			      VMGPU_MAX_VMS);
 	ida_init(&vdev->vm_ids);
-	return drmm_add_action_or_reset(&vdev->drm, vmgpu_vm_ids_release,
-					&vdev->vm_ids);
+	ret = drmm_add_action_or_reset(&vdev->drm, vmgpu_vm_ids_release,
+				       &vdev->vm_ids);
+	if (ret)
+		return ret;
+	/* Destroyed after the rings are unplugged: all its work is queued. */
+	vdev->wq = alloc_ordered_workqueue("vmgpu-vm", 0);
+	if (!vdev->wq)
+		return -ENOMEM;
+	return devm_add_action_or_reset(vdev->drm.dev, vmgpu_vm_wq_destroy, vdev->wq);
 }

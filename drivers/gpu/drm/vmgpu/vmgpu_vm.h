@@ -10,6 +10,7 @@
 #include "vmgpu_vm_types.h"
 
 struct drm_file;
+struct drm_gem_object;
 struct drm_vmgpu_vm_bind;
 struct vmgpu_bo;
 struct vmgpu_device;
@@ -24,6 +25,9 @@ void vmgpu_vm_put(struct vmgpu_vm *vm);
 void vmgpu_vm_close(struct vmgpu_vm *vm);
 int vmgpu_vm_bind(struct vmgpu_vm *vm, struct drm_file *file,
 		  const struct drm_vmgpu_vm_bind *args);
+int vmgpu_vm_destroy_bo(struct vmgpu_vm *vm, struct drm_gem_object *obj,
+			bool assume_not_in_use);
+int vmgpu_vm_add_fence_context(struct vmgpu_vm *vm, u64 context);
 bool vmgpu_vm_bo_is_mapped(struct vmgpu_bo *vbo);
 void vmgpu_vm_bo_moved(struct vmgpu_bo *vbo);
 

@@ -49,6 +49,13 @@ struct vmgpu_vm {
 	struct mutex pt_lock;
 	/** @root: the level-3 table. */
 	struct vmgpu_pt *root;
+	/**
+	 * @fence_contexts: the dma-fence contexts of the jobs of every
+	 * context ever created on the VM, for AssumeNotInUse. Under @lock.
+	 */
+	u64 *fence_contexts;
+	/** @num_fence_contexts: entries in @fence_contexts. */
+	u32 num_fence_contexts;
 };
 
 #endif
