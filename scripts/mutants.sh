@@ -32,6 +32,9 @@ MUTANTS=(
 	"gem-wait-kernel-only%%vmgpu_gem.c%%s/dma_resv_wait_timeout\(obj->resv, DMA_RESV_USAGE_BOOKKEEP/dma_resv_wait_timeout(obj->resv, DMA_RESV_USAGE_KERNEL/%%rebar%%vmgpu_submit_test/submit.gem_wait"
 	"in-sync-ignored%%vmgpu_exec.c%%s/\t\tret = drm_sched_job_add_dependency\(&job->base, fence\);/\t\tdma_fence_put(fence);\n\t\tret = 0;/%%rebar%%vmgpu_submit_test/submit.timeline_orders_contexts"
 	"exec-vm-zero%%vmgpu_exec.c%%s/\ta->vm = cpu_to_le32\(hw_vm\);/\ta->vm = 0;/%%rootport%%kunit-vmgpu_exec/exec_allows_user_commands"
+	"destroy-not-deferred%%vmgpu_vm.c%%s/\tif \(!assume_not_in_use\) \{\n\t\tret = dma_resv_get_singleton/\tif (false) {\n\t\tret = dma_resv_get_singleton/%%rebar%%vmgpu_destroy_test/destroy.deferred_until_queued_jobs_finish"
+	"assume-keeps-fences%%vmgpu_vm.c%%s/\t\t\tvmgpu_vm_forget_jobs\(vm, obj\);/\t\t\t;/%%rebar%%vmgpu_destroy_test/destroy.assume_not_in_use_frees_at_once"
+	"unmap-keeps-ptes%%vmgpu_vm.c%%s/\tvmgpu_vm_clear_ptes\(vm, va->va.addr, va->va.range\);\n\tmutex_unlock/\tmutex_unlock/%%rebar%%vmgpu_destroy_test/destroy.assume_not_in_use_frees_at_once"
 )
 
 wanted=("$@")
