@@ -35,6 +35,9 @@ MUTANTS=(
 	"destroy-not-deferred%%vmgpu_vm.c%%s/\tif \(!assume_not_in_use\) \{\n\t\tret = dma_resv_get_singleton/\tif (false) {\n\t\tret = dma_resv_get_singleton/%%rebar%%vmgpu_destroy_test/destroy.deferred_until_queued_jobs_finish"
 	"assume-keeps-fences%%vmgpu_vm.c%%s/\t\t\tvmgpu_vm_forget_jobs\(vm, obj\);/\t\t\t;/%%rebar%%vmgpu_destroy_test/destroy.assume_not_in_use_frees_at_once"
 	"unmap-keeps-ptes%%vmgpu_vm.c%%s/\tvmgpu_vm_clear_ptes\(vm, va->va.addr, va->va.range\);\n\tmutex_unlock/\tmutex_unlock/%%rebar%%vmgpu_destroy_test/destroy.assume_not_in_use_frees_at_once"
+	"list-any-alloc%%vmgpu_alloc_list.c%%s/\t\tif \(!\(gem_to_vmgpu_bo\(obj\)->flags & DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY\)\)\n\t\t\treturn -EINVAL;\n//%%rebar%%vmgpu_physical_test/physical.bad_submissions_refused_whole"
+	"patch-no-range%%vmgpu_alloc_list.c%%s/ \|\|\n\t\t    end > list->objs\[p->alloc\]->size\)/)/%%rebar%%vmgpu_physical_test/physical.bad_submissions_refused_whole"
+	"phys-no-validate%%vmgpu_alloc_list.c%%s/\t\t\tret = ttm_bo_validate\(&vbo->tbo, &vbo->placement, &ctx\);/\t\t\tret = 0;/%%rebar%%vmgpu_physical_test/physical.evicted_allocation_made_resident_and_patched"
 )
 
 wanted=("$@")

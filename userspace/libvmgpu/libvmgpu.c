@@ -446,34 +446,71 @@ uint32_t vmgpu_context_id(const vmgpu_context *ctx)
 	return ctx->id;
 }
 
+static int vmgpu_exec(vmgpu_context *ctx, struct drm_vmgpu_exec *args,
+		      const struct vmgpu_sync *in, const struct vmgpu_sync *out)
+{
+	struct drm_vmgpu_sync in_syncs[DRM_VMGPU_EXEC_MAX_SYNCS];
+	struct drm_vmgpu_sync out_syncs[DRM_VMGPU_EXEC_MAX_SYNCS];
+	uint32_t i;
+
+	if (args->num_in_syncs > DRM_VMGPU_EXEC_MAX_SYNCS ||
+	    args->num_out_syncs > DRM_VMGPU_EXEC_MAX_SYNCS)
+		return -EINVAL;
+	for (i = 0; i < args->num_in_syncs; i++)
+		in_syncs[i] = (struct drm_vmgpu_sync){ .handle = in[i].syncobj,
+						       .point = in[i].point };
+	for (i = 0; i < args->num_out_syncs; i++)
+		out_syncs[i] = (struct drm_vmgpu_sync){ .handle = out[i].syncobj,
+							.point = out[i].point };
+	args->ctx_id = ctx->id;
+	args->in_syncs = (uintptr_t)in_syncs;
+	args->out_syncs = (uintptr_t)out_syncs;
+	return vmgpu_ioctl(ctx->dev, DRM_IOCTL_VMGPU_EXEC, args);
+}
+
 int vmgpu_context_submit(vmgpu_context *ctx, const union vmgpu_cmd *cmds,
 			 uint32_t num_cmds, const struct vmgpu_sync *in,
 			 uint32_t num_in, const struct vmgpu_sync *out,
 			 uint32_t num_out, uint64_t *seqno)
 {
-	struct drm_vmgpu_sync in_syncs[DRM_VMGPU_EXEC_MAX_SYNCS];
-	struct drm_vmgpu_sync out_syncs[DRM_VMGPU_EXEC_MAX_SYNCS];
 	struct drm_vmgpu_exec args = {
-		.ctx_id = ctx->id,
 		.num_cmds = num_cmds,
 		.cmds = (uintptr_t)cmds,
 		.num_in_syncs = num_in,
 		.num_out_syncs = num_out,
-		.in_syncs = (uintptr_t)in_syncs,
-		.out_syncs = (uintptr_t)out_syncs,
+	};
+	int ret = vmgpu_exec(ctx, &args, in, out);
+
+	if (!ret && seqno)
+		*seqno = args.seqno;
+	return ret;
+}
+
+int vmgpu_context_submit_physical(vmgpu_context *ctx, const union vmgpu_cmd *cmds,
+				  uint32_t num_cmds, vmgpu_bo *const *allocs,
+				  uint32_t num_allocs,
+				  const struct drm_vmgpu_patch *patches,
+				  uint32_t num_patches, const struct vmgpu_sync *out,
+				  uint32_t num_out, uint64_t *seqno)
+{
+	struct drm_vmgpu_alloc_ref refs[DRM_VMGPU_EXEC_MAX_ALLOCS];
+	struct drm_vmgpu_exec args = {
+		.num_cmds = num_cmds,
+		.cmds = (uintptr_t)cmds,
+		.num_out_syncs = num_out,
+		.allocs = (uintptr_t)refs,
+		.num_allocs = num_allocs,
+		.patches = (uintptr_t)patches,
+		.num_patches = num_patches,
 	};
 	uint32_t i;
 	int ret;
 
-	if (num_in > DRM_VMGPU_EXEC_MAX_SYNCS || num_out > DRM_VMGPU_EXEC_MAX_SYNCS)
+	if (num_allocs > DRM_VMGPU_EXEC_MAX_ALLOCS)
 		return -EINVAL;
-	for (i = 0; i < num_in; i++)
-		in_syncs[i] = (struct drm_vmgpu_sync){ .handle = in[i].syncobj,
-						       .point = in[i].point };
-	for (i = 0; i < num_out; i++)
-		out_syncs[i] = (struct drm_vmgpu_sync){ .handle = out[i].syncobj,
-							.point = out[i].point };
-	ret = vmgpu_ioctl(ctx->dev, DRM_IOCTL_VMGPU_EXEC, &args);
+	for (i = 0; i < num_allocs; i++)
+		refs[i] = (struct drm_vmgpu_alloc_ref){ .handle = allocs[i]->handle };
+	ret = vmgpu_exec(ctx, &args, NULL, out);
 	if (!ret && seqno)
 		*seqno = args.seqno;
 	return ret;

@@ -123,6 +123,16 @@ int vmgpu_context_submit(vmgpu_context *ctx, const union vmgpu_cmd *cmds,
 			 uint32_t num_cmds, const struct vmgpu_sync *in,
 			 uint32_t num_in, const struct vmgpu_sync *out,
 			 uint32_t num_out, uint64_t *seqno);
+/*
+ * The physical engine: every address of cmds is zero and named by one
+ * patch location; allocs is the allocation list (AccessedPhysically only).
+ */
+int vmgpu_context_submit_physical(vmgpu_context *ctx, const union vmgpu_cmd *cmds,
+				  uint32_t num_cmds, vmgpu_bo *const *allocs,
+				  uint32_t num_allocs,
+				  const struct drm_vmgpu_patch *patches,
+				  uint32_t num_patches, const struct vmgpu_sync *out,
+				  uint32_t num_out, uint64_t *seqno);
 /* Seqno of the context's last completed job: a memory read, no ioctl. */
 uint64_t vmgpu_context_completed(const vmgpu_context *ctx);
 /* Whether the job with this seqno is still queued or running. */

@@ -444,6 +444,11 @@ struct drm_vmgpu_vm_bind {
 #define DRM_VMGPU_ENGINE_GPU_VA0		0
 /* DRM_VMGPU_ENGINE_GPU_VA1: the second one, an independent queue. */
 #define DRM_VMGPU_ENGINE_GPU_VA1		1
+/*
+ * DRM_VMGPU_ENGINE_PHYSICAL: the engine in physical addressing mode. Its
+ * commands reach allocations through the allocation list only.
+ */
+#define DRM_VMGPU_ENGINE_PHYSICAL		2
 
 /**
  * struct drm_vmgpu_ctx_create - argument of %DRM_IOCTL_VMGPU_CTX_CREATE
@@ -493,6 +498,41 @@ struct drm_vmgpu_sync {
 	__u64 point;
 };
 
+/**
+ * struct drm_vmgpu_alloc_ref - one entry of an allocation list
+ */
+struct drm_vmgpu_alloc_ref {
+	/** @handle: an AccessedPhysically allocation. */
+	__u32 handle;
+	/** @flags: must be zero. */
+	__u32 flags;
+};
+
+/* DRM_VMGPU_PATCH_FIRST: the command's first address (TRANSFER: src). */
+#define DRM_VMGPU_PATCH_FIRST			0
+/* DRM_VMGPU_PATCH_SECOND: TRANSFER's dst. */
+#define DRM_VMGPU_PATCH_SECOND			1
+
+/**
+ * struct drm_vmgpu_patch - a patch location: an address of a command that
+ * the kernel fills in with a physical reference
+ */
+struct drm_vmgpu_patch {
+	/** @cmd: index of the command in &drm_vmgpu_exec.cmds. */
+	__u32 cmd;
+	/** @which: DRM_VMGPU_PATCH_*. */
+	__u32 which;
+	/** @alloc: index in &drm_vmgpu_exec.allocs. */
+	__u32 alloc;
+	/** @pad: must be zero. */
+	__u32 pad;
+	/** @offset: byte offset in the allocation. */
+	__u64 offset;
+};
+
+/* DRM_VMGPU_EXEC_MAX_ALLOCS: allocation list entries one job may have. */
+#define DRM_VMGPU_EXEC_MAX_ALLOCS		64
+
 /* DRM_VMGPU_EXEC_MAX_CMDS: commands one job may have. */
 #define DRM_VMGPU_EXEC_MAX_CMDS			512
 /* DRM_VMGPU_EXEC_MAX_SYNCS: in- or out-syncs one job may have. */
@@ -503,10 +543,19 @@ struct drm_vmgpu_sync {
  *
  * Submit one job to a context. @cmds is an array of 64-byte commands in
  * the device's format (include/hw/vmgpu_hw.h, union vmgpu_cmd). The
- * kernel checks and copies them; on a GPU-VA engine only NOP, FENCE
- * (flags 0), FILL, TRANSFER and WAIT are allowed, every address is
- * %VMGPU_SPACE_VIRTUAL with vm 0 (the kernel puts in the file's VM), and
- * reserved fields are zero: anything else is -EINVAL and nothing runs.
+ * kernel checks and copies them; only NOP, FENCE (flags 0), FILL,
+ * TRANSFER and WAIT are allowed and reserved fields are zero. On a GPU-VA
+ * engine every address is %VMGPU_SPACE_VIRTUAL with vm 0 (the kernel puts
+ * in the file's VM), and @num_allocs and @num_patches are 0. On the
+ * physical engine every address is all zero and named by exactly one
+ * patch location, which the kernel fills in with the physical reference
+ * of an allocation of the list plus the patch's offset; the bytes the
+ * command touches there must lie inside the allocation. Only
+ * AccessedPhysically allocations may be on the list. The kernel makes
+ * them resident and keeps that memory theirs until the job's fence
+ * signals (a move waits for the job on the GPU). Anything else is -EINVAL
+ * (-ENOSPC if an allocation cannot be made resident with a physical
+ * reference) and nothing runs.
  * Errors the device finds while running (a VM fault, a misaligned
  * address) fail the job's fence with -EIO and mark the context guilty:
  * its later submissions fail with -ECANCELED. A job running longer than
@@ -542,6 +591,14 @@ struct drm_vmgpu_exec {
 	 * page reaches when it completes. Increases by one per job.
 	 */
 	__u64 seqno;
+	/** @allocs: physical engine: user pointer to the allocation list. */
+	__u64 allocs;
+	/** @patches: physical engine: user pointer to the patch locations. */
+	__u64 patches;
+	/** @num_allocs: entries at @allocs, at most %DRM_VMGPU_EXEC_MAX_ALLOCS. */
+	__u32 num_allocs;
+	/** @num_patches: entries at @patches, at most two per command. */
+	__u32 num_patches;
 	/** @reserved: must be zero. */
 	__u64 reserved[2];
 };

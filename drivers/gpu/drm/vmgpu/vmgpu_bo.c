@@ -230,6 +230,36 @@ u64 vmgpu_bo_residency(struct vmgpu_bo *vbo, u64 *offset)
 }
 
 /**
+ * vmgpu_bo_physical_address() - where an engine in physical addressing
+ * mode reaches an allocation
+ * @vbo: the allocation, reserved
+ * @space: out, VMGPU_SPACE_VRAM or VMGPU_SPACE_GART
+ * @addr: out, the device address of its first byte
+ *
+ * The physical reference (segment id, offset) as the device addresses it:
+ * a memory segment by VRAM offset, the aperture segment by aperture offset.
+ *
+ * Return: 0, or -ENOSPC if the allocation has no physical reference now.
+ */
+int vmgpu_bo_physical_address(struct vmgpu_bo *vbo, u32 *space, u64 *addr)
+{
+	struct vmgpu_device *vdev = vmgpu_bo_device(vbo);
+	u64 offset, residency = vmgpu_bo_residency(vbo, &offset);
+	u32 id = lower_32_bits(residency);
+
+	if (!(upper_32_bits(residency) & DRM_VMGPU_RESIDENCY_PHYSICAL))
+		return -ENOSPC;
+	if (id == vmgpu_aperture_id(vdev)) {
+		*space = VMGPU_SPACE_GART;
+		*addr = offset;
+	} else {
+		*space = VMGPU_SPACE_VRAM;
+		*addr = vdev->segments[id - 1].vram_base + offset;
+	}
+	return 0;
+}
+
+/**
  * vmgpu_bo_is_resident() - whether the device can reach an allocation
  * @tbo: the allocation, reserved
  *

@@ -104,7 +104,8 @@ static void vmgpu_context_release(struct kref *ref)
 	struct vmgpu_context *ctx = container_of(ref, struct vmgpu_context, ref);
 
 	drm_gem_object_put(&ctx->seqno_page->base);
-	vmgpu_vm_put(ctx->vm);
+	if (ctx->vm)
+		vmgpu_vm_put(ctx->vm);
 	kfree(ctx);
 }
 
@@ -211,12 +212,15 @@ static struct vmgpu_context *vmgpu_context_create(struct drm_file *file,
 {
 	struct drm_gpu_scheduler *sched = &ring->sched;
 	struct vmgpu_context *ctx;
-	struct vmgpu_vm *vm;
+	struct vmgpu_vm *vm = NULL;
 	int ret;
 
-	vm = vmgpu_file_vm(file);
-	if (IS_ERR(vm))
-		return ERR_CAST(vm);
+	/* The physical engine addresses no VM. */
+	if (ring->mode == VMGPU_RING_MODE_VIRTUAL) {
+		vm = vmgpu_file_vm(file);
+		if (IS_ERR(vm))
+			return ERR_CAST(vm);
+	}
 	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
 	if (!ctx)
 		return ERR_PTR(-ENOMEM);
@@ -228,7 +232,7 @@ static struct vmgpu_context *vmgpu_context_create(struct drm_file *file,
 	}
 	kref_init(&ctx->ref);
 	ctx->ring = ring;
-	ctx->vm = vmgpu_vm_get(vm);
+	ctx->vm = vm ? vmgpu_vm_get(vm) : NULL;
 	ret = drm_sched_entity_init(&ctx->entity, DRM_SCHED_PRIORITY_NORMAL,
 				    &sched, 1, &ctx->guilty);
 	if (ret) {
@@ -236,7 +240,7 @@ static struct vmgpu_context *vmgpu_context_create(struct drm_file *file,
 		return ERR_PTR(ret);
 	}
 	/* Its jobs' finished fences: the scheduled ones are context + 0. */
-	ret = vmgpu_vm_add_fence_context(vm, ctx->entity.fence_context + 1);
+	ret = vm ? vmgpu_vm_add_fence_context(vm, ctx->entity.fence_context + 1) : 0;
 	if (ret) {
 		drm_sched_entity_destroy(&ctx->entity);
 		vmgpu_context_put(ctx);

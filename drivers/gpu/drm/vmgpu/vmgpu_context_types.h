@@ -41,7 +41,10 @@ struct vmgpu_context {
 	u32 id;
 	/** @ring: the engine. */
 	struct vmgpu_ring *ring;
-	/** @vm: the GPU VA space its commands use; a reference. */
+	/**
+	 * @vm: the GPU VA space its commands use, a reference; NULL on the
+	 * physical engine.
+	 */
 	struct vmgpu_vm *vm;
 	/** @entity: its queue on the engine's scheduler. */
 	struct drm_sched_entity entity;

@@ -125,6 +125,8 @@ struct vmgpu_ring {
 	struct drm_sched_entity entity;
 	/** @live: vmgpu_ring_init() set the ring up. */
 	bool live;
+	/** @mode: user engines: VMGPU_RING_MODE_*, how commands address. */
+	u32 mode;
 	/** @cmds: the ring's command slots. */
 	union vmgpu_cmd *cmds;
 	/** @cmds_bus: bus address of @cmds. */

@@ -15,6 +15,7 @@
 #include <drm/drm_gpuvm.h>
 #include <drm/drm_syncobj.h>
 
+#include "vmgpu_alloc_list.h"
 #include "vmgpu_bo.h"
 #include "vmgpu_context.h"
 #include "vmgpu_device.h"
@@ -28,7 +29,8 @@
  * DOC: user submission
  *
  * EXEC queues one job on a context. Seed "GPU virtual addressing": the
- * kernel does not learn which allocations a GPU-VA job uses. It checks
+ * kernel does not learn which allocations a GPU-VA job uses. (Jobs of the
+ * physical engine name theirs in an allocation list: vmgpu_alloc_list.c.) It checks
  * the commands (only NOP, FENCE, FILL, TRANSFER and WAIT, virtual
  * addresses only, reserved fields zero), writes the file's device VM into
  * every address and copies them; the device checks again by ring mode.
@@ -57,19 +59,18 @@ static bool vmgpu_exec_mbz(const void *p, size_t size)
 	return !memchr_inv(p, 0, size);
 }
 
-/* A user address: virtual, in the submitter's VM, which we fill in. */
-static int vmgpu_exec_fix_addr(struct vmgpu_addr *a, u32 hw_vm)
-{
-	if (le32_to_cpu(a->space) != VMGPU_SPACE_VIRTUAL || a->vm)
-		return -EINVAL;
-	a->vm = cpu_to_le32(hw_vm);
-	return 0;
-}
-
-static int vmgpu_exec_check_cmd(union vmgpu_cmd *cmd, u32 hw_vm)
+/**
+ * vmgpu_exec_cmd_addrs() - check a user command but for its addresses
+ * @cmd: the command
+ * @addrs: out, its addresses and the bytes the command touches at each
+ *
+ * Return: 0, or -EINVAL for a command no user job may contain.
+ */
+int vmgpu_exec_cmd_addrs(union vmgpu_cmd *cmd, struct vmgpu_cmd_addrs *addrs)
 {
 	u16 flags = le16_to_cpu(cmd->hdr.flags);
 
+	addrs->count = 0;
 	if (cmd->hdr.reserved)
 		return -EINVAL;
 	switch (le16_to_cpu(cmd->hdr.opcode)) {
@@ -83,31 +84,60 @@ static int vmgpu_exec_check_cmd(union vmgpu_cmd *cmd, u32 hw_vm)
 		if (flags || !vmgpu_exec_mbz(cmd->fence.reserved,
 					     sizeof(cmd->fence.reserved)))
 			return -EINVAL;
-		return vmgpu_exec_fix_addr(&cmd->fence.dst, hw_vm);
+		*addrs = (struct vmgpu_cmd_addrs){ { &cmd->fence.dst }, { 8 }, 1 };
+		return 0;
 	case VMGPU_OP_FILL:
 		if (flags || !vmgpu_exec_mbz(cmd->fill.reserved,
 					     sizeof(cmd->fill.reserved)))
 			return -EINVAL;
-		return vmgpu_exec_fix_addr(&cmd->fill.dst, hw_vm);
+		*addrs = (struct vmgpu_cmd_addrs){ { &cmd->fill.dst },
+						   { le64_to_cpu(cmd->fill.size) }, 1 };
+		return 0;
 	case VMGPU_OP_TRANSFER:
 		if ((flags & ~(VMGPU_TRANSFER_FLAG_SWIZZLE | VMGPU_TRANSFER_FLAG_UNSWIZZLE)) ||
 		    flags == (VMGPU_TRANSFER_FLAG_SWIZZLE | VMGPU_TRANSFER_FLAG_UNSWIZZLE) ||
 		    !vmgpu_exec_mbz(cmd->transfer.reserved,
 				    sizeof(cmd->transfer.reserved)))
 			return -EINVAL;
-		return vmgpu_exec_fix_addr(&cmd->transfer.src, hw_vm) ?:
-		       vmgpu_exec_fix_addr(&cmd->transfer.dst, hw_vm);
+		*addrs = (struct vmgpu_cmd_addrs){
+			{ &cmd->transfer.src, &cmd->transfer.dst },
+			{ le64_to_cpu(cmd->transfer.size), le64_to_cpu(cmd->transfer.size) },
+			2 };
+		return 0;
 	case VMGPU_OP_WAIT:
 		if (flags || !vmgpu_exec_mbz(cmd->wait.reserved,
 					     sizeof(cmd->wait.reserved)))
 			return -EINVAL;
-		return vmgpu_exec_fix_addr(&cmd->wait.addr, hw_vm);
+		*addrs = (struct vmgpu_cmd_addrs){ { &cmd->wait.addr }, { 8 }, 1 };
+		return 0;
 	}
 	return -EINVAL;
 }
 
+/* A GPU-VA job's command: virtual addresses in the submitter's VM. */
+static int vmgpu_exec_check_cmd(union vmgpu_cmd *cmd, u32 hw_vm)
+{
+	struct vmgpu_cmd_addrs addrs;
+	u32 i;
+	int ret;
+
+	ret = vmgpu_exec_cmd_addrs(cmd, &addrs);
+	if (ret)
+		return ret;
+	for (i = 0; i < addrs.count; i++) {
+		struct vmgpu_addr *a = addrs.addr[i];
+
+		if (le32_to_cpu(a->space) != VMGPU_SPACE_VIRTUAL || a->vm)
+			return -EINVAL;
+		a->vm = cpu_to_le32(hw_vm);
+	}
+	return 0;
+}
+
+/* GPU-VA jobs check every command here; physical ones with their list. */
 static int vmgpu_exec_copy_cmds(struct vmgpu_job *job,
-				const struct drm_vmgpu_exec *args, u32 hw_vm)
+				const struct drm_vmgpu_exec *args,
+				struct vmgpu_vm *vm)
 {
 	u32 i;
 	int ret;
@@ -116,8 +146,8 @@ static int vmgpu_exec_copy_cmds(struct vmgpu_job *job,
 			   array_size(args->num_cmds, sizeof(union vmgpu_cmd))))
 		return -EFAULT;
 	job->num_cmds = args->num_cmds;
-	for (i = 0; i < job->num_cmds; i++) {
-		ret = vmgpu_exec_check_cmd(&job->cmds[i], hw_vm);
+	for (i = 0; vm && i < job->num_cmds; i++) {
+		ret = vmgpu_exec_check_cmd(&job->cmds[i], vm->hw_id);
 		if (ret)
 			return ret;
 	}
@@ -266,6 +296,8 @@ static int vmgpu_exec_check_args(const struct drm_vmgpu_exec *args)
 {
 	if (args->flags || args->pad || args->reserved[0] || args->reserved[1] ||
 	    !args->num_cmds || args->num_cmds > DRM_VMGPU_EXEC_MAX_CMDS ||
+	    args->num_allocs > DRM_VMGPU_EXEC_MAX_ALLOCS ||
+	    args->num_patches > 2 * args->num_cmds ||
 	    args->num_in_syncs > DRM_VMGPU_EXEC_MAX_SYNCS ||
 	    args->num_out_syncs > DRM_VMGPU_EXEC_MAX_SYNCS)
 		return -EINVAL;
@@ -290,7 +322,7 @@ static int vmgpu_exec(struct drm_file *file, struct drm_vmgpu_exec *args,
 		return PTR_ERR(job);
 	}
 	job->entity = &ctx->entity;
-	ret = vmgpu_exec_copy_cmds(job, args, ctx->vm->hw_id) ?:
+	ret = vmgpu_exec_copy_cmds(job, args, ctx->vm) ?:
 	      vmgpu_exec_read_syncs(&in, args->in_syncs, args->num_in_syncs) ?:
 	      vmgpu_exec_read_syncs(&out, args->out_syncs, args->num_out_syncs) ?:
 	      vmgpu_job_prepare(job, NULL) ?:
@@ -300,7 +332,10 @@ static int vmgpu_exec(struct drm_file *file, struct drm_vmgpu_exec *args,
 		goto err_job;
 	kref_get(&ctx->ref);
 	job->ctx = ctx;
-	ret = vmgpu_exec_push(job, ctx->vm, &fence);
+	if (ctx->vm)
+		ret = vmgpu_exec_push(job, ctx->vm, &fence);
+	else
+		ret = vmgpu_alloc_list_push(job, file, args, &fence);
 	if (ret)
 		goto err_job;
 	vmgpu_exec_signal_out_syncs(out_syncs, args->num_out_syncs, fence);
@@ -346,6 +381,8 @@ int vmgpu_exec_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
 	}
 	if (atomic_read(&ctx->guilty))
 		ret = -ECANCELED;
+	else if (ctx->vm && (args->num_allocs || args->num_patches))
+		ret = -EINVAL;
 	else
 		ret = vmgpu_exec(file, args, ctx);
 	drm_dev_exit(idx);

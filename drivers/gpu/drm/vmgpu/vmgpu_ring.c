@@ -27,7 +27,9 @@
  * Transfer, Discard...) go to the privileged paging ring, ring 0; user
  * contexts submit to the user engines, rings 1 and up, each context an
  * entity of its engine's scheduler. Only the kernel writes rings: a user
- * submission is checked and copied in by run_job. Jobs wait for their
+ * submission is checked and copied in by run_job. The GPU-VA engines
+ * reach memory through VMs only, the physical engine through the physical
+ * references the kernel patched in (both checked by the device again). Jobs wait for their
  * dependencies in scheduler callbacks, never by blocking the thread that
  * queued them, and the scheduler's credit limit is the ring size, so
  * run_job always finds room. Every job ends with a FENCE to the ring's
@@ -62,8 +64,15 @@ module_param(job_timeout_ms, uint, 0444);
 MODULE_PARM_DESC(job_timeout_ms,
 		 "A user job running longer is declared hung and its engine reset; 0 never (default 2000)");
 
-/* The user engines: GPU-VA engines, on rings 1 and 2. */
-static const char *const vmgpu_user_ring_names[] = { "gpuva0", "gpuva1" };
+/* The user engines, on rings 1 and up, by DRM_VMGPU_ENGINE_* number. */
+static const struct {
+	const char *name;
+	u32 mode;
+} vmgpu_user_engines[] = {
+	{ "gpuva0", VMGPU_RING_MODE_VIRTUAL },
+	{ "gpuva1", VMGPU_RING_MODE_VIRTUAL },
+	{ "physical", VMGPU_RING_MODE_PHYSICAL },
+};
 
 static struct vmgpu_job *to_vmgpu_job(struct drm_sched_job *job)
 {
@@ -368,7 +377,8 @@ static void vmgpu_ring_release(struct drm_device *drm, void *arg)
 }
 
 static int vmgpu_ring_init(struct vmgpu_device *vdev, u32 index,
-			   const char *name, u32 order, unsigned int timeout_ms)
+			   const char *name, u32 mode, u32 order,
+			   unsigned int timeout_ms)
 {
 	struct vmgpu_ring *ring = &vdev->rings[index];
 	struct device *dev = vdev->drm.dev;
@@ -387,6 +397,7 @@ static int vmgpu_ring_init(struct vmgpu_device *vdev, u32 index,
 	ring->vdev = vdev;
 	ring->index = index;
 	ring->name = name;
+	ring->mode = mode;
 	ring->num_slots = 1u << order;
 	spin_lock_init(&ring->lock);
 	ret = drmm_mutex_init(&vdev->drm, &ring->reset_lock);
@@ -407,7 +418,7 @@ static int vmgpu_ring_init(struct vmgpu_device *vdev, u32 index,
 	vmgpu_ring_write_reg(ring, VMGPU_RING_FENCE_ADDR_LO, lower_32_bits(ring->seqno_bus));
 	vmgpu_ring_write_reg(ring, VMGPU_RING_FENCE_ADDR_HI, upper_32_bits(ring->seqno_bus));
 	if (index != VMGPU_RING_PAGING)
-		vmgpu_ring_write_reg(ring, VMGPU_RING_MODE, VMGPU_RING_MODE_VIRTUAL);
+		vmgpu_ring_write_reg(ring, VMGPU_RING_MODE, mode);
 	vmgpu_ring_write_reg(ring, VMGPU_RING_CTRL, VMGPU_RING_CTRL_ENABLE);
 	ret = devm_add_action_or_reset(dev, vmgpu_ring_hw_stop, ring);
 	if (ret)
@@ -447,15 +458,16 @@ int vmgpu_rings_init(struct vmgpu_device *vdev)
 	u32 i;
 	int ret;
 
-	if (num_rings < 1 + ARRAY_SIZE(vmgpu_user_ring_names)) {
+	if (num_rings < 1 + ARRAY_SIZE(vmgpu_user_engines)) {
 		drm_err(&vdev->drm, "device has %u rings, vmgpu needs %zu\n",
-			num_rings, 1 + ARRAY_SIZE(vmgpu_user_ring_names));
+			num_rings, 1 + ARRAY_SIZE(vmgpu_user_engines));
 		return -ENODEV;
 	}
-	ret = vmgpu_ring_init(vdev, VMGPU_RING_PAGING, "paging",
+	ret = vmgpu_ring_init(vdev, VMGPU_RING_PAGING, "paging", 0,
 			      VMGPU_PAGING_RING_ORDER, paging_timeout_ms);
-	for (i = 0; !ret && i < ARRAY_SIZE(vmgpu_user_ring_names); i++)
-		ret = vmgpu_ring_init(vdev, 1 + i, vmgpu_user_ring_names[i],
+	for (i = 0; !ret && i < ARRAY_SIZE(vmgpu_user_engines); i++)
+		ret = vmgpu_ring_init(vdev, 1 + i, vmgpu_user_engines[i].name,
+				      vmgpu_user_engines[i].mode,
 				      VMGPU_USER_RING_ORDER, job_timeout_ms);
 	if (ret)
 		return ret;
@@ -478,7 +490,7 @@ int vmgpu_rings_init(struct vmgpu_device *vdev)
  */
 struct vmgpu_ring *vmgpu_ring_user_engine(struct vmgpu_device *vdev, u32 engine)
 {
-	if (engine >= ARRAY_SIZE(vmgpu_user_ring_names))
+	if (engine >= ARRAY_SIZE(vmgpu_user_engines))
 		return NULL;
 	return &vdev->rings[1 + engine];
 }
