@@ -159,6 +159,62 @@ TEST_F(submit, page_tables_follow_moves)
 	vmgpu_bo_unref(b);
 }
 
+/*
+ * A job queued before a bind, and released after it, never reads what the
+ * new allocation's memory held before its clear: the bind waits for the
+ * clear (held up here behind a busy paging ring).
+ */
+TEST_F(submit, bind_never_exposes_uncleared_memory)
+{
+	const struct drm_vmgpu_segment *seg = NULL;
+	struct vmgpu_sync point = { 0 };
+	vmgpu_context *producer;
+	union vmgpu_cmd cmd;
+	uint8_t *r_cpu, *x_cpu;
+	vmgpu_bo *r, *x;
+	uint32_t done;
+	uint64_t first;
+	uint32_t i;
+
+	for (i = 0; i < self->s->num_segments && !seg; i++)
+		if (self->s->segments[i].kind == DRM_VMGPU_SEGMENT_MEMORY &&
+		    self->s->segments[i].cpu_visible_size >= BO_SIZE)
+			seg = &self->s->segments[i];
+	ASSERT_NE(NULL, seg);
+	ASSERT_EQ(0, vmgpu_context_create(self->dev, DRM_VMGPU_ENGINE_GPU_VA1, &producer));
+	ASSERT_EQ(0, make_mapped_in_aperture(self->dev, self->aperture, VA_BASE + VA_STRIDE,
+					     BO_SIZE, &r, (void **)&r_cpu));
+	memset(r_cpu, 0, BO_SIZE);
+	ASSERT_EQ(0, vmgpu_test_dirty_segment(self->dev, seg->id, self->aperture, 8 * MiB));
+
+	/* The job: copy whatever VA_BASE maps, once the producer is done. */
+	ASSERT_EQ(0, drmSyncobjCreate(self->fd, 0, &point.syncobj));
+	point.point = 1;
+	cmd = cmd_nop(300000);
+	ASSERT_EQ(0, vmgpu_context_submit(producer, &cmd, 1, NULL, 0, &point, 1, NULL));
+	cmd = cmd_transfer(VA_BASE, VA_BASE + VA_STRIDE, BO_SIZE);
+	ASSERT_EQ(0, drmSyncobjCreate(self->fd, 0, &done));
+	ASSERT_EQ(0, vmgpu_context_submit(self->ctx, &cmd, 1, &point, 1,
+					  &(struct vmgpu_sync){ .syncobj = done }, 1, NULL));
+
+	/* A new allocation on that dirty memory, its clear held up. */
+	ASSERT_EQ(0, vmgpu_test_debugfs_write("inject_paging_delay", "1000"));
+	ASSERT_EQ(0, vmgpu_test_create_mappable(self->dev, seg->id, self->aperture, BO_SIZE,
+						&x, (void **)&x_cpu));
+	ASSERT_EQ(0, vmgpu_vm_map(x, 0, VA_BASE, BO_SIZE, 0));
+
+	ASSERT_EQ(0, wait_syncobj(self->fd, done));
+	/* Zeros if it ran after the clear, untouched if it faulted. */
+	EXPECT_EQ(0, vmgpu_test_nonzero(r_cpu, BO_SIZE, &first))
+		TH_LOG("the job read uncleared memory at 0x%llx", (unsigned long long)first);
+
+	drmSyncobjDestroy(self->fd, done);
+	drmSyncobjDestroy(self->fd, point.syncobj);
+	vmgpu_bo_unref(x);
+	vmgpu_bo_unref(r);
+	vmgpu_context_unref(producer);
+}
+
 /* Checked at submission: -EINVAL, and nothing of the job runs. */
 TEST_F(submit, bad_commands_rejected_whole)
 {

@@ -416,7 +416,11 @@ struct drm_vmgpu_gem_make_resident {
  * Binds take effect at once and are not ordered with queued work: a job
  * that uses a range unmapped meanwhile faults (its own context is marked
  * guilty), it never reaches memory that is no longer the allocation's.
- * The kernel keeps the page tables right when the allocation moves.
+ * MAP waits for the allocation's clears and moves first (-EIO if its
+ * contents were lost). The kernel keeps the page tables right when the
+ * allocation moves; while a move is in progress its range faults.
+ * A VM has a bounded amount of page tables (-ENOSPC beyond); they are
+ * freed with the file.
  */
 struct drm_vmgpu_vm_bind {
 	/** @op: DRM_VMGPU_VM_BIND_OP_*. */
@@ -484,6 +488,8 @@ struct drm_vmgpu_ctx_destroy {
 	__u32 ctx_id;
 	/** @pad: must be zero. */
 	__u32 pad;
+	/** @reserved: must be zero. */
+	__u64 reserved[2];
 };
 
 /**
@@ -558,7 +564,10 @@ struct drm_vmgpu_patch {
  * reference) and nothing runs.
  * Errors the device finds while running (a VM fault, a misaligned
  * address) fail the job's fence with -EIO and mark the context guilty:
- * its later submissions fail with -ECANCELED. A job running longer than
+ * its later submissions fail with -ECANCELED. EXEC itself may wait for
+ * the kernel to bring back allocations of the VM that were evicted, and
+ * fails with -EIO if one of them lost its contents. If copying @seqno
+ * back fails (-EFAULT), the job was queued nonetheless. A job running longer than
  * the job timeout fails with -ETIMEDOUT, also guilty.
  *
  * The job runs after every @in_syncs point has signalled (each must have
@@ -609,11 +618,12 @@ struct drm_vmgpu_exec {
 /**
  * struct drm_vmgpu_gem_wait - argument of %DRM_IOCTL_VMGPU_GEM_WAIT
  *
- * Wait until no queued work, the kernel's or any job's that was
- * submitted while the allocation was mapped in the file's VM, uses the
- * allocation. Sleeps (interruptible) without polling. 0 when idle,
- * -ETIME after @timeout_ns, -EBUSY at once with
- * %DRM_VMGPU_GEM_WAIT_NO_WAIT.
+ * Wait until no queued work uses the allocation: the kernel's, and the
+ * jobs of any file that were submitted while it was mapped in that file's
+ * VM or on their allocation list. Sleeps (interruptible) without polling.
+ * 0 when idle, -ETIME after @timeout_ns (a timeout of 0 only checks),
+ * -EBUSY at once with %DRM_VMGPU_GEM_WAIT_NO_WAIT. A wait interrupted by
+ * a signal restarts with the whole timeout.
  */
 struct drm_vmgpu_gem_wait {
 	/** @handle: the GEM handle. */

@@ -18,6 +18,7 @@
 #include "vmgpu_exec.h"
 #include "vmgpu_job.h"
 #include "vmgpu_job_types.h"
+#include "vmgpu_mmap.h"
 
 /**
  * DOC: allocation lists
@@ -160,6 +161,10 @@ static int vmgpu_alloc_list_patch(struct vmgpu_alloc_list *list,
 			if (ret)
 				return ret;
 		}
+		/* Never a backing whose fill failed: repaired first. */
+		ret = vmgpu_bo_prepare_access(vbo, true);
+		if (ret)
+			return ret;
 		ret = drm_sched_job_add_resv_dependencies(&job->base, vbo->tbo.base.resv,
 							  DMA_RESV_USAGE_KERNEL);
 		if (ret)

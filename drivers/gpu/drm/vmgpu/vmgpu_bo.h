@@ -62,6 +62,12 @@ struct vmgpu_bo {
 	 * was cleared instead. Sticky. Under the reservation.
 	 */
 	bool contents_lost;
+	/**
+	 * @vm_stale: GPU VA mappings of it have invalid entries, until its
+	 * backing is resident and settled (vmgpu_vm_bo_revalidate()). Under
+	 * the reservation.
+	 */
+	bool vm_stale;
 	/** @link: in &vmgpu_device.bos. */
 	struct list_head link;
 };

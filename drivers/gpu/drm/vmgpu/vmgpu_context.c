@@ -10,6 +10,7 @@
 #include <drm/drm_drv.h>
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
+#include <drm/drm_print.h>
 #include <drm/drm_vma_manager.h>
 
 #include "vmgpu_context.h"
@@ -59,11 +60,23 @@ static int vmgpu_seqno_page_mmap(struct drm_gem_object *obj,
 {
 	if (vma->vm_flags & VM_WRITE)
 		return -EPERM;
-	vm_flags_mod(vma, VM_DONTEXPAND | VM_DONTDUMP, VM_MAYWRITE);
-	return vm_insert_page(vma, vma->vm_start, to_seqno_page(obj)->page);
+	vm_flags_mod(vma, VM_MIXEDMAP | VM_DONTEXPAND | VM_DONTDUMP, VM_MAYWRITE);
+	return 0;
+}
+
+/*
+ * Plain memory, so also after hot-unplug revoked the device's mappings:
+ * the UMD's last completed seqno stays readable.
+ */
+static vm_fault_t vmgpu_seqno_page_fault(struct vm_fault *vmf)
+{
+	struct drm_gem_object *obj = vmf->vma->vm_private_data;
+
+	return vmf_insert_page(vmf->vma, vmf->address, to_seqno_page(obj)->page);
 }
 
 static const struct vm_operations_struct vmgpu_seqno_page_vm_ops = {
+	.fault = vmgpu_seqno_page_fault,
 	.open = drm_gem_vm_open,
 	.close = drm_gem_vm_close,
 };
@@ -106,6 +119,7 @@ static void vmgpu_context_release(struct kref *ref)
 	drm_gem_object_put(&ctx->seqno_page->base);
 	if (ctx->vm)
 		vmgpu_vm_put(ctx->vm);
+	mutex_destroy(&ctx->submit_lock);
 	kfree(ctx);
 }
 
@@ -144,12 +158,28 @@ static void vmgpu_context_job_done(struct dma_fence *hw, struct dma_fence_cb *cb
 	struct vmgpu_job *job = container_of(cb, struct vmgpu_job, ctx_cb);
 	struct vmgpu_context *ctx = job->ctx;
 	u64 seqno = job->base.s_fence->finished.seqno;
+	u64 now = ktime_get_ns();
 
+	/* Busy from when the ring got to it; queueing behind others is not. */
+	atomic64_add(now - max(job->ran_ns, job->ring->last_done_ns), &ctx->busy_ns);
+	job->ring->last_done_ns = now;
 	trace_vmgpu_ctx_job_done(ctx->id, seqno, hw->error);
 	if (hw->error)
 		atomic_set(&ctx->guilty, 1);
 	/* A context's jobs complete in order: one entity, one ring. */
 	WRITE_ONCE(*ctx->seqno_page->seqno, seqno);
+}
+
+/**
+ * vmgpu_context_job_dropped() - run_job refused a user job (device gone)
+ * @job: the job
+ *
+ * Its fence signals with an error; the seqno page still has to say it is
+ * done, or a UMD polling it would wait for ever.
+ */
+void vmgpu_context_job_dropped(struct vmgpu_job *job)
+{
+	WRITE_ONCE(*job->ctx->seqno_page->seqno, job->base.s_fence->finished.seqno);
 }
 
 /**
@@ -162,6 +192,7 @@ static void vmgpu_context_job_done(struct dma_fence *hw, struct dma_fence_cb *cb
  */
 void vmgpu_context_job_running(struct vmgpu_job *job)
 {
+	job->ran_ns = ktime_get_ns();
 	if (dma_fence_add_callback(&job->hw_fence->base, &job->ctx_cb,
 				   vmgpu_context_job_done))
 		vmgpu_context_job_done(&job->hw_fence->base, &job->ctx_cb);
@@ -231,6 +262,7 @@ static struct vmgpu_context *vmgpu_context_create(struct drm_file *file,
 		return ERR_PTR(ret);
 	}
 	kref_init(&ctx->ref);
+	mutex_init(&ctx->submit_lock);
 	ctx->ring = ring;
 	ctx->vm = vm ? vmgpu_vm_get(vm) : NULL;
 	ret = drm_sched_entity_init(&ctx->entity, DRM_SCHED_PRIORITY_NORMAL,
@@ -252,7 +284,16 @@ static struct vmgpu_context *vmgpu_context_create(struct drm_file *file,
 /* Stop a context taking jobs; those queued still run. */
 static void vmgpu_context_kill(struct vmgpu_context *ctx, struct drm_file *file)
 {
+	struct vmgpu_file *vfile = file->driver_priv;
+
+	/* An EXEC in flight pushes before this, or fails after. */
+	mutex_lock(&ctx->submit_lock);
+	ctx->destroyed = true;
+	mutex_unlock(&ctx->submit_lock);
 	drm_sched_entity_destroy(&ctx->entity);
+	mutex_lock(&vfile->lock);
+	vfile->retired_busy_ns[ctx->ring->index] += atomic64_read(&ctx->busy_ns);
+	mutex_unlock(&vfile->lock);
 	drm_vma_node_revoke(&ctx->seqno_page->base.vma_node, file);
 	vmgpu_context_put(ctx);
 }
@@ -319,7 +360,7 @@ int vmgpu_ctx_destroy_ioctl(struct drm_device *drm, void *data,
 	struct drm_vmgpu_ctx_destroy *args = data;
 	struct vmgpu_context *ctx;
 
-	if (args->pad)
+	if (args->pad || args->reserved[0] || args->reserved[1])
 		return -EINVAL;
 	ctx = xa_erase(&vfile->contexts, args->ctx_id);
 	if (!ctx)
@@ -393,4 +434,37 @@ void vmgpu_file_postclose(struct drm_device *drm, struct drm_file *file)
 		vmgpu_vm_close(vfile->vm);
 	mutex_destroy(&vfile->lock);
 	kfree(vfile);
+}
+
+/**
+ * vmgpu_context_show_fdinfo() - busy time of a file's jobs per engine
+ * @p: the fdinfo printer
+ * @file: the file
+ *
+ * drm-engine-<name>, as the DRM usage-stats document defines it: the time
+ * the file's jobs kept each user engine busy, from when the engine got to
+ * a job to its completion.
+ */
+void vmgpu_context_show_fdinfo(struct drm_printer *p, struct drm_file *file)
+{
+	struct vmgpu_device *vdev = to_vmgpu_device(file->minor->dev);
+	struct vmgpu_file *vfile = file->driver_priv;
+	u64 busy[VMGPU_MAX_RINGS];
+	struct vmgpu_context *ctx;
+	unsigned long id;
+	u32 i;
+
+	mutex_lock(&vfile->lock);
+	memcpy(busy, vfile->retired_busy_ns, sizeof(busy));
+	mutex_unlock(&vfile->lock);
+	xa_lock(&vfile->contexts);
+	xa_for_each(&vfile->contexts, id, ctx)
+		busy[ctx->ring->index] += atomic64_read(&ctx->busy_ns);
+	xa_unlock(&vfile->contexts);
+	for (i = 0; i < VMGPU_MAX_RINGS; i++) {
+		struct vmgpu_ring *ring = &vdev->rings[i];
+
+		if (ring->live && i != VMGPU_RING_PAGING)
+			drm_printf(p, "drm-engine-%s:\t%llu ns\n", ring->name, busy[i]);
+	}
 }

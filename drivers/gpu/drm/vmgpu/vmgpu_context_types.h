@@ -14,6 +14,8 @@
 #include <drm/drm_gem.h>
 #include <drm/gpu_scheduler.h>
 
+#include "hw/vmgpu_hw.h"
+
 struct vmgpu_device;
 struct vmgpu_ring;
 struct vmgpu_vm;
@@ -55,6 +57,12 @@ struct vmgpu_context {
 	atomic_t guilty;
 	/** @seqno_page: its monitored fence. */
 	struct vmgpu_seqno_page *seqno_page;
+	/** @busy_ns: time its jobs kept the engine busy. */
+	atomic64_t busy_ns;
+	/** @submit_lock: EXEC pushes under it; destruction takes it once. */
+	struct mutex submit_lock;
+	/** @destroyed: the entity is gone, EXEC fails. Under @submit_lock. */
+	bool destroyed;
 };
 
 /**
@@ -69,6 +77,11 @@ struct vmgpu_file {
 	struct vmgpu_vm *vm;
 	/** @contexts: context id to &struct vmgpu_context. */
 	struct xarray contexts;
+	/**
+	 * @retired_busy_ns: busy time of destroyed contexts, by user engine;
+	 * under @lock.
+	 */
+	u64 retired_busy_ns[VMGPU_MAX_RINGS];
 };
 
 #endif

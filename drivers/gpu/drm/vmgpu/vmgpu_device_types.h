@@ -127,6 +127,12 @@ struct vmgpu_ring {
 	bool live;
 	/** @mode: user engines: VMGPU_RING_MODE_*, how commands address. */
 	u32 mode;
+	/**
+	 * @last_done_ns: when the ring's last user job completed; a job's
+	 * busy time starts at the later of this and its run_job. Written in
+	 * fence callbacks, which run in the ring's order under @fence_lock.
+	 */
+	u64 last_done_ns;
 	/** @cmds: the ring's command slots. */
 	union vmgpu_cmd *cmds;
 	/** @cmds_bus: bus address of @cmds. */

@@ -55,6 +55,12 @@ static const struct drm_ioctl_desc vmgpu_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(VMGPU_GEM_DESTROY, vmgpu_gem_destroy_ioctl, DRM_RENDER_ALLOW),
 };
 
+static void vmgpu_show_fdinfo(struct drm_printer *p, struct drm_file *file)
+{
+	vmgpu_gem_show_fdinfo(p, file);
+	vmgpu_context_show_fdinfo(p, file);
+}
+
 /* DRM_GEM_FOPS plus fdinfo, which standard GPU tools read usage from. */
 static const struct file_operations vmgpu_fops = {
 	.owner = THIS_MODULE,
@@ -70,7 +76,7 @@ static const struct drm_driver vmgpu_drm_driver = {
 	.ioctls = vmgpu_ioctls,
 	.num_ioctls = ARRAY_SIZE(vmgpu_ioctls),
 	.fops = &vmgpu_fops,
-	.show_fdinfo = vmgpu_gem_show_fdinfo,
+	.show_fdinfo = vmgpu_show_fdinfo,
 	.name = DRIVER_NAME,
 	.desc = DRIVER_DESC,
 	.major = 1,

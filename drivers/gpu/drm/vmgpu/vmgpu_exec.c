@@ -257,9 +257,18 @@ static int vmgpu_exec_prepare_bos(struct vmgpu_job *job, struct drm_gpuvm_exec *
 				if (ret)
 					return ret;
 			}
+			if (vbo->vm_stale) {
+				ret = vmgpu_vm_bo_revalidate(vbo, true);
+				if (ret)
+					return ret;
+			}
 		}
 		ret = drm_sched_job_add_resv_dependencies(&job->base, obj->resv,
 							  DMA_RESV_USAGE_KERNEL);
+		if (ret)
+			return ret;
+		/* A move above may have taken the slot locking reserved. */
+		ret = dma_resv_reserve_fences(obj->resv, 1);
 		if (ret)
 			return ret;
 	}
@@ -278,9 +287,11 @@ static int vmgpu_exec_push(struct vmgpu_job *job, struct vmgpu_vm *vm,
 	int ret;
 
 	mutex_lock(&vm->lock);
+	/* On failure it has unlocked everything itself. */
 	ret = drm_gpuvm_exec_lock(&vm_exec);
-	if (!ret)
-		ret = vmgpu_exec_prepare_bos(job, &vm_exec);
+	if (ret)
+		goto out;
+	ret = vmgpu_exec_prepare_bos(job, &vm_exec);
 	if (!ret) {
 		*fence = vmgpu_job_push(job);
 		drm_gpuvm_resv_add_fence(&vm->base, &vm_exec.exec, *fence,
@@ -288,6 +299,7 @@ static int vmgpu_exec_push(struct vmgpu_job *job, struct vmgpu_vm *vm,
 					 DMA_RESV_USAGE_BOOKKEEP);
 	}
 	drm_gpuvm_exec_unlock(&vm_exec);
+out:
 	mutex_unlock(&vm->lock);
 	return ret;
 }
@@ -332,10 +344,14 @@ static int vmgpu_exec(struct drm_file *file, struct drm_vmgpu_exec *args,
 		goto err_job;
 	kref_get(&ctx->ref);
 	job->ctx = ctx;
-	if (ctx->vm)
+	mutex_lock(&ctx->submit_lock);
+	if (ctx->destroyed)
+		ret = -ENOENT;
+	else if (ctx->vm)
 		ret = vmgpu_exec_push(job, ctx->vm, &fence);
 	else
 		ret = vmgpu_alloc_list_push(job, file, args, &fence);
+	mutex_unlock(&ctx->submit_lock);
 	if (ret)
 		goto err_job;
 	vmgpu_exec_signal_out_syncs(out_syncs, args->num_out_syncs, fence);

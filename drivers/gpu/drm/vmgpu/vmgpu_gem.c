@@ -384,9 +384,9 @@ int vmgpu_gem_wait_ioctl(struct drm_device *drm, void *data, struct drm_file *fi
 		ret = -ENODEV;
 		goto out_put;
 	}
-	if (args->flags & DRM_VMGPU_GEM_WAIT_NO_WAIT) {
+	if (args->flags & DRM_VMGPU_GEM_WAIT_NO_WAIT || !args->timeout_ns) {
 		if (!dma_resv_test_signaled(obj->resv, DMA_RESV_USAGE_BOOKKEEP))
-			ret = -EBUSY;
+			ret = args->flags & DRM_VMGPU_GEM_WAIT_NO_WAIT ? -EBUSY : -ETIME;
 		goto out_exit;
 	}
 	timeout = dma_resv_wait_timeout(obj->resv, DMA_RESV_USAGE_BOOKKEEP, true,

@@ -62,6 +62,8 @@ struct vmgpu_job {
 	struct vmgpu_context *ctx;
 	/** @ctx_cb: tells @ctx when the hardware fence signals. */
 	struct dma_fence_cb ctx_cb;
+	/** @ran_ns: when run_job wrote it to the ring (user jobs). */
+	u64 ran_ns;
 	/**
 	 * @hw_fence: preallocated; run_job() initialises it, from then on
 	 * it is reference counted and the job holds one reference.

@@ -47,17 +47,18 @@
 #define VMGPU_CPU_ACCESS_TRIES	3
 
 /**
- * vmgpu_bo_prepare_cpu_access() - make an allocation's backing safe to read
+ * vmgpu_bo_prepare_access() - make an allocation's backing safe to read
  * @vbo: the allocation, reserved
  * @intr: wait interruptibly
  *
  * Waits for its clears and moves, and repairs the outcome of any that
- * failed (see vmgpu_bo_needs_scrub()).
+ * failed (see vmgpu_bo_needs_scrub()). For the CPU (mappings, ptrace) and
+ * for GPU VA mappings alike: from then on userspace may have written it.
  *
  * Return: 0; -EIO if its contents were lost or cannot be cleared; -EINTR
  * or -ERESTARTSYS if interrupted; -ENOMEM.
  */
-int vmgpu_bo_prepare_cpu_access(struct vmgpu_bo *vbo, bool intr)
+int vmgpu_bo_prepare_access(struct vmgpu_bo *vbo, bool intr)
 {
 	struct dma_resv *resv = vbo->tbo.base.resv;
 	int tries, ret;
@@ -96,7 +97,7 @@ static vm_fault_t vmgpu_bo_vm_fault(struct vm_fault *vmf)
 		ret = ttm_bo_vm_dummy_page(vmf, vma->vm_page_prot);
 		goto unlock;
 	}
-	err = vmgpu_bo_prepare_cpu_access(to_vmgpu_bo(tbo), true);
+	err = vmgpu_bo_prepare_access(to_vmgpu_bo(tbo), true);
 	if (err == -EINTR || err == -ERESTARTSYS)
 		ret = VM_FAULT_NOPAGE;
 	else if (err == -ENOMEM)
@@ -174,7 +175,7 @@ static int vmgpu_bo_vm_access(struct vm_area_struct *vma, unsigned long addr,
 	ret = ttm_bo_reserve(tbo, true, false, NULL);
 	if (ret)
 		goto exit;
-	ret = vmgpu_bo_prepare_cpu_access(to_vmgpu_bo(tbo), true);
+	ret = vmgpu_bo_prepare_access(to_vmgpu_bo(tbo), true);
 	while (!ret && done < len) {
 		unsigned long in_page = (offset + done) & ~PAGE_MASK;
 		int chunk = min_t(unsigned long, len - done, PAGE_SIZE - in_page);

@@ -163,6 +163,8 @@ static struct dma_fence *vmgpu_ring_run_job(struct drm_sched_job *sched_job)
 	if (ring->dead) {
 		spin_unlock(&ring->lock);
 		dma_fence_put(prev);
+		if (job->ctx)
+			vmgpu_context_job_dropped(job);
 		fence = ERR_PTR(-ENODEV);
 		goto out;
 	}
@@ -231,11 +233,25 @@ static void vmgpu_ring_reset(struct vmgpu_ring *ring, struct vmgpu_job *bad)
 			vmgpu_fence_fail(hw, -ETIMEDOUT);
 			continue;
 		}
+		/* The hung job's context is guilty now: its later jobs only fence. */
+		if (job->ctx && atomic_read(&job->ctx->guilty))
+			dma_fence_set_error(&s_job->s_fence->finished, -ECANCELED);
 		hw->first_slot = vmgpu_ring_write_job(ring, job, hw->base.seqno);
 		hw->end_slot = ring->tail;
 	}
 	spin_unlock(&ring->lock);
 	enable_irq(error_irq);
+}
+
+/*
+ * The job timed out just as it completed: then nothing hangs, and the job
+ * running behind it must not be stopped half-way and run again.
+ */
+static bool vmgpu_ring_job_finished(struct vmgpu_ring *ring, struct vmgpu_job *job)
+{
+	vmgpu_fence_process(ring);
+	return job->hw_fence_live &&
+	       test_bit(DMA_FENCE_FLAG_SIGNALED_BIT, &job->hw_fence->base.flags);
 }
 
 static enum drm_gpu_sched_stat vmgpu_ring_timedout_job(struct drm_sched_job *sched_job)
@@ -250,16 +266,16 @@ static enum drm_gpu_sched_stat vmgpu_ring_timedout_job(struct drm_sched_job *sch
 	mutex_lock(&ring->reset_lock);
 	cookie = dma_fence_begin_signalling();
 	drm_sched_stop(&ring->sched, sched_job);
-	if (!ring->dead) {
+	if (ring->dead) {
+		/* vmgpu_ring_unplug() stopped the ring and retired its work. */
+		vmgpu_fence_fail_all(ring, -ENODEV);
+		status = DRM_GPU_SCHED_STAT_ENODEV;
+	} else if (!vmgpu_ring_job_finished(ring, bad)) {
 		drm_err(&vdev->drm, "%s ring hung: head %u tail %u status 0x%x, seqno %llu of %llu; resetting it\n",
 			ring->name, vmgpu_ring_read_reg(ring, VMGPU_RING_HEAD),
 			ring->tail, vmgpu_ring_read_reg(ring, VMGPU_RING_STATUS),
 			READ_ONCE(*ring->seqno_cpu), ring->next_seqno);
 		vmgpu_ring_reset(ring, bad);
-	} else {
-		/* vmgpu_ring_unplug() stopped the ring and retired its work. */
-		vmgpu_fence_fail_all(ring, -ENODEV);
-		status = DRM_GPU_SCHED_STAT_ENODEV;
 	}
 	vmgpu_ring_reattach_jobs(ring);
 	drm_sched_start(&ring->sched);

@@ -206,8 +206,10 @@ hop_through_tt:
 
 /*
  * An allocation mapped into GPU VA spaces: no job may still run on the old
- * translations when the page tables change (DOC: GPU virtual address
- * spaces), and the tables follow the new backing.
+ * translations when the page tables change, and the new ones are valid
+ * only once the device has filled the new backing (DOC: GPU virtual
+ * address spaces). If that fails the entries stay invalid and the next
+ * EXEC tries again.
  */
 static int vmgpu_ttm_move(struct ttm_buffer_object *tbo, bool evict,
 			  struct ttm_operation_ctx *ctx,
@@ -221,10 +223,11 @@ static int vmgpu_ttm_move(struct ttm_buffer_object *tbo, bool evict,
 		ret = ttm_bo_wait_ctx(tbo, ctx);
 		if (ret)
 			return ret;
+		vmgpu_vm_bo_invalidate(vbo);
 	}
 	ret = vmgpu_ttm_move_backing(tbo, evict, ctx, new_mem, hop);
-	if (!ret && mapped)
-		vmgpu_vm_bo_moved(vbo);
+	if (mapped && ret != -EMULTIHOP)
+		vmgpu_vm_bo_revalidate(vbo, ctx->interruptible);
 	return ret;
 }
 

@@ -13,10 +13,12 @@
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
 #include <drm/drm_managed.h>
+#include <drm/drm_print.h>
 
 #include "vmgpu_bo.h"
 #include "vmgpu_device.h"
 #include "vmgpu_drm.h"
+#include "vmgpu_mmap.h"
 #include "vmgpu_res_cursor.h"
 #include "vmgpu_trace.h"
 #include "vmgpu_vm.h"
@@ -32,26 +34,35 @@
  * with its own reservation, so that each can move, and be destroyed,
  * alone.
  *
- * The page tables follow the allocations: a move rewrites the entries of
- * every mapping of the allocation for its new backing, or invalidates
- * them when it leaves the device's reach. Ordering, so that no engine
- * reads a stale translation of freed memory:
+ * The page tables follow the allocations. An entry is valid only while it
+ * points at backing the device has finished filling (its clear or copy
+ * done, or a failed one repaired: vmgpu_bo_prepare_access()), so no job,
+ * whenever it was queued and whatever it waits for, reads memory that is
+ * not yet, or no longer, the allocation's:
  *
- * - jobs queued before the move: the move first waits for every job that
- *   used the allocation (their fences are on its reservation), so none
- *   is running when the entries change; the old backing is freed after
- *   that, when the move's copy is done;
- * - jobs queued after: each waits for the kernel's fences on the
- *   reservations of every allocation of its VM, so it runs after the copy
- *   that fills the new backing.
+ * - a move first waits for every job that used the allocation (their
+ *   fences are on its reservation), invalidates its entries, then queues
+ *   the copy; once the copy is done the entries point at the new backing.
+ *   Until then a job that touches the range faults on its own context;
+ * - a map writes valid entries only for settled backing;
+ * - the next EXEC brings back what was evicted out of the device's reach,
+ *   and repoints entries left invalid.
  *
- * That first wait happens on the CPU, in the move; doing the rewrite on
- * the paging ring after the copy would avoid it and is not done yet.
+ * Those waits happen on the CPU, in the move and in EXEC; doing the
+ * rewrite on the paging ring after the copy would avoid them and is not
+ * done yet.
  *
  * The device caches no translations and a register read orders the CPU's
  * table writes with the engine (hardware contract), which is what makes
- * an unmap take effect before the memory can be handed out again.
+ * an invalidation take effect before the memory can be handed out again.
+ *
+ * Page tables are never freed before their VM; a VM has at most
+ * %VMGPU_VM_MAX_TABLES of them (-ENOSPC from VM_BIND beyond), charged to
+ * the process that made them.
  */
+
+/* Tables one VM may have: 2 MiB of page-table memory maps 512 GiB. */
+#define VMGPU_VM_MAX_TABLES	512
 
 #define VMGPU_PT_COVER_SHIFT(level)	(VMGPU_PAGE_SHIFT + 9 * (level))
 
@@ -69,16 +80,19 @@ static struct vmgpu_pt *vmgpu_pt_alloc(struct vmgpu_vm *vm, int level)
 {
 	struct vmgpu_pt *pt;
 
+	if (vm->num_tables >= VMGPU_VM_MAX_TABLES)
+		return NULL;
 	pt = kzalloc(struct_size(pt, children, level ? VMGPU_PT_ENTRIES : 0),
-		     GFP_KERNEL);
+		     GFP_KERNEL_ACCOUNT);
 	if (!pt)
 		return NULL;
 	pt->entries = dma_alloc_coherent(vm->vdev->drm.dev, VMGPU_PAGE_SIZE,
-					 &pt->bus, GFP_KERNEL);
+					 &pt->bus, GFP_KERNEL_ACCOUNT);
 	if (!pt->entries) {
 		kfree(pt);
 		return NULL;
 	}
+	vm->num_tables++;
 	return pt;
 }
 
@@ -111,7 +125,8 @@ static int vmgpu_vm_populate(struct vmgpu_vm *vm, u64 va, u64 range)
 				struct vmgpu_pt *child = vmgpu_pt_alloc(vm, level - 1);
 
 				if (!child)
-					return -ENOMEM;
+					return vm->num_tables >= VMGPU_VM_MAX_TABLES ?
+					       -ENOSPC : -ENOMEM;
 				pt->children[i] = child;
 				pt->entries[i] = cpu_to_le64(VMGPU_PTE_VALID |
 					(u64)VMGPU_SPACE_SYSTEM << VMGPU_PTE_SPACE_SHIFT |
@@ -200,12 +215,13 @@ static void vmgpu_vm_flush(struct vmgpu_vm *vm)
 }
 
 /**
- * vmgpu_vm_bo_moved() - rewrite the mappings of an allocation that moved
- * @vbo: the allocation, reserved, with its new backing (or none)
+ * vmgpu_vm_bo_invalidate() - before an allocation's backing changes
+ * @vbo: the allocation, reserved, that no job uses any more
  *
- * Called by the move after every job that used the allocation finished.
+ * Invalidates the entries of every mapping of it, in every VM, and makes
+ * sure the engine no longer translates through them.
  */
-void vmgpu_vm_bo_moved(struct vmgpu_bo *vbo)
+void vmgpu_vm_bo_invalidate(struct vmgpu_bo *vbo)
 {
 	struct drm_gem_object *obj = &vbo->tbo.base;
 	struct drm_gpuvm_bo *vm_bo;
@@ -216,10 +232,51 @@ void vmgpu_vm_bo_moved(struct vmgpu_bo *vbo)
 		struct vmgpu_vm *vm = to_vmgpu_vm(vm_bo->vm);
 
 		mutex_lock(&vm->pt_lock);
+		drm_gpuvm_bo_for_each_va(va, vm_bo) {
+			vmgpu_vm_clear_ptes(vm, va->va.addr, va->va.range);
+			trace_vmgpu_vm_ptes(vm->hw_id, va->va.addr, va->va.range, -1);
+		}
+		mutex_unlock(&vm->pt_lock);
+		vmgpu_vm_flush(vm);
+	}
+	vbo->vm_stale = true;
+}
+
+/**
+ * vmgpu_vm_bo_revalidate() - point an allocation's mappings at its backing
+ * @vbo: the allocation, reserved
+ * @intr: wait interruptibly
+ *
+ * Waits until the device has filled the backing (and repairs a failed
+ * fill), then writes the entries of every mapping. Out of the device's
+ * reach, the entries stay invalid until EXEC brings it back.
+ *
+ * Return: 0, or the error of vmgpu_bo_prepare_access(): the entries then
+ * stay invalid.
+ */
+int vmgpu_vm_bo_revalidate(struct vmgpu_bo *vbo, bool intr)
+{
+	struct drm_gem_object *obj = &vbo->tbo.base;
+	struct drm_gpuvm_bo *vm_bo;
+	struct drm_gpuva *va;
+	int ret;
+
+	dma_resv_assert_held(obj->resv);
+	if (!vmgpu_bo_is_resident(&vbo->tbo))
+		return 0;
+	ret = vmgpu_bo_prepare_access(vbo, intr);
+	if (ret)
+		return ret;
+	drm_gem_for_each_gpuvm_bo(vm_bo, obj) {
+		struct vmgpu_vm *vm = to_vmgpu_vm(vm_bo->vm);
+
+		mutex_lock(&vm->pt_lock);
 		drm_gpuvm_bo_for_each_va(va, vm_bo)
 			vmgpu_vm_write_ptes(vm, va);
 		mutex_unlock(&vm->pt_lock);
 	}
+	vbo->vm_stale = false;
+	return 0;
 }
 
 /**
@@ -240,6 +297,7 @@ static int vmgpu_vm_map(struct vmgpu_vm *vm, struct drm_file *file,
 	struct drm_gpuvm_bo *vm_bo;
 	struct drm_gem_object *obj;
 	struct drm_gpuva *va;
+	struct vmgpu_bo *vbo;
 	int ret;
 
 	if (args->flags & ~DRM_VMGPU_VM_BIND_READ_ONLY)
@@ -247,6 +305,7 @@ static int vmgpu_vm_map(struct vmgpu_vm *vm, struct drm_file *file,
 	obj = drm_gem_object_lookup(file, args->handle);
 	if (!obj)
 		return -ENOENT;
+	vbo = gem_to_vmgpu_bo(obj);
 	ret = -EINVAL;
 	if (args->offset > obj->size || args->range > obj->size - args->offset)
 		goto out_put;
@@ -268,6 +327,12 @@ static int vmgpu_vm_map(struct vmgpu_vm *vm, struct drm_file *file,
 	ret = dma_resv_lock_interruptible(obj->resv, NULL);
 	if (ret)
 		goto out_unlock_vm;
+	/* Valid entries only for backing the device has filled. */
+	if (vmgpu_bo_is_resident(&vbo->tbo)) {
+		ret = vmgpu_bo_prepare_access(vbo, true);
+		if (ret)
+			goto out_unlock_resv;
+	}
 	mutex_lock(&vm->pt_lock);
 	ret = vmgpu_vm_populate(vm, args->addr, args->range);
 	if (ret)
@@ -287,9 +352,12 @@ static int vmgpu_vm_map(struct vmgpu_vm *vm, struct drm_file *file,
 	/* The mapping holds its own reference now. */
 	drm_gpuvm_bo_put(vm_bo);
 	vmgpu_vm_write_ptes(vm, va);
+	if (!vmgpu_bo_is_resident(&vbo->tbo))
+		vbo->vm_stale = true;
 	va = NULL;
 out_unlock:
 	mutex_unlock(&vm->pt_lock);
+out_unlock_resv:
 	dma_resv_unlock(obj->resv);
 out_unlock_vm:
 	mutex_unlock(&vm->lock);
@@ -659,6 +727,11 @@ int vmgpu_vm_init(struct vmgpu_device *vdev)
 
 	vdev->num_vms = min_t(u32, vmgpu_read32(vdev, VMGPU_REG_NUM_VMS),
 			      VMGPU_MAX_VMS);
+	if (!(vdev->caps & VMGPU_CAP_GPU_MMU) || vdev->num_vms < 2) {
+		drm_err(&vdev->drm, "device has no GPU MMU or no VM for users (%u VMs)\n",
+			vdev->num_vms);
+		return -ENODEV;
+	}
 	ida_init(&vdev->vm_ids);
 	ret = drmm_add_action_or_reset(&vdev->drm, vmgpu_vm_ids_release,
 				       &vdev->vm_ids);

@@ -29,6 +29,7 @@ int vmgpu_vm_destroy_bo(struct vmgpu_vm *vm, struct drm_gem_object *obj,
 			bool assume_not_in_use);
 int vmgpu_vm_add_fence_context(struct vmgpu_vm *vm, u64 context);
 bool vmgpu_vm_bo_is_mapped(struct vmgpu_bo *vbo);
-void vmgpu_vm_bo_moved(struct vmgpu_bo *vbo);
+void vmgpu_vm_bo_invalidate(struct vmgpu_bo *vbo);
+int vmgpu_vm_bo_revalidate(struct vmgpu_bo *vbo, bool intr);
 
 #endif

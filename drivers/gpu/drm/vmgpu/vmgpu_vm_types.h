@@ -49,6 +49,8 @@ struct vmgpu_vm {
 	struct mutex pt_lock;
 	/** @root: the level-3 table. */
 	struct vmgpu_pt *root;
+	/** @num_tables: page tables allocated, @root included. */
+	u32 num_tables;
 	/**
 	 * @fence_contexts: the dma-fence contexts of the jobs of every
 	 * context ever created on the VM, for AssumeNotInUse. Under @lock.
