@@ -25,7 +25,7 @@ MUTANTS=(
 	"no-top-down%%vmgpu_bo.c%%s/\t\tplace->flags \|= TTM_PL_FLAG_TOPDOWN;//%%norebar%%vmgpu_alloc_test/alloc.top_down_beyond_the_bar"
 	"timeout-zero-expires%%vmgpu_ring.c%%s/paging_timeout_ms \? msecs_to_jiffies\(paging_timeout_ms\) :\n\t\t\t   MAX_SCHEDULE_TIMEOUT/msecs_to_jiffies(paging_timeout_ms)/%%rebar%%vmgpu_error_test/global.no_timeout_is_no_hang"
 	"move-fence-leak%%vmgpu_vram_mgr.c%%s/\t\tttm_resource_manager_cleanup\(&mgr->manager\);\n//%%rootport%%kmemleak-clean"
-	"pte-no-follow%%vmgpu_ttm.c%%s/\tif \(!ret && mapped\)\n\t\tvmgpu_vm_bo_moved\(vbo\);\n//%%rebar%%vmgpu_submit_test/submit.page_tables_follow_moves"
+	"pte-no-follow%%vmgpu_ttm.c%%s/\tbool mapped = vbo && vmgpu_vm_bo_is_mapped\(vbo\);/\tbool mapped = false;/%%rebar%%vmgpu_submit_test/submit.page_tables_follow_moves"
 	"exec-physical%%vmgpu_exec.c%%s/if \(le32_to_cpu\(a->space\) != VMGPU_SPACE_VIRTUAL \|\| a->vm\)/if (a->vm)/%%rebar%%vmgpu_submit_test/submit.bad_commands_rejected_whole"
 	"fault-not-guilty%%vmgpu_context.c%%s/\tif \(hw->error\)\n\t\tatomic_set\(&ctx->guilty, 1\);\n//%%rebar%%vmgpu_submit_test/submit.unmapped_va_faults_own_context"
 	"no-seqno-page%%vmgpu_context.c%%s/\tWRITE_ONCE\(\*ctx->seqno_page->seqno, seqno\);\n//%%rebar%%vmgpu_submit_test/submit.seqno_page"
@@ -38,6 +38,7 @@ MUTANTS=(
 	"list-any-alloc%%vmgpu_alloc_list.c%%s/\t\tif \(!\(gem_to_vmgpu_bo\(obj\)->flags & DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY\)\)\n\t\t\treturn -EINVAL;\n//%%rebar%%vmgpu_physical_test/physical.bad_submissions_refused_whole"
 	"patch-no-range%%vmgpu_alloc_list.c%%s/ \|\|\n\t\t    end > list->objs\[p->alloc\]->size\)/)/%%rebar%%vmgpu_physical_test/physical.bad_submissions_refused_whole"
 	"phys-no-validate%%vmgpu_alloc_list.c%%s/\t\t\tret = ttm_bo_validate\(&vbo->tbo, &vbo->placement, &ctx\);/\t\t\tret = 0;/%%rebar%%vmgpu_physical_test/physical.evicted_allocation_made_resident_and_patched"
+	"bind-no-settle%%vmgpu_vm.c%%s/\t\tret = vmgpu_bo_prepare_access\(vbo, true\);\n\t\tif \(ret\)\n\t\t\tgoto out_unlock_resv;/\t\tret = 0;/%%rebar%%vmgpu_submit_test/submit.bind_never_exposes_uncleared_memory"
 )
 
 wanted=("$@")

@@ -577,6 +577,64 @@ TEST_F(submit, hang_is_reset)
 	vmgpu_context_unref(other_engine);
 }
 
+static uint64_t fdinfo_engine_ns(int fd, const char *engine)
+{
+	char path[64], key[64], line[256];
+	unsigned long long ns = ~0ull;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	snprintf(key, sizeof(key), "drm-engine-%s:", engine);
+	f = fopen(path, "r");
+	if (!f)
+		return ~0ull;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, strlen(key)))
+			sscanf(line + strlen(key), "%llu", &ns);
+	fclose(f);
+	return ns;
+}
+
+/* fdinfo drm-engine-*: the time the file's jobs kept each engine busy. */
+TEST_F(submit, fdinfo_engine_busy_time)
+{
+	union vmgpu_cmd cmd = cmd_nop(200000);
+	uint64_t before0, before1, after0, after1;
+
+	before0 = fdinfo_engine_ns(self->fd, "gpuva0");
+	before1 = fdinfo_engine_ns(self->fd, "gpuva1");
+	ASSERT_NE(~0ull, before0);
+	ASSERT_NE(~0ull, before1);
+	ASSERT_NE(~0ull, fdinfo_engine_ns(self->fd, "physical"));
+	ASSERT_EQ(0, run(self->ctx, self->fd, &cmd, 1));
+	after0 = fdinfo_engine_ns(self->fd, "gpuva0");
+	after1 = fdinfo_engine_ns(self->fd, "gpuva1");
+	EXPECT_GE(after0 - before0, 150000000ull);
+	EXPECT_LT(after0 - before0, 2000000000ull);
+	/* The other engine did nothing for this file. */
+	EXPECT_EQ(before1, after1);
+}
+
+/* debugfs vms lists the file's mappings, and forgets them on unmap. */
+TEST_F(submit, debugfs_lists_mappings)
+{
+	char buf[16384], line[64];
+	uint8_t *cpu;
+	vmgpu_bo *bo;
+
+	snprintf(line, sizeof(line), "0x%llx-0x%llx", VA_BASE + 3 * VA_STRIDE,
+		 VA_BASE + 3 * VA_STRIDE + BO_SIZE);
+	ASSERT_EQ(0, make_mapped_in_aperture(self->dev, self->aperture,
+					     VA_BASE + 3 * VA_STRIDE, BO_SIZE, &bo,
+					     (void **)&cpu));
+	ASSERT_EQ(0, vmgpu_test_debugfs_read("vms", buf, sizeof(buf)));
+	EXPECT_NE(NULL, strstr(buf, line)) TH_LOG("%s not in:\n%s", line, buf);
+	ASSERT_EQ(0, vmgpu_vm_unmap(self->dev, VA_BASE + 3 * VA_STRIDE, BO_SIZE));
+	ASSERT_EQ(0, vmgpu_test_debugfs_read("vms", buf, sizeof(buf)));
+	EXPECT_EQ(NULL, strstr(buf, line));
+	vmgpu_bo_unref(bo);
+}
+
 /* Bad VM_BIND and EXEC arguments. */
 TEST_F(submit, bad_arguments)
 {

@@ -1,17 +1,25 @@
 // SPDX-License-Identifier: MIT
 /*
  * vmgpu-bench: eviction bandwidth between VRAM and system memory, against
- * a plain memcpy in guest RAM, and the allocation create + destroy rate.
+ * a plain memcpy in guest RAM, the allocation create + destroy rate, and
+ * user submission: empty-job latency and rate, busy checks through the
+ * seqno page against an ioctl, the CPU a non-polling wait burns against a
+ * spin, and the destroy latency of a busy allocation against an idle one.
  *
  * Prints "bench: <name> <value> <unit>" and "ratio: <name> <value>" lines;
  * on failure "bench: error ..." and exits 1.
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <math.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+#include <xf86drm.h>
 
 #include "libvmgpu.h"
 
@@ -23,6 +31,12 @@
 #define ALLOC_ITERATIONS	10000
 /* How long a closed allocation may take to leave its segment. */
 #define FILL			0x5a
+#define LATENCY_JOBS		500
+#define RATE_JOBS		2000
+#define BUSY_CHECKS		200000
+#define WAIT_US			100000
+#define DESTROY_BOS		32
+#define DESTROY_VA		0x100000000ull
 
 static double now(void)
 {
@@ -194,11 +208,166 @@ static void bench_alloc(vmgpu_device *dev, const char *name, uint32_t segment)
 	       ALLOC_ITERATIONS / (now() - start));
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static union vmgpu_cmd nop(uint32_t delay_us)
+{
+	union vmgpu_cmd c = { 0 };
+
+	c.nop.hdr.opcode = VMGPU_OP_NOP;
+	c.nop.delay_us = delay_us;
+	return c;
+}
+
+static void submit_wait(vmgpu_context *ctx, int fd, uint32_t syncobj,
+			const union vmgpu_cmd *cmd)
+{
+	struct vmgpu_sync out = { .syncobj = syncobj };
+	int ret;
+
+	drmSyncobjReset(fd, &syncobj, 1);
+	ret = vmgpu_context_submit(ctx, cmd, 1, NULL, 0, &out, 1, NULL);
+	if (ret)
+		fail("submit", ret);
+	if (drmSyncobjWait(fd, &syncobj, 1, INT64_MAX, 0, NULL))
+		fail_msg("syncobj wait");
+}
+
+static double cpu_seconds(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+	       ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+}
+
+/* Empty jobs: submit to fence signalled, one at a time, then back to back. */
+static void bench_submit(vmgpu_device *dev, vmgpu_context *ctx)
+{
+	static double lat[LATENCY_JOBS];
+	union vmgpu_cmd cmd = nop(0);
+	int fd = vmgpu_device_fd(dev);
+	uint64_t seqno = 0;
+	uint32_t syncobj;
+	double start;
+	int i;
+
+	if (drmSyncobjCreate(fd, 0, &syncobj))
+		fail_msg("syncobj create");
+	for (i = 0; i < LATENCY_JOBS; i++) {
+		start = now();
+		submit_wait(ctx, fd, syncobj, &cmd);
+		lat[i] = now() - start;
+	}
+	qsort(lat, LATENCY_JOBS, sizeof(lat[0]), cmp_double);
+	printf("bench: empty_job_latency_p50 %.1f us\n", lat[LATENCY_JOBS / 2] * 1e6);
+	printf("bench: empty_job_latency_p99 %.1f us\n", lat[LATENCY_JOBS * 99 / 100] * 1e6);
+
+	start = now();
+	for (i = 0; i < RATE_JOBS; i++)
+		if (vmgpu_context_submit(ctx, &cmd, 1, NULL, 0, NULL, 0, &seqno))
+			fail_msg("submit");
+	while (vmgpu_context_busy(ctx, seqno))
+		usleep(100);
+	printf("bench: empty_jobs %.0f jobs/s\n", RATE_JOBS / (now() - start));
+
+	/* A busy check of a completed job: the page, then an ioctl. */
+	start = now();
+	for (i = 0; i < BUSY_CHECKS; i++)
+		if (vmgpu_context_busy(ctx, seqno))
+			fail_msg("busy after completion");
+	double page_ns = (now() - start) / BUSY_CHECKS * 1e9;
+
+	start = now();
+	for (i = 0; i < BUSY_CHECKS / 10; i++)
+		if (drmSyncobjWait(fd, &syncobj, 1, 0, 0, NULL))
+			fail_msg("syncobj busy after completion");
+	double ioctl_ns = (now() - start) / (BUSY_CHECKS / 10) * 1e9;
+
+	printf("bench: busy_check_seqno_page %.1f ns\n", page_ns);
+	printf("bench: busy_check_ioctl %.1f ns\n", ioctl_ns);
+	printf("ratio: busy_check_ioctl_vs_page %.1f\n", ioctl_ns / page_ns);
+	drmSyncobjDestroy(fd, syncobj);
+}
+
+/* CPU burnt while a 100 ms job runs: a syncobj wait, then a spin. */
+static void bench_wait_cpu(vmgpu_device *dev, vmgpu_context *ctx)
+{
+	union vmgpu_cmd cmd = nop(WAIT_US);
+	int fd = vmgpu_device_fd(dev);
+	double cpu, sleep_cpu, spin_cpu;
+	uint32_t syncobj;
+	uint64_t seqno;
+
+	if (drmSyncobjCreate(fd, 0, &syncobj))
+		fail_msg("syncobj create");
+	cpu = cpu_seconds();
+	submit_wait(ctx, fd, syncobj, &cmd);
+	sleep_cpu = cpu_seconds() - cpu;
+
+	cpu = cpu_seconds();
+	if (vmgpu_context_submit(ctx, &cmd, 1, NULL, 0, NULL, 0, &seqno))
+		fail_msg("submit");
+	while (vmgpu_context_busy(ctx, seqno))
+		;
+	spin_cpu = cpu_seconds() - cpu;
+	printf("bench: wait_cpu %.2f ms\n", sleep_cpu * 1e3);
+	printf("bench: spin_cpu %.2f ms\n", spin_cpu * 1e3);
+	printf("ratio: wait_cpu_vs_spin %.4f\n", sleep_cpu / spin_cpu);
+	drmSyncobjDestroy(fd, syncobj);
+}
+
+/* Destroy latency: allocations a queued 1 s job may use, then idle ones. */
+static double destroy_round(vmgpu_device *dev, vmgpu_context *ctx,
+			    uint32_t aperture, bool busy)
+{
+	union vmgpu_cmd cmd = nop(1000000);
+	vmgpu_bo *bos[DESTROY_BOS];
+	double total = 0, start;
+	int i, ret;
+
+	for (i = 0; i < DESTROY_BOS; i++) {
+		bos[i] = create(dev, 4096, 0, 1u << aperture, aperture);
+		ret = vmgpu_vm_map(bos[i], 0, DESTROY_VA + i * 4096ull, 4096, 0);
+		if (ret)
+			fail("map", ret);
+	}
+	if (busy && vmgpu_context_submit(ctx, &cmd, 1, NULL, 0, NULL, 0, NULL))
+		fail_msg("submit");
+	for (i = 0; i < DESTROY_BOS; i++) {
+		start = now();
+		ret = vmgpu_bo_destroy(bos[i], 0);
+		total += now() - start;
+		if (ret)
+			fail("destroy", ret);
+	}
+	/* Let the deferred unmaps go before the VA is used again. */
+	usleep(busy ? 1200000 : 10000);
+	return total / DESTROY_BOS;
+}
+
+static void bench_destroy(vmgpu_device *dev, vmgpu_context *ctx, uint32_t aperture)
+{
+	double idle = destroy_round(dev, ctx, aperture, false);
+	double busy = destroy_round(dev, ctx, aperture, true);
+
+	printf("bench: destroy_idle %.1f us\n", idle * 1e6);
+	printf("bench: destroy_busy %.1f us\n", busy * 1e6);
+	printf("ratio: destroy_busy_vs_idle %.2f\n", busy / idle);
+}
+
 int main(void)
 {
 	struct drm_vmgpu_query_segments *s;
 	uint32_t aperture;
 	uint64_t seg1_size;
+	vmgpu_context *ctx;
 	vmgpu_device *dev;
 	int ret;
 
@@ -220,6 +389,14 @@ int main(void)
 	bench_eviction(dev, aperture);
 	bench_alloc(dev, "alloc_aperture", aperture);
 	bench_alloc(dev, "alloc_memory1", 1);
+
+	ret = vmgpu_context_create(dev, DRM_VMGPU_ENGINE_GPU_VA0, &ctx);
+	if (ret)
+		fail("context", ret);
+	bench_submit(dev, ctx);
+	bench_wait_cpu(dev, ctx);
+	bench_destroy(dev, ctx, aperture);
+	vmgpu_context_unref(ctx);
 	vmgpu_device_unref(dev);
 	return 0;
 }

@@ -9,12 +9,15 @@
 #include <linux/seq_file.h>
 
 #include <drm/drm_debugfs.h>
+#include <drm/drm_file.h>
 #include <drm/drm_print.h>
 
 #include "vmgpu_bo.h"
+#include "vmgpu_context.h"
 #include "vmgpu_debugfs.h"
 #include "vmgpu_device.h"
 #include "vmgpu_ttm.h"
+#include "vmgpu_vm.h"
 
 /**
  * DOC: debugfs
@@ -26,7 +29,9 @@
  *
  * segment_managers: the allocators' own view (buddy free lists, aperture
  * ranges).
-
+ *
+ * vms: every file's GPU VA space: its device VM, page tables and
+ * mappings.
  *
  * The fault-injection files are in vmgpu_inject.c.
  */
@@ -76,6 +81,24 @@ static int vmgpu_debugfs_managers(struct seq_file *m, void *data)
 	return 0;
 }
 
+/* Every file's GPU VA space and its mappings. */
+static int vmgpu_debugfs_vms(struct seq_file *m, void *data)
+{
+	struct drm_debugfs_entry *entry = m->private;
+	struct drm_device *drm = entry->dev;
+	struct drm_file *file;
+
+	mutex_lock(&drm->filelist_mutex);
+	list_for_each_entry(file, &drm->filelist, lhead) {
+		struct vmgpu_vm *vm = vmgpu_file_vm_if_made(file);
+
+		if (vm)
+			vmgpu_vm_debugfs_show(vm, m);
+	}
+	mutex_unlock(&drm->filelist_mutex);
+	return 0;
+}
+
 /**
  * vmgpu_debugfs_init() - register the debugfs files
  * @vdev: the device, before drm_dev_register()
@@ -84,4 +107,5 @@ void vmgpu_debugfs_init(struct vmgpu_device *vdev)
 {
 	drm_debugfs_add_file(&vdev->drm, "segments", vmgpu_debugfs_segments, NULL);
 	drm_debugfs_add_file(&vdev->drm, "segment_managers", vmgpu_debugfs_managers, NULL);
+	drm_debugfs_add_file(&vdev->drm, "vms", vmgpu_debugfs_vms, NULL);
 }

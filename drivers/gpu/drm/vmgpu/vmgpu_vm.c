@@ -6,6 +6,7 @@
 #include <linux/dma-mapping.h>
 #include <linux/dma-resv.h>
 #include <linux/idr.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/workqueue.h>
 
@@ -681,6 +682,26 @@ void vmgpu_vm_close(struct vmgpu_vm *vm)
 		vmgpu_vm_remove(vm, va);
 	mutex_unlock(&vm->lock);
 	drm_gpuvm_put(&vm->base);
+}
+
+/**
+ * vmgpu_vm_debugfs_show() - print a VM's mappings
+ * @vm: the VM
+ * @m: the debugfs file
+ *
+ * One line per mapping: range, allocation, offset, access.
+ */
+void vmgpu_vm_debugfs_show(struct vmgpu_vm *vm, struct seq_file *m)
+{
+	struct drm_gpuva *va;
+
+	mutex_lock(&vm->lock);
+	seq_printf(m, "vm %u: %u page tables\n", vm->hw_id, vm->num_tables);
+	drm_gpuvm_for_each_va(va, &vm->base)
+		seq_printf(m, "  0x%llx-0x%llx bo %p offset 0x%llx %s\n", va->va.addr,
+			   va->va.addr + va->va.range, va->gem.obj, va->gem.offset,
+			   va->flags & VMGPU_VA_READ_ONLY ? "ro" : "rw");
+	mutex_unlock(&vm->lock);
 }
 
 /**

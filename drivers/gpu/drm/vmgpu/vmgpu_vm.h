@@ -11,6 +11,7 @@
 
 struct drm_file;
 struct drm_gem_object;
+struct seq_file;
 struct drm_vmgpu_vm_bind;
 struct vmgpu_bo;
 struct vmgpu_device;
@@ -29,6 +30,7 @@ int vmgpu_vm_destroy_bo(struct vmgpu_vm *vm, struct drm_gem_object *obj,
 			bool assume_not_in_use);
 int vmgpu_vm_add_fence_context(struct vmgpu_vm *vm, u64 context);
 bool vmgpu_vm_bo_is_mapped(struct vmgpu_bo *vbo);
+void vmgpu_vm_debugfs_show(struct vmgpu_vm *vm, struct seq_file *m);
 void vmgpu_vm_bo_invalidate(struct vmgpu_bo *vbo);
 int vmgpu_vm_bo_revalidate(struct vmgpu_bo *vbo, bool intr);
 
