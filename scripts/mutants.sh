@@ -25,7 +25,7 @@ MUTANTS=(
 	"no-top-down%%vmgpu_bo.c%%s/\t\tplace->flags \|= TTM_PL_FLAG_TOPDOWN;//%%norebar%%vmgpu_alloc_test/alloc.top_down_beyond_the_bar"
 	"timeout-zero-expires%%vmgpu_ring.c%%s/paging_timeout_ms \? msecs_to_jiffies\(paging_timeout_ms\) :\n\t\t\t   MAX_SCHEDULE_TIMEOUT/msecs_to_jiffies(paging_timeout_ms)/%%rebar%%vmgpu_error_test/global.no_timeout_is_no_hang"
 	"move-fence-leak%%vmgpu_vram_mgr.c%%s/\t\tttm_resource_manager_cleanup\(&mgr->manager\);\n//%%rootport%%kmemleak-clean"
-	"pte-no-follow%%vmgpu_ttm.c%%s/\tbool mapped = vbo && vmgpu_vm_bo_is_mapped\(vbo\);/\tbool mapped = false;/%%rebar%%vmgpu_submit_test/submit.page_tables_follow_moves"
+	"pte-no-follow%%vmgpu_migrate.c%%s/\tret = vmgpu_vm_bo_invalidate_cmds\(tbo, vmgpu_paging_op_push_cb, op,\n\t\t\t\t\t  &invalidations\);/\tret = 0;/%%rebar%%vmgpu_submit_test/submit.eviction_waits_for_jobs_on_the_gpu"
 	"exec-physical%%vmgpu_exec.c%%s/if \(le32_to_cpu\(a->space\) != VMGPU_SPACE_VIRTUAL \|\| a->vm\)/if (a->vm)/%%rebar%%vmgpu_submit_test/submit.bad_commands_rejected_whole"
 	"fault-not-guilty%%vmgpu_context.c%%s/\tif \(hw->error\)\n\t\tatomic_set\(&ctx->guilty, 1\);\n//%%rebar%%vmgpu_submit_test/submit.unmapped_va_faults_own_context"
 	"no-seqno-page%%vmgpu_context.c%%s/\tWRITE_ONCE\(\*ctx->seqno_page->seqno, seqno\);\n//%%rebar%%vmgpu_submit_test/submit.seqno_page"

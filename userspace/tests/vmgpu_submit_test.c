@@ -215,6 +215,46 @@ TEST_F(submit, bind_never_exposes_uncleared_memory)
 	vmgpu_context_unref(producer);
 }
 
+/*
+ * Eviction of an allocation a queued job still uses waits for that job on
+ * the GPU: the ioctl returns at once, and the job's writes travel with the
+ * data.
+ */
+TEST_F(submit, eviction_waits_for_jobs_on_the_gpu)
+{
+	const struct drm_vmgpu_segment *seg = NULL;
+	union vmgpu_cmd cmds[2] = { cmd_nop(500000), cmd_fill(VA_BASE, BO_SIZE, 0xe1c7e1c7) };
+	uint32_t done, i;
+	int64_t start;
+	uint8_t *cpu;
+	vmgpu_bo *a;
+
+	for (i = 0; i < self->s->num_segments && !seg; i++)
+		if (self->s->segments[i].kind == DRM_VMGPU_SEGMENT_MEMORY &&
+		    self->s->segments[i].cpu_visible_size >= BO_SIZE)
+			seg = &self->s->segments[i];
+	ASSERT_NE(NULL, seg);
+	ASSERT_EQ(0, make_mapped(self->dev, seg->id, self->aperture, VA_BASE, BO_SIZE,
+				 &a, (void **)&cpu));
+	ASSERT_EQ(seg->id, segment_of(a));
+
+	ASSERT_EQ(0, submit_signal(self->ctx, self->fd, cmds, 2, &done, NULL));
+	start = now_ms();
+	ASSERT_EQ(0, vmgpu_bo_evict(a));
+	EXPECT_LT(now_ms() - start, 100) TH_LOG("the eviction waited for the job");
+	ASSERT_EQ(0, wait_syncobj(self->fd, done));
+	/* The CPU view waits for the move: the job's FILL came along. */
+	EXPECT_EQ(0, count_not(cpu, BO_SIZE, 0xe1c7e1c7));
+	EXPECT_EQ(0, segment_of(a));
+
+	/* The same VA reaches the new backing. */
+	cmds[0] = cmd_fill(VA_BASE, BO_SIZE, 0x2e2e2e2e);
+	ASSERT_EQ(0, run(self->ctx, self->fd, cmds, 1));
+	EXPECT_EQ(0, count_not(cpu, BO_SIZE, 0x2e2e2e2e));
+	drmSyncobjDestroy(self->fd, done);
+	vmgpu_bo_unref(a);
+}
+
 /* Checked at submission: -EINVAL, and nothing of the job runs. */
 TEST_F(submit, bad_commands_rejected_whole)
 {

@@ -14,6 +14,7 @@
 #include "vmgpu_job.h"
 #include "vmgpu_migrate.h"
 #include "vmgpu_res_cursor.h"
+#include "vmgpu_vm.h"
 
 /**
  * DOC: paging operations for moves
@@ -31,6 +32,12 @@
  * in order; each one continues the previous (a failure of one fails the
  * rest, see &vmgpu_hw_fence.prev) and the last one's fence stands for the
  * whole operation.
+ *
+ * An operation on an allocation mapped into GPU VA spaces starts by
+ * invalidating those mappings' page-table entries (Fills of zero into the
+ * tables): the ring runs it after every job that used the allocation, so
+ * no such job is stalled on the CPU and none runs on a stale entry. EXEC
+ * rewrites them once the operation is done.
  */
 
 /* The jobs of one paging operation, filled in order. */
@@ -38,8 +45,13 @@ struct vmgpu_paging_op {
 	struct vmgpu_job **jobs;
 	u32 num_jobs;
 	u32 cur;
-	/* Fault injection: the operation is one rejected command. */
+	/*
+	 * Fault injection: the operation's work is one rejected command
+	 * (page-table invalidations still happen, before it).
+	 */
 	bool injected;
+	bool fault_added;
+	union vmgpu_cmd fault;
 };
 
 static void vmgpu_paging_op_discard(struct vmgpu_paging_op *op)
@@ -52,16 +64,31 @@ static void vmgpu_paging_op_discard(struct vmgpu_paging_op *op)
 }
 
 /* The jobs were sized from the same walk: the last one never overflows. */
-static int vmgpu_paging_op_add(struct vmgpu_paging_op *op, const union vmgpu_cmd *cmd)
+static int vmgpu_paging_op_push(struct vmgpu_paging_op *op, const union vmgpu_cmd *cmd)
 {
 	int ret;
 
-	if (op->injected)
-		return 0;
 	ret = vmgpu_job_add(op->jobs[op->cur], cmd);
 	if (ret == -ENOSPC && op->cur + 1 < op->num_jobs)
 		ret = vmgpu_job_add(op->jobs[++op->cur], cmd);
 	return ret;
+}
+
+/* For vmgpu_vm_bo_invalidate_cmds(): always part of the operation. */
+static int vmgpu_paging_op_push_cb(void *op, const union vmgpu_cmd *cmd)
+{
+	return vmgpu_paging_op_push(op, cmd);
+}
+
+/* The operation's work, which an injected fault replaces. */
+static int vmgpu_paging_op_add(struct vmgpu_paging_op *op, const union vmgpu_cmd *cmd)
+{
+	if (!op->injected)
+		return vmgpu_paging_op_push(op, cmd);
+	if (op->fault_added)
+		return 0;
+	op->fault_added = true;
+	return vmgpu_paging_op_push(op, &op->fault);
 }
 
 /*
@@ -71,20 +98,18 @@ static int vmgpu_paging_op_add(struct vmgpu_paging_op *op, const union vmgpu_cmd
  * faults.
  */
 static int vmgpu_paging_op_init(struct vmgpu_paging_op *op, struct vmgpu_device *vdev,
-				u32 num_cmds)
+				u32 num_cmds, u32 num_invalidations)
 {
 	struct vmgpu_ring *ring = vmgpu_paging_ring(vdev);
 	u32 max = vmgpu_job_max_cmds(ring);
-	union vmgpu_cmd fault;
-	bool inject;
-	int ret = 0;
 	u32 i;
 
-	inject = vmgpu_inject_paging_fault(vdev, &fault);
-	if (inject)
+	op->injected = vmgpu_inject_paging_fault(vdev, &op->fault);
+	op->fault_added = false;
+	if (op->injected)
 		num_cmds = 1;
+	num_cmds += num_invalidations;
 	op->cur = 0;
-	op->injected = false;
 	op->num_jobs = DIV_ROUND_UP(num_cmds, max);
 	op->jobs = kcalloc(op->num_jobs, sizeof(*op->jobs), GFP_KERNEL);
 	if (!op->jobs)
@@ -99,10 +124,26 @@ static int vmgpu_paging_op_init(struct vmgpu_paging_op *op, struct vmgpu_device 
 		op->jobs[i] = job;
 		num_cmds -= min(num_cmds, max);
 	}
-	if (inject) {
-		ret = vmgpu_paging_op_add(op, &fault);
-		op->injected = true;
-	}
+	return 0;
+}
+
+/*
+ * Size an operation on an allocation and start it with the invalidation
+ * of its GPU VA mappings (DOC: GPU virtual address spaces): they run after
+ * the jobs that used it, before the backing changes.
+ */
+static int vmgpu_paging_op_begin(struct vmgpu_paging_op *op, struct vmgpu_device *vdev,
+				 struct ttm_buffer_object *tbo, u32 num_cmds)
+{
+	u32 invalidations;
+	int ret;
+
+	vmgpu_vm_bo_invalidate_cmds(tbo, NULL, NULL, &invalidations);
+	ret = vmgpu_paging_op_init(op, vdev, num_cmds, invalidations);
+	if (ret)
+		return ret;
+	ret = vmgpu_vm_bo_invalidate_cmds(tbo, vmgpu_paging_op_push_cb, op,
+					  &invalidations);
 	if (ret)
 		vmgpu_paging_op_discard(op);
 	return ret;
@@ -206,7 +247,7 @@ struct dma_fence *vmgpu_migrate_copy(struct vmgpu_device *vdev,
 	ret = vmgpu_copy_walk(vdev, tbo, from, to, NULL, &count);
 	if (ret)
 		return ERR_PTR(ret);
-	ret = vmgpu_paging_op_init(&op, vdev, count);
+	ret = vmgpu_paging_op_begin(&op, vdev, tbo, count);
 	if (ret)
 		return ERR_PTR(ret);
 	ret = vmgpu_copy_walk(vdev, tbo, from, to, &op, &count);
@@ -242,7 +283,7 @@ struct dma_fence *vmgpu_migrate_clear(struct vmgpu_device *vdev,
 		return ERR_PTR(ret);
 	for (; cur.remaining; vmgpu_res_next(&cur, cur.size))
 		count++;
-	ret = vmgpu_paging_op_init(&op, vdev, count);
+	ret = vmgpu_paging_op_begin(&op, vdev, tbo, count);
 	if (ret)
 		return ERR_PTR(ret);
 

@@ -132,10 +132,9 @@ static int vmgpu_ttm_move_by_device(struct ttm_buffer_object *tbo, bool evict,
 	return ret;
 }
 
-static int vmgpu_ttm_move_backing(struct ttm_buffer_object *tbo, bool evict,
-				  struct ttm_operation_ctx *ctx,
-				  struct ttm_resource *new_mem,
-				  struct ttm_place *hop)
+static int vmgpu_ttm_move(struct ttm_buffer_object *tbo, bool evict,
+			  struct ttm_operation_ctx *ctx,
+			  struct ttm_resource *new_mem, struct ttm_place *hop)
 {
 	struct vmgpu_device *vdev = to_vmgpu_device(tbo->base.dev);
 	/* Ghosts (see vmgpu_bo_is_vmgpu()) only ever hold data already cleared. */
@@ -155,6 +154,8 @@ static int vmgpu_ttm_move_backing(struct ttm_buffer_object *tbo, bool evict,
 		ret = ttm_bo_wait_ctx(tbo, ctx);
 		if (ret)
 			return ret;
+		if (vbo)
+			vmgpu_vm_bo_invalidate(vbo);
 		ttm_bo_move_null(tbo, new_mem);
 		/* Now out of the device's reach, the CPU clears what failed. */
 		if (vbo && vmgpu_bo_needs_scrub(vbo))
@@ -183,6 +184,8 @@ static int vmgpu_ttm_move_backing(struct ttm_buffer_object *tbo, bool evict,
 		 */
 		ret = ttm_bo_wait_ctx(tbo, ctx);
 		if (!ret) {
+			if (vbo)
+				vmgpu_vm_bo_invalidate(vbo);
 			vmgpu_gart_bind(vdev, new_mem, tbo->ttm);
 			ttm_bo_move_null(tbo, new_mem);
 		}
@@ -202,33 +205,6 @@ hop_through_tt:
 		.flags = TTM_PL_FLAG_TEMPORARY,
 	};
 	return -EMULTIHOP;
-}
-
-/*
- * An allocation mapped into GPU VA spaces: no job may still run on the old
- * translations when the page tables change, and the new ones are valid
- * only once the device has filled the new backing (DOC: GPU virtual
- * address spaces). If that fails the entries stay invalid and the next
- * EXEC tries again.
- */
-static int vmgpu_ttm_move(struct ttm_buffer_object *tbo, bool evict,
-			  struct ttm_operation_ctx *ctx,
-			  struct ttm_resource *new_mem, struct ttm_place *hop)
-{
-	struct vmgpu_bo *vbo = vmgpu_bo_is_vmgpu(tbo) ? to_vmgpu_bo(tbo) : NULL;
-	bool mapped = vbo && vmgpu_vm_bo_is_mapped(vbo);
-	int ret;
-
-	if (mapped) {
-		ret = ttm_bo_wait_ctx(tbo, ctx);
-		if (ret)
-			return ret;
-		vmgpu_vm_bo_invalidate(vbo);
-	}
-	ret = vmgpu_ttm_move_backing(tbo, evict, ctx, new_mem, hop);
-	if (mapped && ret != -EMULTIHOP)
-		vmgpu_vm_bo_revalidate(vbo, ctx->interruptible);
-	return ret;
 }
 
 static int vmgpu_ttm_io_mem_reserve(struct ttm_device *bdev,

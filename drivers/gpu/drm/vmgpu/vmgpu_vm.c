@@ -41,17 +41,20 @@
  * whenever it was queued and whatever it waits for, reads memory that is
  * not yet, or no longer, the allocation's:
  *
- * - a move first waits for every job that used the allocation (their
- *   fences are on its reservation), invalidates its entries, then queues
- *   the copy; once the copy is done the entries point at the new backing.
- *   Until then a job that touches the range faults on its own context;
+ * - a move by the device starts its paging operation with Fills of zero
+ *   into the mapping's entries; the paging ring runs it after every job
+ *   that used the allocation (their fences are on its reservation), so the
+ *   move never waits for them on the CPU. A move without the device (TT to
+ *   system memory, aperture rebinds) waits for them on the CPU and
+ *   invalidates there;
+ * - either way the mappings are then stale: the next EXEC waits for the
+ *   move to be done (repairing a failed one) and rewrites the entries for
+ *   the new backing, bringing back what was evicted out of the device's
+ *   reach. A job that touches the range meanwhile faults on its own
+ *   context;
  * - a map writes valid entries only for settled backing;
- * - the next EXEC brings back what was evicted out of the device's reach,
- *   and repoints entries left invalid.
- *
- * Those waits happen on the CPU, in the move and in EXEC; doing the
- * rewrite on the paging ring after the copy would avoid them and is not
- * done yet.
+ * - a mapping is removed only after the allocation's paging operations,
+ *   which may still write its entries, are done.
  *
  * The device caches no translations and a register read orders the CPU's
  * table writes with the engine (hardware contract), which is what makes
@@ -75,6 +78,12 @@ static struct vmgpu_vm *to_vmgpu_vm(struct drm_gpuvm *gpuvm)
 static unsigned int vmgpu_pt_index(u64 va, int level)
 {
 	return (va >> VMGPU_PT_COVER_SHIFT(level)) & (VMGPU_PT_ENTRIES - 1);
+}
+
+/* The first address the next last-level table covers. */
+static u64 vmgpu_pt_next_leaf(u64 va)
+{
+	return (va | GENMASK_ULL(VMGPU_PT_COVER_SHIFT(1) - 1, 0)) + 1;
 }
 
 static struct vmgpu_pt *vmgpu_pt_alloc(struct vmgpu_vm *vm, int level)
@@ -115,7 +124,7 @@ static int vmgpu_vm_populate(struct vmgpu_vm *vm, u64 va, u64 range)
 	u64 end = va + range;
 
 	lockdep_assert_held(&vm->pt_lock);
-	for (; va < end; va = (va | GENMASK_ULL(VMGPU_PT_COVER_SHIFT(1) - 1, 0)) + 1) {
+	for (; va < end; va = vmgpu_pt_next_leaf(va)) {
 		struct vmgpu_pt *pt = vm->root;
 		int level;
 
@@ -139,15 +148,20 @@ static int vmgpu_vm_populate(struct vmgpu_vm *vm, u64 va, u64 range)
 	return 0;
 }
 
-/* The last-level entry of va, whose tables vmgpu_vm_populate() made. */
-static __le64 *vmgpu_vm_pte(struct vmgpu_vm *vm, u64 va)
+/* The last-level table of va, which vmgpu_vm_populate() made. */
+static struct vmgpu_pt *vmgpu_vm_leaf(struct vmgpu_vm *vm, u64 va)
 {
 	struct vmgpu_pt *pt = vm->root;
 	int level;
 
 	for (level = VMGPU_PT_LEVELS - 1; level > 0; level--)
 		pt = pt->children[vmgpu_pt_index(va, level)];
-	return &pt->entries[vmgpu_pt_index(va, 0)];
+	return pt;
+}
+
+static __le64 *vmgpu_vm_pte(struct vmgpu_vm *vm, u64 va)
+{
+	return &vmgpu_vm_leaf(vm, va)->entries[vmgpu_pt_index(va, 0)];
 }
 
 static void vmgpu_vm_clear_ptes(struct vmgpu_vm *vm, u64 va, u64 range)
@@ -217,10 +231,12 @@ static void vmgpu_vm_flush(struct vmgpu_vm *vm)
 
 /**
  * vmgpu_vm_bo_invalidate() - before an allocation's backing changes
+ * without the device (the move waited for its users on the CPU)
  * @vbo: the allocation, reserved, that no job uses any more
  *
  * Invalidates the entries of every mapping of it, in every VM, and makes
- * sure the engine no longer translates through them.
+ * sure the engine no longer translates through them. Moves by the device
+ * do this on the paging ring (vmgpu_vm_bo_invalidate_cmds()).
  */
 void vmgpu_vm_bo_invalidate(struct vmgpu_bo *vbo)
 {
@@ -229,6 +245,8 @@ void vmgpu_vm_bo_invalidate(struct vmgpu_bo *vbo)
 	struct drm_gpuva *va;
 
 	dma_resv_assert_held(obj->resv);
+	if (list_empty(&obj->gpuva.list))
+		return;
 	drm_gem_for_each_gpuvm_bo(vm_bo, obj) {
 		struct vmgpu_vm *vm = to_vmgpu_vm(vm_bo->vm);
 
@@ -241,6 +259,65 @@ void vmgpu_vm_bo_invalidate(struct vmgpu_bo *vbo)
 		vmgpu_vm_flush(vm);
 	}
 	vbo->vm_stale = true;
+}
+
+/**
+ * vmgpu_vm_bo_invalidate_cmds() - the paging commands that invalidate an
+ * allocation's mappings
+ * @tbo: the allocation, reserved (a TTM ghost has no mappings)
+ * @add: adds one command to the paging operation, or NULL to count only
+ * @arg: for @add
+ * @count: out, the commands: one Fill of zeros per last-level table run
+ *
+ * With @add, the mappings count as invalid from now on: the next EXEC
+ * rewrites them once the operation is done. Mappings are not removed
+ * before the allocation's kernel fences signal, so the tables written
+ * stay allocated until the operation has run.
+ *
+ * Return: 0 or the first error of @add.
+ */
+int vmgpu_vm_bo_invalidate_cmds(struct ttm_buffer_object *tbo,
+				int (*add)(void *arg, const union vmgpu_cmd *cmd),
+				void *arg, u32 *count)
+{
+	struct drm_gem_object *obj = &tbo->base;
+	struct drm_gpuvm_bo *vm_bo;
+	struct drm_gpuva *va;
+	int ret = 0;
+
+	*count = 0;
+	if (!vmgpu_bo_is_vmgpu(tbo))
+		return 0;
+	dma_resv_assert_held(obj->resv);
+	drm_gem_for_each_gpuvm_bo(vm_bo, obj) {
+		struct vmgpu_vm *vm = to_vmgpu_vm(vm_bo->vm);
+
+		mutex_lock(&vm->pt_lock);
+		drm_gpuvm_bo_for_each_va(va, vm_bo) {
+			u64 addr = va->va.addr, end = addr + va->va.range;
+
+			while (addr < end && !ret) {
+				u64 next = min(end, vmgpu_pt_next_leaf(addr));
+				union vmgpu_cmd cmd = {};
+
+				cmd.fill.hdr.opcode = cpu_to_le16(VMGPU_OP_FILL);
+				cmd.fill.dst.space = cpu_to_le32(VMGPU_SPACE_SYSTEM);
+				cmd.fill.dst.addr = cpu_to_le64(vmgpu_vm_leaf(vm, addr)->bus +
+					vmgpu_pt_index(addr, 0) * sizeof(__le64));
+				cmd.fill.size = cpu_to_le64((next - addr) >> VMGPU_PAGE_SHIFT << 3);
+				if (add)
+					ret = add(arg, &cmd);
+				(*count)++;
+				addr = next;
+			}
+			if (add && !ret)
+				trace_vmgpu_vm_ptes(vm->hw_id, va->va.addr, va->va.range, -1);
+		}
+		mutex_unlock(&vm->pt_lock);
+	}
+	if (add && *count)
+		to_vmgpu_bo(tbo)->vm_stale = true;
+	return ret;
 }
 
 /**
@@ -278,18 +355,6 @@ int vmgpu_vm_bo_revalidate(struct vmgpu_bo *vbo, bool intr)
 	}
 	vbo->vm_stale = false;
 	return 0;
-}
-
-/**
- * vmgpu_vm_bo_is_mapped() - whether any VM maps an allocation
- * @vbo: the allocation, reserved
- *
- * Return: true if a move must keep page tables right.
- */
-bool vmgpu_vm_bo_is_mapped(struct vmgpu_bo *vbo)
-{
-	dma_resv_assert_held(vbo->tbo.base.resv);
-	return !list_empty(&vbo->tbo.base.gpuva.list);
 }
 
 static int vmgpu_vm_map(struct vmgpu_vm *vm, struct drm_file *file,
@@ -376,6 +441,9 @@ static void vmgpu_vm_remove_locked(struct vmgpu_vm *vm, struct drm_gpuva *va)
 {
 	lockdep_assert_held(&vm->lock);
 	dma_resv_assert_held(va->gem.obj->resv);
+	/* A queued paging operation may still write this mapping's entries. */
+	dma_resv_wait_timeout(va->gem.obj->resv, DMA_RESV_USAGE_KERNEL, false,
+			      MAX_SCHEDULE_TIMEOUT);
 	mutex_lock(&vm->pt_lock);
 	vmgpu_vm_clear_ptes(vm, va->va.addr, va->va.range);
 	mutex_unlock(&vm->pt_lock);
@@ -399,8 +467,12 @@ static void vmgpu_vm_remove(struct vmgpu_vm *vm, struct drm_gpuva *va)
 	drm_gem_object_put(obj);
 }
 
-/* Every mapping of obj in vm; the VM lock and the reservation are held. */
-static void vmgpu_vm_remove_bo_locked(struct vmgpu_vm *vm, struct drm_gem_object *obj)
+/**
+ * vmgpu_vm_remove_bo_locked() - remove every mapping of an allocation
+ * @vm: the VM, its lock held
+ * @obj: the allocation, reserved
+ */
+void vmgpu_vm_remove_bo_locked(struct vmgpu_vm *vm, struct drm_gem_object *obj)
 {
 	struct drm_gpuvm_bo *vm_bo;
 	struct drm_gpuva *va, *next;
@@ -411,136 +483,6 @@ static void vmgpu_vm_remove_bo_locked(struct vmgpu_vm *vm, struct drm_gem_object
 	drm_gpuvm_bo_for_each_va_safe(va, next, vm_bo)
 		vmgpu_vm_remove_locked(vm, va);
 	drm_gpuvm_bo_put(vm_bo);
-}
-
-/**
- * struct vmgpu_vm_deferred - mappings to remove once queued jobs are done
- */
-struct vmgpu_vm_deferred {
-	/** @cb: on @fence. */
-	struct dma_fence_cb cb;
-	/** @work: removes the mappings, outside the signalling path. */
-	struct work_struct work;
-	/** @vm: a reference. */
-	struct vmgpu_vm *vm;
-	/** @obj: a reference. */
-	struct drm_gem_object *obj;
-	/** @fence: every job that may use the mappings. */
-	struct dma_fence *fence;
-};
-
-static void vmgpu_vm_deferred_work(struct work_struct *work)
-{
-	struct vmgpu_vm_deferred *d = container_of(work, struct vmgpu_vm_deferred, work);
-
-	mutex_lock(&d->vm->lock);
-	dma_resv_lock(d->obj->resv, NULL);
-	vmgpu_vm_remove_bo_locked(d->vm, d->obj);
-	dma_resv_unlock(d->obj->resv);
-	mutex_unlock(&d->vm->lock);
-	dma_fence_put(d->fence);
-	drm_gem_object_put(d->obj);
-	vmgpu_vm_put(d->vm);
-	kfree(d);
-}
-
-static void vmgpu_vm_deferred_cb(struct dma_fence *fence, struct dma_fence_cb *cb)
-{
-	struct vmgpu_vm_deferred *d = container_of(cb, struct vmgpu_vm_deferred, cb);
-
-	queue_work(d->vm->vdev->wq, &d->work);
-}
-
-/*
- * AssumeNotInUse: the file's jobs do not count as users of obj any more;
- * if they do use it, they fault (its mappings are gone first).
- */
-static void vmgpu_vm_forget_jobs(struct vmgpu_vm *vm, struct drm_gem_object *obj)
-{
-	struct dma_fence *stub = dma_fence_get_stub();
-	u32 i;
-
-	for (i = 0; i < vm->num_fence_contexts; i++)
-		dma_resv_replace_fences(obj->resv, vm->fence_contexts[i], stub,
-					DMA_RESV_USAGE_BOOKKEEP);
-	dma_fence_put(stub);
-}
-
-/**
- * vmgpu_vm_destroy_bo() - the file destroys an allocation: remove its
- * mappings now or once the file's queued jobs are done
- * @vm: the file's VM
- * @obj: the allocation
- * @assume_not_in_use: AssumeNotInUse: now, and the file's jobs no longer
- *	keep the memory
- *
- * Never waits for the GPU.
- *
- * Return: 0 or a negative errno (-EINTR, -ENOMEM), before any change.
- */
-int vmgpu_vm_destroy_bo(struct vmgpu_vm *vm, struct drm_gem_object *obj,
-			bool assume_not_in_use)
-{
-	struct vmgpu_vm_deferred *d = NULL;
-	struct dma_fence *fence = NULL;
-	int ret;
-
-	if (!assume_not_in_use) {
-		d = kzalloc(sizeof(*d), GFP_KERNEL);
-		if (!d)
-			return -ENOMEM;
-	}
-	mutex_lock(&vm->lock);
-	ret = dma_resv_lock_interruptible(obj->resv, NULL);
-	if (ret)
-		goto out_unlock_vm;
-	if (!assume_not_in_use) {
-		ret = dma_resv_get_singleton(obj->resv, DMA_RESV_USAGE_BOOKKEEP, &fence);
-		if (ret)
-			goto out_unlock;
-	}
-	if (!fence) {
-		vmgpu_vm_remove_bo_locked(vm, obj);
-		if (assume_not_in_use)
-			vmgpu_vm_forget_jobs(vm, obj);
-		goto out_unlock;
-	}
-	INIT_WORK(&d->work, vmgpu_vm_deferred_work);
-	d->vm = vmgpu_vm_get(vm);
-	drm_gem_object_get(obj);
-	d->obj = obj;
-	d->fence = fence;
-	if (dma_fence_add_callback(fence, &d->cb, vmgpu_vm_deferred_cb))
-		queue_work(vm->vdev->wq, &d->work);
-	d = NULL;
-out_unlock:
-	dma_resv_unlock(obj->resv);
-out_unlock_vm:
-	mutex_unlock(&vm->lock);
-	kfree(d);
-	return ret;
-}
-
-/**
- * vmgpu_vm_add_fence_context() - remember whose jobs run on the VM
- * @vm: the VM
- * @context: the dma-fence context of a new context's jobs
- *
- * Return: 0 or -ENOMEM.
- */
-int vmgpu_vm_add_fence_context(struct vmgpu_vm *vm, u64 context)
-{
-	u64 *contexts;
-
-	mutex_lock(&vm->lock);
-	contexts = krealloc_array(vm->fence_contexts, vm->num_fence_contexts + 1,
-				  sizeof(*contexts), GFP_KERNEL);
-	if (contexts) {
-		contexts[vm->num_fence_contexts++] = context;
-		vm->fence_contexts = contexts;
-	}
-	mutex_unlock(&vm->lock);
-	return contexts ? 0 : -ENOMEM;
 }
 
 static int vmgpu_vm_unmap(struct vmgpu_vm *vm, const struct drm_vmgpu_vm_bind *args)

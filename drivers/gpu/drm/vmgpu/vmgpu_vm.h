@@ -12,6 +12,8 @@
 struct drm_file;
 struct drm_gem_object;
 struct seq_file;
+struct ttm_buffer_object;
+union vmgpu_cmd;
 struct drm_vmgpu_vm_bind;
 struct vmgpu_bo;
 struct vmgpu_device;
@@ -24,14 +26,17 @@ struct vmgpu_vm *vmgpu_vm_create(struct vmgpu_device *vdev);
 struct vmgpu_vm *vmgpu_vm_get(struct vmgpu_vm *vm);
 void vmgpu_vm_put(struct vmgpu_vm *vm);
 void vmgpu_vm_close(struct vmgpu_vm *vm);
+void vmgpu_vm_remove_bo_locked(struct vmgpu_vm *vm, struct drm_gem_object *obj);
 int vmgpu_vm_bind(struct vmgpu_vm *vm, struct drm_file *file,
 		  const struct drm_vmgpu_vm_bind *args);
 int vmgpu_vm_destroy_bo(struct vmgpu_vm *vm, struct drm_gem_object *obj,
 			bool assume_not_in_use);
 int vmgpu_vm_add_fence_context(struct vmgpu_vm *vm, u64 context);
-bool vmgpu_vm_bo_is_mapped(struct vmgpu_bo *vbo);
 void vmgpu_vm_debugfs_show(struct vmgpu_vm *vm, struct seq_file *m);
 void vmgpu_vm_bo_invalidate(struct vmgpu_bo *vbo);
+int vmgpu_vm_bo_invalidate_cmds(struct ttm_buffer_object *tbo,
+				int (*add)(void *arg, const union vmgpu_cmd *cmd),
+				void *arg, u32 *count);
 int vmgpu_vm_bo_revalidate(struct vmgpu_bo *vbo, bool intr);
 
 #endif

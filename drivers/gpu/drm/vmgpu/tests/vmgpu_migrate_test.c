@@ -68,7 +68,7 @@ static void migrate_check_copy(struct kunit *test, struct vmgpu_device *vdev,
 
 	KUNIT_ASSERT_EQ(test, 0, vmgpu_copy_walk(vdev, tbo, from, to, NULL, &count));
 	KUNIT_ASSERT_EQ(test, count, n);
-	KUNIT_ASSERT_EQ(test, 0, vmgpu_paging_op_init(&op, vdev, count));
+	KUNIT_ASSERT_EQ(test, 0, vmgpu_paging_op_init(&op, vdev, count, 0));
 	KUNIT_ASSERT_EQ(test, 0, vmgpu_copy_walk(vdev, tbo, from, to, &op, &count));
 	job = op.jobs[0];
 	KUNIT_ASSERT_EQ(test, job->num_cmds, n);
@@ -148,7 +148,7 @@ static void migrate_op_splits_in_order(struct kunit *test)
 	struct vmgpu_paging_op op;
 	union vmgpu_cmd cmd = {};
 
-	KUNIT_ASSERT_EQ(test, 0, vmgpu_paging_op_init(&op, vdev, total));
+	KUNIT_ASSERT_EQ(test, 0, vmgpu_paging_op_init(&op, vdev, total, 0));
 	KUNIT_ASSERT_EQ(test, op.num_jobs, 3);
 	cmd.nop.hdr.opcode = cpu_to_le16(VMGPU_OP_NOP);
 	for (i = 0; i < total; i++) {
@@ -173,7 +173,7 @@ static void migrate_injected_fault(struct kunit *test)
 	const union vmgpu_cmd *bad;
 
 	atomic_set(&vdev->inject.paging_faults, 1);
-	KUNIT_ASSERT_EQ(test, 0, vmgpu_paging_op_init(&op, vdev, 40));
+	KUNIT_ASSERT_EQ(test, 0, vmgpu_paging_op_init(&op, vdev, 40, 0));
 	KUNIT_EXPECT_EQ(test, atomic_read(&vdev->inject.paging_faults), 0);
 	KUNIT_ASSERT_EQ(test, op.num_jobs, 1);
 	KUNIT_EXPECT_EQ(test, 0, vmgpu_paging_op_add(&op, &cmd));
@@ -183,7 +183,7 @@ static void migrate_injected_fault(struct kunit *test)
 	KUNIT_EXPECT_GE(test, le64_to_cpu(bad->transfer.src.addr), vdev->vram.size);
 	vmgpu_paging_op_discard(&op);
 
-	KUNIT_ASSERT_EQ(test, 0, vmgpu_paging_op_init(&op, vdev, 40));
+	KUNIT_ASSERT_EQ(test, 0, vmgpu_paging_op_init(&op, vdev, 40, 0));
 	KUNIT_EXPECT_EQ(test, op.num_jobs, 3);
 	vmgpu_paging_op_discard(&op);
 }

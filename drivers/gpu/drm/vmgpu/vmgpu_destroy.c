@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright 2026 The vmgpu authors
+ */
+
+#include <linux/dma-fence.h>
+#include <linux/dma-resv.h>
+#include <linux/slab.h>
+#include <linux/workqueue.h>
+
+#include <drm/drm_gem.h>
+
+#include "vmgpu_device.h"
+#include "vmgpu_vm.h"
+
+/**
+ * DOC: deferred destruction
+ *
+ * Seed "destruction is asynchronous": by default VidMm assumes queued work
+ * may still use an allocation being destroyed and defers the destruction
+ * until that work is done, without blocking the caller; with
+ * AssumeNotInUse it goes at once. With GPU-VA engines the kernel cannot
+ * tell which jobs use an allocation, so "queued work" is every job of the
+ * file submitted while it was mapped: their fences are on its reservation.
+ *
+ * Default: the mappings are removed by a work item once those fences have
+ * signalled (a fence callback queues it); then the last reference goes
+ * and TTM frees the memory. AssumeNotInUse: the mappings go at once, and
+ * the file's job fences on the reservation are replaced by a signalled
+ * stub, so that TTM frees the memory at once. A job that did use it
+ * faults on the invalid entries; it never reaches the memory's next owner.
+ */
+
+/**
+ * struct vmgpu_vm_deferred - mappings to remove once queued jobs are done
+ */
+struct vmgpu_vm_deferred {
+	/** @cb: on @fence. */
+	struct dma_fence_cb cb;
+	/** @work: removes the mappings, outside the signalling path. */
+	struct work_struct work;
+	/** @vm: a reference. */
+	struct vmgpu_vm *vm;
+	/** @obj: a reference. */
+	struct drm_gem_object *obj;
+	/** @fence: every job that may use the mappings. */
+	struct dma_fence *fence;
+};
+
+static void vmgpu_vm_deferred_work(struct work_struct *work)
+{
+	struct vmgpu_vm_deferred *d = container_of(work, struct vmgpu_vm_deferred, work);
+
+	mutex_lock(&d->vm->lock);
+	dma_resv_lock(d->obj->resv, NULL);
+	vmgpu_vm_remove_bo_locked(d->vm, d->obj);
+	dma_resv_unlock(d->obj->resv);
+	mutex_unlock(&d->vm->lock);
+	dma_fence_put(d->fence);
+	drm_gem_object_put(d->obj);
+	vmgpu_vm_put(d->vm);
+	kfree(d);
+}
+
+static void vmgpu_vm_deferred_cb(struct dma_fence *fence, struct dma_fence_cb *cb)
+{
+	struct vmgpu_vm_deferred *d = container_of(cb, struct vmgpu_vm_deferred, cb);
+
+	queue_work(d->vm->vdev->wq, &d->work);
+}
+
+/*
+ * AssumeNotInUse: the file's jobs do not count as users of obj any more;
+ * if they do use it, they fault (its mappings are gone first).
+ */
+static void vmgpu_vm_forget_jobs(struct vmgpu_vm *vm, struct drm_gem_object *obj)
+{
+	struct dma_fence *stub = dma_fence_get_stub();
+	u32 i;
+
+	for (i = 0; i < vm->num_fence_contexts; i++)
+		dma_resv_replace_fences(obj->resv, vm->fence_contexts[i], stub,
+					DMA_RESV_USAGE_BOOKKEEP);
+	dma_fence_put(stub);
+}
+
+/**
+ * vmgpu_vm_destroy_bo() - the file destroys an allocation: remove its
+ * mappings now or once the file's queued jobs are done
+ * @vm: the file's VM
+ * @obj: the allocation
+ * @assume_not_in_use: AssumeNotInUse: now, and the file's jobs no longer
+ *	keep the memory
+ *
+ * Never waits for the GPU.
+ *
+ * Return: 0 or a negative errno (-EINTR, -ENOMEM), before any change.
+ */
+int vmgpu_vm_destroy_bo(struct vmgpu_vm *vm, struct drm_gem_object *obj,
+			bool assume_not_in_use)
+{
+	struct vmgpu_vm_deferred *d = NULL;
+	struct dma_fence *fence = NULL;
+	int ret;
+
+	if (!assume_not_in_use) {
+		d = kzalloc(sizeof(*d), GFP_KERNEL);
+		if (!d)
+			return -ENOMEM;
+	}
+	mutex_lock(&vm->lock);
+	ret = dma_resv_lock_interruptible(obj->resv, NULL);
+	if (ret)
+		goto out_unlock_vm;
+	if (!assume_not_in_use) {
+		ret = dma_resv_get_singleton(obj->resv, DMA_RESV_USAGE_BOOKKEEP, &fence);
+		if (ret)
+			goto out_unlock;
+	}
+	if (!fence) {
+		vmgpu_vm_remove_bo_locked(vm, obj);
+		if (assume_not_in_use)
+			vmgpu_vm_forget_jobs(vm, obj);
+		goto out_unlock;
+	}
+	INIT_WORK(&d->work, vmgpu_vm_deferred_work);
+	d->vm = vmgpu_vm_get(vm);
+	drm_gem_object_get(obj);
+	d->obj = obj;
+	d->fence = fence;
+	if (dma_fence_add_callback(fence, &d->cb, vmgpu_vm_deferred_cb))
+		queue_work(vm->vdev->wq, &d->work);
+	d = NULL;
+out_unlock:
+	dma_resv_unlock(obj->resv);
+out_unlock_vm:
+	mutex_unlock(&vm->lock);
+	kfree(d);
+	return ret;
+}
+
+/**
+ * vmgpu_vm_add_fence_context() - remember whose jobs run on the VM
+ * @vm: the VM
+ * @context: the dma-fence context of a new context's jobs
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int vmgpu_vm_add_fence_context(struct vmgpu_vm *vm, u64 context)
+{
+	u64 *contexts;
+
+	mutex_lock(&vm->lock);
+	contexts = krealloc_array(vm->fence_contexts, vm->num_fence_contexts + 1,
+				  sizeof(*contexts), GFP_KERNEL);
+	if (contexts) {
+		contexts[vm->num_fence_contexts++] = context;
+		vm->fence_contexts = contexts;
+	}
+	mutex_unlock(&vm->lock);
+	return contexts ? 0 : -ENOMEM;
+}
