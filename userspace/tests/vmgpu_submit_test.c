@@ -675,6 +675,51 @@ TEST_F(submit, debugfs_lists_mappings)
 	vmgpu_bo_unref(bo);
 }
 
+#define TRACING "/sys/kernel/tracing"
+
+/* Tracepoints: bind, page tables, submit, completion with its error, fault. */
+TEST_F(submit, tracepoints_record_submission)
+{
+	int binds = 0, ptes = 0, submits = 0, failed = 0, faults = 0;
+	union vmgpu_cmd cmd;
+	vmgpu_context *doomed;
+	char line[512];
+	uint8_t *cpu;
+	vmgpu_bo *bo;
+	FILE *trace;
+
+	/* A missing tracefs or event is a failure: the feature is not there. */
+	ASSERT_EQ(0, access(TRACING "/events/vmgpu/vmgpu_ring_fault", F_OK));
+	ASSERT_EQ(0, vmgpu_test_write_file(TRACING "/trace", ""));
+	ASSERT_EQ(0, vmgpu_test_write_file(TRACING "/events/vmgpu/enable", "1"));
+	ASSERT_EQ(0, vmgpu_context_create(self->dev, DRM_VMGPU_ENGINE_GPU_VA0, &doomed));
+	ASSERT_EQ(0, make_mapped_in_aperture(self->dev, self->aperture, VA_BASE, BO_SIZE,
+					     &bo, (void **)&cpu));
+	cmd = cmd_fill(VA_BASE, BO_SIZE, 1);
+	ASSERT_EQ(0, run(self->ctx, self->fd, &cmd, 1));
+	cmd = cmd_fill(VA_BASE + VA_STRIDE, BO_SIZE, 1);
+	ASSERT_EQ(0, run(doomed, self->fd, &cmd, 1));
+	ASSERT_EQ(0, vmgpu_test_write_file(TRACING "/events/vmgpu/enable", "0"));
+
+	trace = fopen(TRACING "/trace", "r");
+	ASSERT_NE(NULL, trace);
+	while (fgets(line, sizeof(line), trace)) {
+		binds += strstr(line, "vmgpu_vm_bind:") && strstr(line, " map 0x100000000+0x40000");
+		ptes += strstr(line, "vmgpu_vm_ptes:") && strstr(line, "0x100000000+0x40000 -> space 1");
+		submits += !!strstr(line, "vmgpu_job_submit:");
+		failed += strstr(line, "vmgpu_ctx_job_done:") && strstr(line, "error -5");
+		faults += strstr(line, "vmgpu_ring_fault:") && strstr(line, "ring gpuva0");
+	}
+	fclose(trace);
+	EXPECT_EQ(1, binds);
+	EXPECT_EQ(1, ptes) TH_LOG("aperture-segment entries not traced");
+	EXPECT_LE(2, submits);
+	EXPECT_EQ(1, failed);
+	EXPECT_EQ(1, faults);
+	vmgpu_bo_unref(bo);
+	vmgpu_context_unref(doomed);
+}
+
 /* Bad VM_BIND and EXEC arguments. */
 TEST_F(submit, bad_arguments)
 {

@@ -306,6 +306,7 @@ static const struct drm_sched_backend_ops vmgpu_ring_sched_ops = {
 /* Blame the command a halted ring stopped on, and run on after it. */
 static void vmgpu_ring_recover_halt(struct vmgpu_ring *ring)
 {
+	u64 seqno;
 	u32 slot;
 
 	if (!(vmgpu_ring_read_reg(ring, VMGPU_RING_STATUS) & VMGPU_RING_STATUS_HALTED))
@@ -314,7 +315,9 @@ static void vmgpu_ring_recover_halt(struct vmgpu_ring *ring)
 	slot = vmgpu_ring_read_reg(ring, VMGPU_RING_HEAD);
 	/* The fence vector may not have run yet for jobs done before it. */
 	vmgpu_fence_process(ring);
-	if (!vmgpu_fence_blame_slot(ring, slot, -EIO))
+	seqno = vmgpu_fence_blame_slot(ring, slot, -EIO);
+	trace_vmgpu_ring_fault(ring->name, slot, seqno);
+	if (!seqno)
 		drm_err_ratelimited(&ring->vdev->drm, "%s ring halted at slot %u, which no pending job owns\n",
 				    ring->name, slot);
 	vmgpu_ring_write_reg(ring, VMGPU_RING_CTRL,

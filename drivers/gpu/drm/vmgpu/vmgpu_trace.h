@@ -118,6 +118,20 @@ TRACE_EVENT(vmgpu_ctx_job_done,
 		      __entry->seqno, __entry->error)
 );
 
+/* A ring halted on a command the device rejected; seqno 0: no job owns it. */
+TRACE_EVENT(vmgpu_ring_fault,
+	    TP_PROTO(const char *ring, u32 slot, u64 seqno),
+	    TP_ARGS(ring, slot, seqno),
+	    TP_STRUCT__entry(__string(ring, ring)
+			     __field(u32, slot)
+			     __field(u64, seqno)),
+	    TP_fast_assign(__assign_str(ring);
+			   __entry->slot = slot;
+			   __entry->seqno = seqno;),
+	    TP_printk("ring %s slot %u, job seqno %llu", __get_str(ring),
+		      __entry->slot, __entry->seqno)
+);
+
 #endif
 
 #undef TRACE_INCLUDE_PATH
