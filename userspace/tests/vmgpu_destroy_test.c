@@ -33,17 +33,15 @@ FIXTURE(destroy) {
 
 FIXTURE_SETUP(destroy)
 {
+	const struct drm_vmgpu_segment *seg;
 	struct drm_vmgpu_query_segments *s;
-	uint32_t i;
 
 	ASSERT_EQ(0, vmgpu_device_open(&self->dev));
 	self->fd = vmgpu_device_fd(self->dev);
 	ASSERT_EQ(0, vmgpu_query_segments(self->dev, &s));
 	self->aperture = vmgpu_aperture_segment_id(s);
-	for (i = 0; i < s->num_segments && !self->segment; i++)
-		if (s->segments[i].kind == DRM_VMGPU_SEGMENT_MEMORY &&
-		    s->segments[i].cpu_visible_size >= 4 * DESTROY_SIZE)
-			self->segment = s->segments[i].id;
+	seg = visible_memory_segment(s, 4 * DESTROY_SIZE);
+	self->segment = seg ? seg->id : 0;
 	free(s);
 	ASSERT_NE(0, self->aperture);
 	ASSERT_NE(0, self->segment);

@@ -28,20 +28,18 @@ FIXTURE(physical) {
 
 FIXTURE_SETUP(physical)
 {
+	const struct drm_vmgpu_segment *seg;
 	struct drm_vmgpu_query_segments *s;
-	uint32_t i;
 
 	ASSERT_EQ(0, vmgpu_device_open(&self->dev));
 	self->fd = vmgpu_device_fd(self->dev);
 	ASSERT_EQ(0, vmgpu_query_segments(self->dev, &s));
 	self->aperture = vmgpu_aperture_segment_id(s);
-	for (i = 0; i < s->num_segments && !self->segment; i++)
-		if (s->segments[i].kind == DRM_VMGPU_SEGMENT_MEMORY &&
-		    s->segments[i].cpu_visible_size >= 16 * PHYS_SIZE) {
-			self->segment = s->segments[i].id;
-			self->fully_visible = s->segments[i].cpu_visible_size ==
-					      s->segments[i].size;
-		}
+	seg = visible_memory_segment(s, 16 * PHYS_SIZE);
+	if (seg) {
+		self->segment = seg->id;
+		self->fully_visible = seg->cpu_visible_size == seg->size;
+	}
 	free(s);
 	ASSERT_NE(0, self->aperture);
 	ASSERT_NE(0, self->segment);

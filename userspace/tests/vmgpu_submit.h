@@ -171,4 +171,17 @@ static inline uint32_t segment_of(vmgpu_bo *bo)
 	return info.segment_id;
 }
 
+/* The first memory segment with at least min_visible CPU-visible bytes. */
+static inline const struct drm_vmgpu_segment *
+visible_memory_segment(const struct drm_vmgpu_query_segments *s, uint64_t min_visible)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->num_segments; i++)
+		if (s->segments[i].kind == DRM_VMGPU_SEGMENT_MEMORY &&
+		    s->segments[i].cpu_visible_size >= min_visible)
+			return &s->segments[i];
+	return NULL;
+}
+
 #endif

@@ -115,12 +115,9 @@ TEST_F(submit, page_tables_follow_moves)
 	vmgpu_bo *a, *b, *filler;
 	union vmgpu_cmd cmd;
 	uint64_t first;
-	uint32_t i, home;
+	uint32_t home;
 
-	for (i = 0; i < self->s->num_segments && !seg; i++)
-		if (self->s->segments[i].kind == DRM_VMGPU_SEGMENT_MEMORY &&
-		    self->s->segments[i].cpu_visible_size >= BO_SIZE)
-			seg = &self->s->segments[i];
+	seg = visible_memory_segment(self->s, BO_SIZE);
 	ASSERT_NE(NULL, seg);
 	ASSERT_EQ(0, make_mapped(self->dev, seg->id, self->aperture, VA_BASE,
 				 BO_SIZE, &a, (void **)&a_cpu));
@@ -174,12 +171,8 @@ TEST_F(submit, bind_never_exposes_uncleared_memory)
 	vmgpu_bo *r, *x;
 	uint32_t done;
 	uint64_t first;
-	uint32_t i;
 
-	for (i = 0; i < self->s->num_segments && !seg; i++)
-		if (self->s->segments[i].kind == DRM_VMGPU_SEGMENT_MEMORY &&
-		    self->s->segments[i].cpu_visible_size >= BO_SIZE)
-			seg = &self->s->segments[i];
+	seg = visible_memory_segment(self->s, BO_SIZE);
 	ASSERT_NE(NULL, seg);
 	ASSERT_EQ(0, vmgpu_context_create(self->dev, DRM_VMGPU_ENGINE_GPU_VA1, &producer));
 	ASSERT_EQ(0, make_mapped_in_aperture(self->dev, self->aperture, VA_BASE + VA_STRIDE,
@@ -224,15 +217,12 @@ TEST_F(submit, eviction_waits_for_jobs_on_the_gpu)
 {
 	const struct drm_vmgpu_segment *seg = NULL;
 	union vmgpu_cmd cmds[2] = { cmd_nop(500000), cmd_fill(VA_BASE, BO_SIZE, 0xe1c7e1c7) };
-	uint32_t done, i;
+	uint32_t done;
 	int64_t start;
 	uint8_t *cpu;
 	vmgpu_bo *a;
 
-	for (i = 0; i < self->s->num_segments && !seg; i++)
-		if (self->s->segments[i].kind == DRM_VMGPU_SEGMENT_MEMORY &&
-		    self->s->segments[i].cpu_visible_size >= BO_SIZE)
-			seg = &self->s->segments[i];
+	seg = visible_memory_segment(self->s, BO_SIZE);
 	ASSERT_NE(NULL, seg);
 	ASSERT_EQ(0, make_mapped(self->dev, seg->id, self->aperture, VA_BASE, BO_SIZE,
 				 &a, (void **)&cpu));
