@@ -710,6 +710,51 @@ TEST_F(submit, tracepoints_record_submission)
 	vmgpu_context_unref(doomed);
 }
 
+#define MANY_FILES	24
+
+/*
+ * More GPU VA spaces than the device has VMs (15 for users): each file
+ * gets one while it has work in flight, and all their jobs run, with
+ * their own data, when all of them are queued at once.
+ */
+TEST_F(submit, more_spaces_than_device_vms)
+{
+	vmgpu_device *devs[MANY_FILES];
+	vmgpu_context *ctxs[MANY_FILES];
+	uint32_t done[MANY_FILES];
+	uint8_t *cpus[MANY_FILES];
+	vmgpu_bo *bos[MANY_FILES];
+	union vmgpu_cmd cmds[2];
+	int i;
+
+	for (i = 0; i < MANY_FILES; i++) {
+		ASSERT_EQ(0, vmgpu_device_open(&devs[i]));
+		ASSERT_EQ(0, vmgpu_context_create(devs[i], i % 2 ? DRM_VMGPU_ENGINE_GPU_VA1 :
+						  DRM_VMGPU_ENGINE_GPU_VA0, &ctxs[i]))
+			TH_LOG("file %d", i);
+		ASSERT_EQ(0, make_mapped_in_aperture(devs[i], self->aperture, VA_BASE,
+						     4096, &bos[i], (void **)&cpus[i]));
+		memset(cpus[i], 0, 4096);
+	}
+	/* All queued at once: later files wait for earlier files' slots. */
+	for (i = 0; i < MANY_FILES; i++) {
+		cmds[0] = cmd_nop(20000);
+		cmds[1] = cmd_fill(VA_BASE, 4096, 0x51070000 + i);
+		ASSERT_EQ(0, submit_signal(ctxs[i], vmgpu_device_fd(devs[i]), cmds, 2,
+					   &done[i], NULL)) TH_LOG("file %d", i);
+	}
+	for (i = 0; i < MANY_FILES; i++) {
+		ASSERT_EQ(0, wait_syncobj(vmgpu_device_fd(devs[i]), done[i]));
+		EXPECT_EQ(0, count_not(cpus[i], 4096, 0x51070000 + i)) TH_LOG("file %d", i);
+	}
+	for (i = 0; i < MANY_FILES; i++) {
+		drmSyncobjDestroy(vmgpu_device_fd(devs[i]), done[i]);
+		vmgpu_bo_unref(bos[i]);
+		vmgpu_context_unref(ctxs[i]);
+		vmgpu_device_unref(devs[i]);
+	}
+}
+
 /* Bad VM_BIND and EXEC arguments. */
 TEST_F(submit, bad_arguments)
 {

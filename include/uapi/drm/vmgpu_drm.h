@@ -565,7 +565,8 @@ struct drm_vmgpu_patch {
  * Errors the device finds while running (a VM fault, a misaligned
  * address) fail the job's fence with -EIO and mark the context guilty:
  * its later submissions fail with -ECANCELED. EXEC itself may wait for
- * the kernel to bring back allocations of the VM that were evicted, and
+ * a device VM (other files' jobs in flight hold them), for the kernel to
+ * bring back allocations of the VM that were evicted, and
  * fails with -EIO if one of them lost its contents. If copying @seqno
  * back fails (-EFAULT), the job was queued nonetheless. A job running longer than
  * the job timeout fails with -ETIMEDOUT, also guilty.

@@ -6,7 +6,6 @@
 #define _VMGPU_DEVICE_TYPES_H_
 
 #include <linux/atomic.h>
-#include <linux/idr.h>
 #include <linux/gpu_buddy.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
@@ -22,6 +21,8 @@
 #include <drm/ttm/ttm_resource.h>
 
 #include "hw/vmgpu_hw.h"
+
+struct vmgpu_vm;
 
 /*
  * Memory segments become TTM memory types from TTM_PL_VRAM on; TTM has
@@ -168,6 +169,18 @@ struct vmgpu_ring {
 };
 
 /**
+ * struct vmgpu_vm_slots - which GPU VA space holds each device VM
+ */
+struct vmgpu_vm_slots {
+	/** @lock: protects the slots and the spaces' slot state. */
+	struct mutex lock;
+	/** @owner: the space holding each device VM, or NULL. */
+	struct vmgpu_vm *owner[VMGPU_MAX_VMS];
+	/** @lru: spaces holding one, least recently submitting first. */
+	struct list_head lru;
+};
+
+/**
  * struct vmgpu_inject - fault-injection state, driven through debugfs
  */
 struct vmgpu_inject {
@@ -233,8 +246,8 @@ struct vmgpu_device {
 	struct vmgpu_gart gart;
 	/** @rings: the paging ring, then the user engines. */
 	struct vmgpu_ring rings[VMGPU_MAX_RINGS];
-	/** @vm_ids: device VMs in use by GPU VA spaces. */
-	struct ida vm_ids;
+	/** @vm_slots: the device VMs, lent to GPU VA spaces. */
+	struct vmgpu_vm_slots vm_slots;
 	/** @num_vms: device VMs, the paging VM included. */
 	u32 num_vms;
 	/**

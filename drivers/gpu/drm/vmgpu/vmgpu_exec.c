@@ -24,6 +24,7 @@
 #include "vmgpu_job.h"
 #include "vmgpu_job_types.h"
 #include "vmgpu_vm.h"
+#include "vmgpu_vm_id.h"
 
 /**
  * DOC: user submission
@@ -134,10 +135,12 @@ static int vmgpu_exec_check_cmd(union vmgpu_cmd *cmd, u32 hw_vm)
 	return 0;
 }
 
-/* GPU-VA jobs check every command here; physical ones with their list. */
+/*
+ * GPU-VA jobs (@hw_vm, the space's device VM) check every command here;
+ * physical ones (-1) with their list.
+ */
 static int vmgpu_exec_copy_cmds(struct vmgpu_job *job,
-				const struct drm_vmgpu_exec *args,
-				struct vmgpu_vm *vm)
+				const struct drm_vmgpu_exec *args, int hw_vm)
 {
 	u32 i;
 	int ret;
@@ -146,8 +149,8 @@ static int vmgpu_exec_copy_cmds(struct vmgpu_job *job,
 			   array_size(args->num_cmds, sizeof(union vmgpu_cmd))))
 		return -EFAULT;
 	job->num_cmds = args->num_cmds;
-	for (i = 0; vm && i < job->num_cmds; i++) {
-		ret = vmgpu_exec_check_cmd(&job->cmds[i], vm->hw_id);
+	for (i = 0; hw_vm >= 0 && i < job->num_cmds; i++) {
+		ret = vmgpu_exec_check_cmd(&job->cmds[i], hw_vm);
 		if (ret)
 			return ret;
 	}
@@ -321,9 +324,9 @@ static int vmgpu_exec(struct drm_file *file, struct drm_vmgpu_exec *args,
 {
 	struct drm_vmgpu_sync *in = NULL, *out = NULL;
 	struct vmgpu_exec_out_sync *out_syncs;
-	struct dma_fence *fence;
+	struct dma_fence *fence = NULL;
 	struct vmgpu_job *job;
-	int ret;
+	int hw_vm = -1, ret;
 
 	out_syncs = kcalloc(args->num_out_syncs, sizeof(*out_syncs), GFP_KERNEL);
 	if (!out_syncs)
@@ -334,7 +337,15 @@ static int vmgpu_exec(struct drm_file *file, struct drm_vmgpu_exec *args,
 		return PTR_ERR(job);
 	}
 	job->entity = &ctx->entity;
-	ret = vmgpu_exec_copy_cmds(job, args, ctx->vm) ?:
+	/* Before any lock: it may wait for other spaces' jobs. */
+	if (ctx->vm) {
+		hw_vm = vmgpu_vm_id_get(ctx->vm);
+		if (hw_vm < 0) {
+			ret = hw_vm;
+			goto err_job;
+		}
+	}
+	ret = vmgpu_exec_copy_cmds(job, args, hw_vm) ?:
 	      vmgpu_exec_read_syncs(&in, args->in_syncs, args->num_in_syncs) ?:
 	      vmgpu_exec_read_syncs(&out, args->out_syncs, args->num_out_syncs) ?:
 	      vmgpu_job_prepare(job, NULL) ?:
@@ -354,12 +365,16 @@ static int vmgpu_exec(struct drm_file *file, struct drm_vmgpu_exec *args,
 	mutex_unlock(&ctx->submit_lock);
 	if (ret)
 		goto err_job;
+	if (ctx->vm)
+		vmgpu_vm_id_put(ctx->vm, fence, ctx->ring->index);
 	vmgpu_exec_signal_out_syncs(out_syncs, args->num_out_syncs, fence);
 	args->seqno = fence->seqno;
 	dma_fence_put(fence);
 	goto out;
 
 err_job:
+	if (hw_vm >= 0)
+		vmgpu_vm_id_put(ctx->vm, NULL, 0);
 	vmgpu_job_discard(job);
 out:
 	vmgpu_exec_put_out_syncs(out_syncs, args->num_out_syncs);

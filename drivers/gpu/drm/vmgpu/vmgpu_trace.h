@@ -71,11 +71,11 @@ TRACE_EVENT(vmgpu_bo_move,
 		      __entry->evict ? " (eviction)" : "")
 );
 
-/* A VM_BIND request of the GPU VA space of device VM vm. */
+/* A VM_BIND request of a GPU VA space; vm: its device VM, -1 none yet. */
 TRACE_EVENT(vmgpu_vm_bind,
-	    TP_PROTO(u32 vm, u32 op, u64 addr, u64 range),
+	    TP_PROTO(int vm, u32 op, u64 addr, u64 range),
 	    TP_ARGS(vm, op, addr, range),
-	    TP_STRUCT__entry(__field(u32, vm)
+	    TP_STRUCT__entry(__field(int, vm)
 			     __field(u32, op)
 			     __field(u64, addr)
 			     __field(u64, range)),
@@ -83,16 +83,16 @@ TRACE_EVENT(vmgpu_vm_bind,
 			   __entry->op = op;
 			   __entry->addr = addr;
 			   __entry->range = range;),
-	    TP_printk("vm %u %s 0x%llx+0x%llx", __entry->vm,
+	    TP_printk("vm %d %s 0x%llx+0x%llx", __entry->vm,
 		      __entry->op ? "unmap" : "map", __entry->addr,
 		      __entry->range)
 );
 
 /* Page-table entries written: space -1 means invalidated. */
 TRACE_EVENT(vmgpu_vm_ptes,
-	    TP_PROTO(u32 vm, u64 addr, u64 range, int space),
+	    TP_PROTO(int vm, u64 addr, u64 range, int space),
 	    TP_ARGS(vm, addr, range, space),
-	    TP_STRUCT__entry(__field(u32, vm)
+	    TP_STRUCT__entry(__field(int, vm)
 			     __field(u64, addr)
 			     __field(u64, range)
 			     __field(int, space)),
@@ -100,7 +100,7 @@ TRACE_EVENT(vmgpu_vm_ptes,
 			   __entry->addr = addr;
 			   __entry->range = range;
 			   __entry->space = space;),
-	    TP_printk("vm %u 0x%llx+0x%llx -> space %d", __entry->vm,
+	    TP_printk("vm %d 0x%llx+0x%llx -> space %d", __entry->vm,
 		      __entry->addr, __entry->range, __entry->space)
 );
 

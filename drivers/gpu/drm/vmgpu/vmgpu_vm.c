@@ -5,7 +5,6 @@
 
 #include <linux/dma-mapping.h>
 #include <linux/dma-resv.h>
-#include <linux/idr.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/workqueue.h>
@@ -23,6 +22,7 @@
 #include "vmgpu_res_cursor.h"
 #include "vmgpu_trace.h"
 #include "vmgpu_vm.h"
+#include "vmgpu_vm_id.h"
 
 /**
  * DOC: GPU virtual address spaces
@@ -532,15 +532,9 @@ static void vmgpu_vm_free(struct drm_gpuvm *gpuvm)
 {
 	struct vmgpu_vm *vm = to_vmgpu_vm(gpuvm);
 	struct vmgpu_device *vdev = vm->vdev;
-	int idx;
 
-	if (drm_dev_enter(&vdev->drm, &idx)) {
-		vmgpu_write32(vdev, VMGPU_REG_VM(vm->hw_id) + VMGPU_VM_CTRL, 0);
-		vmgpu_vm_flush(vm);
-		drm_dev_exit(idx);
-	}
+	vmgpu_vm_id_release(vm);
 	vmgpu_pt_free(vm, vm->root, VMGPU_PT_LEVELS - 1);
-	ida_free(&vdev->vm_ids, vm->hw_id);
 	mutex_destroy(&vm->pt_lock);
 	mutex_destroy(&vm->lock);
 	kfree(vm->fence_contexts);
@@ -553,27 +547,23 @@ static const struct drm_gpuvm_ops vmgpu_gpuvm_ops = {
 };
 
 /**
- * vmgpu_vm_create() - a new GPU VA space on a free device VM
+ * vmgpu_vm_create() - a new GPU VA space; it gets a device VM when it
+ * submits (DOC: device VM slots)
  * @vdev: the device
  *
- * Return: the VM, one reference for the caller, or an ERR_PTR: -ENOSPC
- * when every device VM is in use.
+ * Return: the VM, one reference for the caller, or an ERR_PTR.
  */
 struct vmgpu_vm *vmgpu_vm_create(struct vmgpu_device *vdev)
 {
 	struct drm_gem_object *r_obj;
 	struct vmgpu_vm *vm;
-	int id, ret = -ENOMEM;
 
-	id = ida_alloc_range(&vdev->vm_ids, VMGPU_VM_PAGING + 1,
-			     vdev->num_vms - 1, GFP_KERNEL);
-	if (id < 0)
-		return ERR_PTR(id);
 	vm = kzalloc(sizeof(*vm), GFP_KERNEL);
 	if (!vm)
-		goto err_id;
+		return ERR_PTR(-ENOMEM);
 	vm->vdev = vdev;
-	vm->hw_id = id;
+	vm->hw_id = -1;
+	INIT_LIST_HEAD(&vm->slot_link);
 	/* Jobs and deferred unmaps may keep the VM past the device's removal. */
 	drm_dev_get(&vdev->drm);
 	mutex_init(&vm->lock);
@@ -587,13 +577,6 @@ struct vmgpu_vm *vmgpu_vm_create(struct vmgpu_device *vdev)
 	drm_gpuvm_init(&vm->base, "vmgpu", 0, &vdev->drm, r_obj, 0,
 		       1ull << VMGPU_VA_BITS, 0, 0, &vmgpu_gpuvm_ops);
 	drm_gem_object_put(r_obj);
-
-	vmgpu_write32(vdev, VMGPU_REG_VM(id) + VMGPU_VM_ROOT_LO,
-		      lower_32_bits(vm->root->bus));
-	vmgpu_write32(vdev, VMGPU_REG_VM(id) + VMGPU_VM_ROOT_HI,
-		      upper_32_bits(vm->root->bus));
-	vmgpu_write32(vdev, VMGPU_REG_VM(id) + VMGPU_VM_CTRL, VMGPU_VM_CTRL_ENABLE |
-		      VMGPU_SPACE_SYSTEM << VMGPU_VM_CTRL_SPACE_SHIFT);
 	return vm;
 
 err_pt:
@@ -603,9 +586,7 @@ err_vm:
 	mutex_destroy(&vm->pt_lock);
 	mutex_destroy(&vm->lock);
 	kfree(vm);
-err_id:
-	ida_free(&vdev->vm_ids, id);
-	return ERR_PTR(ret);
+	return ERR_PTR(-ENOMEM);
 }
 
 /**
@@ -638,7 +619,7 @@ void vmgpu_vm_debugfs_show(struct vmgpu_vm *vm, struct seq_file *m)
 	struct drm_gpuva *va;
 
 	mutex_lock(&vm->lock);
-	seq_printf(m, "vm %u: %u page tables\n", vm->hw_id, vm->num_tables);
+	seq_printf(m, "vm %d: %u page tables\n", vm->hw_id, vm->num_tables);
 	drm_gpuvm_for_each_va(va, &vm->base)
 		seq_printf(m, "  0x%llx-0x%llx bo %p offset 0x%llx %s\n", va->va.addr,
 			   va->va.addr + va->va.range, va->gem.obj, va->gem.offset,
@@ -672,11 +653,6 @@ static void vmgpu_vm_wq_destroy(void *wq)
 	destroy_workqueue(wq);
 }
 
-static void vmgpu_vm_ids_release(struct drm_device *drm, void *arg)
-{
-	ida_destroy(arg);
-}
-
 /**
  * vmgpu_vm_init() - find out how many device VMs there are, set up the
  * deferred-unmap queue
@@ -695,9 +671,7 @@ int vmgpu_vm_init(struct vmgpu_device *vdev)
 			vdev->num_vms);
 		return -ENODEV;
 	}
-	ida_init(&vdev->vm_ids);
-	ret = drmm_add_action_or_reset(&vdev->drm, vmgpu_vm_ids_release,
-				       &vdev->vm_ids);
+	ret = vmgpu_vm_id_init(vdev);
 	if (ret)
 		return ret;
 	/* Destroyed after the rings are unplugged: all its work is queued. */

@@ -5,11 +5,15 @@
 #ifndef _VMGPU_VM_TYPES_H_
 #define _VMGPU_VM_TYPES_H_
 
+#include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/types.h>
 
 #include <drm/drm_gpuvm.h>
 
+#include "hw/vmgpu_hw.h"
+
+struct dma_fence;
 struct vmgpu_device;
 
 /**
@@ -34,8 +38,17 @@ struct vmgpu_vm {
 	struct drm_gpuvm base;
 	/** @vdev: the device. */
 	struct vmgpu_device *vdev;
-	/** @hw_id: the device VM (VMGPU_REG_VM()), never the paging VM 0. */
-	u32 hw_id;
+	/**
+	 * @hw_id: the device VM (VMGPU_REG_VM()) it holds, never the paging
+	 * VM 0, or -1 (DOC: device VM slots). Under &vmgpu_vm_slots.lock.
+	 */
+	int hw_id;
+	/** @pins: EXECs between taking @hw_id and pushing their job. */
+	u32 pins;
+	/** @slot_link: in &vmgpu_vm_slots.lru while it holds @hw_id. */
+	struct list_head slot_link;
+	/** @busy: its last job's fence on each ring; they keep @hw_id. */
+	struct dma_fence *busy[VMGPU_MAX_RINGS];
 	/**
 	 * @lock: serialises binds with submissions, so that a job's
 	 * allocations are the ones mapped when it was queued. Taken before

@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright 2026 The vmgpu authors
+ */
+
+#include <linux/delay.h>
+#include <linux/dma-fence.h>
+#include <linux/sched/signal.h>
+
+#include <drm/drm_drv.h>
+#include <drm/drm_managed.h>
+
+#include "vmgpu_device.h"
+#include "vmgpu_vm.h"
+#include "vmgpu_vm_id.h"
+
+/**
+ * DOC: device VM slots
+ *
+ * The device has a handful of VMs (VMGPU_REG_NUM_VMS, 16 here, VM 0 being
+ * the paging process's); there may be any number of GPU VA spaces. A
+ * space holds a device VM only while it has jobs in flight: EXEC takes
+ * one for it (pinned until the job is pushed), and its jobs' fences keep
+ * it. A space without one takes a free slot, else the least recently used
+ * slot of a space whose jobs have all completed, else it waits for the
+ * oldest such space's jobs. Taking a slot points the device VM at the
+ * space's root table; the tables themselves live with the space, so
+ * nothing else changes. Jobs carry the slot in their commands, which is
+ * why a slot never changes hands while its jobs are in flight, resets
+ * included (their fences have not signalled).
+ */
+
+static void vmgpu_vm_id_program(struct vmgpu_device *vdev, u32 id, dma_addr_t root)
+{
+	vmgpu_write32(vdev, VMGPU_REG_VM(id) + VMGPU_VM_CTRL, 0);
+	vmgpu_write32(vdev, VMGPU_REG_VM(id) + VMGPU_VM_ROOT_LO, lower_32_bits(root));
+	vmgpu_write32(vdev, VMGPU_REG_VM(id) + VMGPU_VM_ROOT_HI, upper_32_bits(root));
+	vmgpu_write32(vdev, VMGPU_REG_VM(id) + VMGPU_VM_CTRL, VMGPU_VM_CTRL_ENABLE |
+		      VMGPU_SPACE_SYSTEM << VMGPU_VM_CTRL_SPACE_SHIFT);
+}
+
+/* A fence of the space's jobs still to signal, or NULL; a reference. */
+static struct dma_fence *vmgpu_vm_id_busy(struct vmgpu_vm *vm)
+{
+	u32 i;
+
+	for (i = 0; i < ARRAY_SIZE(vm->busy); i++)
+		if (vm->busy[i] && !dma_fence_is_signaled(vm->busy[i]))
+			return dma_fence_get(vm->busy[i]);
+	return NULL;
+}
+
+static void vmgpu_vm_id_drop(struct vmgpu_vm *vm)
+{
+	struct vmgpu_vm_slots *slots = &vm->vdev->vm_slots;
+	int idx;
+
+	lockdep_assert_held(&slots->lock);
+	if (drm_dev_enter(&vm->vdev->drm, &idx)) {
+		vmgpu_write32(vm->vdev, VMGPU_REG_VM(vm->hw_id) + VMGPU_VM_CTRL, 0);
+		drm_dev_exit(idx);
+	}
+	slots->owner[vm->hw_id] = NULL;
+	list_del_init(&vm->slot_link);
+	vm->hw_id = -1;
+}
+
+/*
+ * One step towards a slot for vm, under the lock: 0 when it has one,
+ * -EAGAIN after a change worth looking again, or -EBUSY with *wait set to
+ * a fence to wait for (NULL: every slot is pinned for a moment).
+ */
+static int vmgpu_vm_id_try(struct vmgpu_vm *vm, struct dma_fence **wait)
+{
+	struct vmgpu_device *vdev = vm->vdev;
+	struct vmgpu_vm_slots *slots = &vdev->vm_slots;
+	struct vmgpu_vm *other;
+	u32 id;
+
+	*wait = NULL;
+	if (vm->hw_id >= 0)
+		return 0;
+	for (id = VMGPU_VM_PAGING + 1; id < vdev->num_vms; id++) {
+		if (!slots->owner[id]) {
+			slots->owner[id] = vm;
+			vm->hw_id = id;
+			list_add_tail(&vm->slot_link, &slots->lru);
+			vmgpu_vm_id_program(vdev, id, vm->root->bus);
+			return 0;
+		}
+	}
+	list_for_each_entry(other, &slots->lru, slot_link) {
+		struct dma_fence *busy;
+
+		if (other->pins)
+			continue;
+		busy = vmgpu_vm_id_busy(other);
+		if (!busy) {
+			vmgpu_vm_id_drop(other);
+			return -EAGAIN;
+		}
+		if (!*wait)
+			*wait = busy;
+		else
+			dma_fence_put(busy);
+	}
+	return -EBUSY;
+}
+
+/**
+ * vmgpu_vm_id_get() - give a GPU VA space a device VM for a submission
+ * @vm: the space
+ *
+ * Pins the slot until vmgpu_vm_id_put(). May wait, interruptibly, for
+ * another space's jobs to complete.
+ *
+ * Return: the device VM, or -ERESTARTSYS / -EINTR.
+ */
+int vmgpu_vm_id_get(struct vmgpu_vm *vm)
+{
+	struct vmgpu_vm_slots *slots = &vm->vdev->vm_slots;
+	struct dma_fence *wait;
+	long timeout;
+	int ret;
+
+	for (;;) {
+		mutex_lock(&slots->lock);
+		ret = vmgpu_vm_id_try(vm, &wait);
+		if (!ret) {
+			list_move_tail(&vm->slot_link, &slots->lru);
+			vm->pins++;
+			ret = vm->hw_id;
+		}
+		mutex_unlock(&slots->lock);
+		if (ret != -EAGAIN && ret != -EBUSY)
+			return ret;
+		if (wait) {
+			timeout = dma_fence_wait(wait, true);
+			dma_fence_put(wait);
+			if (timeout < 0)
+				return timeout;
+		} else if (ret == -EBUSY) {
+			/* Every slot is pinned by an EXEC in flight: brief. */
+			if (signal_pending(current))
+				return -ERESTARTSYS;
+			usleep_range(100, 200);
+		}
+	}
+}
+
+/**
+ * vmgpu_vm_id_put() - the submission is pushed, or given up
+ * @vm: the space
+ * @fence: the pushed job's fence, which keeps the slot until it signals,
+ *	   or NULL
+ * @ring: the ring the job went to
+ */
+void vmgpu_vm_id_put(struct vmgpu_vm *vm, struct dma_fence *fence, u32 ring)
+{
+	struct vmgpu_vm_slots *slots = &vm->vdev->vm_slots;
+
+	mutex_lock(&slots->lock);
+	if (fence) {
+		dma_fence_put(vm->busy[ring]);
+		vm->busy[ring] = dma_fence_get(fence);
+	}
+	vm->pins--;
+	mutex_unlock(&slots->lock);
+}
+
+/**
+ * vmgpu_vm_id_release() - the space is going: free its slot
+ * @vm: the space; no job of it is in flight any more
+ */
+void vmgpu_vm_id_release(struct vmgpu_vm *vm)
+{
+	struct vmgpu_vm_slots *slots = &vm->vdev->vm_slots;
+	u32 i;
+
+	mutex_lock(&slots->lock);
+	if (vm->hw_id >= 0)
+		vmgpu_vm_id_drop(vm);
+	for (i = 0; i < ARRAY_SIZE(vm->busy); i++)
+		dma_fence_put(vm->busy[i]);
+	mutex_unlock(&slots->lock);
+}
+
+/**
+ * vmgpu_vm_id_init() - the device VM slots
+ * @vdev: the device, @num_vms known
+ *
+ * Return: 0 or a negative errno.
+ */
+int vmgpu_vm_id_init(struct vmgpu_device *vdev)
+{
+	INIT_LIST_HEAD(&vdev->vm_slots.lru);
+	return drmm_mutex_init(&vdev->drm, &vdev->vm_slots.lock);
+}

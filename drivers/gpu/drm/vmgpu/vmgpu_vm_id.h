@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Copyright 2026 The vmgpu authors
+ */
+#ifndef _VMGPU_VM_ID_H_
+#define _VMGPU_VM_ID_H_
+
+#include <linux/types.h>
+
+struct dma_fence;
+struct vmgpu_device;
+struct vmgpu_vm;
+
+int vmgpu_vm_id_init(struct vmgpu_device *vdev);
+int vmgpu_vm_id_get(struct vmgpu_vm *vm);
+void vmgpu_vm_id_put(struct vmgpu_vm *vm, struct dma_fence *fence, u32 ring);
+void vmgpu_vm_id_release(struct vmgpu_vm *vm);
+
+#endif
