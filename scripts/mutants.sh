@@ -39,6 +39,8 @@ MUTANTS=(
 	"patch-no-range%%vmgpu_alloc_list.c%%s/ \|\|\n\t\t    end > list->objs\[p->alloc\]->size\)/)/%%rebar%%vmgpu_physical_test/physical.bad_submissions_refused_whole"
 	"phys-no-validate%%vmgpu_alloc_list.c%%s/\t\t\tret = ttm_bo_validate\(&vbo->tbo, &vbo->placement, &ctx\);/\t\t\tret = 0;/%%rebar%%vmgpu_physical_test/physical.evicted_allocation_made_resident_and_patched"
 	"bind-no-settle%%vmgpu_vm.c%%s/\t\tret = vmgpu_bo_prepare_access\(vbo, true\);\n\t\tif \(ret\)\n\t\t\tgoto out_unlock_resv;/\t\tret = 0;/%%rebar%%vmgpu_submit_test/submit.bind_never_exposes_uncleared_memory"
+	"lock-no-wait%%vmgpu_lock.c%%s/\tret = dma_resv_wait_timeout\(resv, DMA_RESV_USAGE_BOOKKEEP, true,\n\t\t\t\t    MAX_SCHEDULE_TIMEOUT\);/\tret = 0;/%%rebar%%vmgpu_lock_test/lock.waits_for_the_gpu_unless_told_not_to"
+	"lock-any-holder%%vmgpu_lock.c%%s/\tif \(vbo->locked_by\) \{/\tif (false) {/%%rebar%%vmgpu_lock_test/lock.one_holder"
 )
 
 wanted=("$@")

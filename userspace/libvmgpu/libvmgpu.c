@@ -525,3 +525,45 @@ int vmgpu_context_busy(const vmgpu_context *ctx, uint64_t seqno)
 {
 	return vmgpu_context_completed(ctx) < seqno;
 }
+
+static int vmgpu_bo_lock_ioctl(vmgpu_bo *bo, unsigned long request, uint32_t flags,
+			       void **cpu)
+{
+	struct drm_vmgpu_gem_lock args = { .handle = bo->handle, .flags = flags };
+	int ret = vmgpu_ioctl(bo->dev, request, &args);
+
+	if (ret || !cpu)
+		return ret;
+	if (!bo->cpu) {
+		void *map = mmap(NULL, bo->size, PROT_READ | PROT_WRITE, MAP_SHARED,
+				 bo->dev->fd, args.offset);
+
+		if (map == MAP_FAILED) {
+			struct drm_vmgpu_gem_unlock unlock = { .handle = bo->handle };
+
+			ret = -errno;
+			vmgpu_ioctl(bo->dev, DRM_IOCTL_VMGPU_GEM_UNLOCK, &unlock);
+			return ret;
+		}
+		bo->cpu = map;
+	}
+	*cpu = bo->cpu;
+	return 0;
+}
+
+int vmgpu_bo_lock(vmgpu_bo *bo, uint32_t flags, void **cpu)
+{
+	return vmgpu_bo_lock_ioctl(bo, DRM_IOCTL_VMGPU_GEM_LOCK, flags, cpu);
+}
+
+int vmgpu_bo_lock2(vmgpu_bo *bo, void **cpu)
+{
+	return vmgpu_bo_lock_ioctl(bo, DRM_IOCTL_VMGPU_GEM_LOCK2, 0, cpu);
+}
+
+int vmgpu_bo_unlock(vmgpu_bo *bo)
+{
+	struct drm_vmgpu_gem_unlock args = { .handle = bo->handle };
+
+	return vmgpu_ioctl(bo->dev, DRM_IOCTL_VMGPU_GEM_UNLOCK, &args);
+}

@@ -77,6 +77,15 @@ int vmgpu_bo_make_resident(vmgpu_bo *bo);
 int vmgpu_bo_evict(vmgpu_bo *bo);
 
 /*
+ * Lock (DRM_VMGPU_LOCK_* flags) and Lock2 (no flags): CPU access until
+ * vmgpu_bo_unlock(); *cpu (may be NULL) is the allocation's mapping,
+ * made once and kept. Lock waits for the GPU unless told not to
+ * (DO_NOT_WAIT: -EBUSY at once; IGNORE_SYNC: no wait).
+ */
+int vmgpu_bo_lock(vmgpu_bo *bo, uint32_t flags, void **cpu);
+int vmgpu_bo_lock2(vmgpu_bo *bo, void **cpu);
+int vmgpu_bo_unlock(vmgpu_bo *bo);
+/*
  * Deferred destruction: drop the last reference and destroy the allocation
  * with DRM_VMGPU_GEM_DESTROY_* flags, without waiting for the GPU. -EBUSY
  * (and nothing done) while other references are held; on error the

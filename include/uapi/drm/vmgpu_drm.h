@@ -27,6 +27,9 @@ extern "C" {
 #define DRM_VMGPU_EXEC			0x09
 #define DRM_VMGPU_GEM_WAIT		0x0a
 #define DRM_VMGPU_GEM_DESTROY		0x0b
+#define DRM_VMGPU_GEM_LOCK		0x0c
+#define DRM_VMGPU_GEM_LOCK2		0x0d
+#define DRM_VMGPU_GEM_UNLOCK		0x0e
 
 #define DRM_IOCTL_VMGPU_QUERY \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_VMGPU_QUERY, struct drm_vmgpu_query)
@@ -52,6 +55,12 @@ extern "C" {
 	DRM_IOW(DRM_COMMAND_BASE + DRM_VMGPU_GEM_WAIT, struct drm_vmgpu_gem_wait)
 #define DRM_IOCTL_VMGPU_GEM_DESTROY \
 	DRM_IOW(DRM_COMMAND_BASE + DRM_VMGPU_GEM_DESTROY, struct drm_vmgpu_gem_destroy)
+#define DRM_IOCTL_VMGPU_GEM_LOCK \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_VMGPU_GEM_LOCK, struct drm_vmgpu_gem_lock)
+#define DRM_IOCTL_VMGPU_GEM_LOCK2 \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_VMGPU_GEM_LOCK2, struct drm_vmgpu_gem_lock)
+#define DRM_IOCTL_VMGPU_GEM_UNLOCK \
+	DRM_IOW(DRM_COMMAND_BASE + DRM_VMGPU_GEM_UNLOCK, struct drm_vmgpu_gem_unlock)
 
 /**
  * DOC: segments
@@ -659,6 +668,60 @@ struct drm_vmgpu_gem_destroy {
 	/** @handle: the GEM handle. */
 	__u32 handle;
 	/** @flags: DRM_VMGPU_GEM_DESTROY_*; others must be 0. */
+	__u32 flags;
+	/** @reserved: must be zero. */
+	__u64 reserved[2];
+};
+
+/* Lock: -EBUSY at once if queued work still uses the allocation. */
+#define DRM_VMGPU_LOCK_DO_NOT_WAIT		(1 << 0)
+/* Lock: no wait for queued work at all (no-overwrite access). */
+#define DRM_VMGPU_LOCK_IGNORE_SYNC		(1 << 1)
+/* Lock: the lock may not evict the allocation (no lock evicts yet). */
+#define DRM_VMGPU_LOCK_DO_NOT_EVICT		(1 << 2)
+/* Lock: hints of the CPU access to come. */
+#define DRM_VMGPU_LOCK_READ_ONLY		(1 << 3)
+#define DRM_VMGPU_LOCK_WRITE_ONLY		(1 << 4)
+
+/**
+ * struct drm_vmgpu_gem_lock - argument of %DRM_IOCTL_VMGPU_GEM_LOCK and
+ * %DRM_IOCTL_VMGPU_GEM_LOCK2
+ *
+ * Seed "Lock2" and LockCb: CPU access to an allocation, from the lock to
+ * its unlock. The lock returns where to mmap() it on the DRM fd; the UMD
+ * may keep that mapping for the allocation's lifetime. Without
+ * %DRM_VMGPU_LOCK_DO_NOT_WAIT or %DRM_VMGPU_LOCK_IGNORE_SYNC, the lock
+ * sleeps (interruptibly, without polling) until no queued work uses the
+ * allocation: the kernel's and every job submitted while it was mapped in
+ * a GPU VA space or on an allocation list. Lock2 takes no flags (every
+ * bit of @flags must be 0) and always waits.
+ *
+ * One lock at a time per allocation: locking one that is locked is
+ * -EINVAL from the file that holds the lock, -EBUSY from another. Closing
+ * the handle ends the lock. Only allocations created with
+ * %DRM_VMGPU_ALLOC_CPU_ACCESS can be locked for now (-EINVAL).
+ */
+struct drm_vmgpu_gem_lock {
+	/** @handle: the GEM handle. */
+	__u32 handle;
+	/** @flags: Lock: DRM_VMGPU_LOCK_*; Lock2: must be 0. */
+	__u32 flags;
+	/** @offset: out, the offset to pass to mmap(). */
+	__u64 offset;
+	/** @reserved: must be zero. */
+	__u64 reserved[2];
+};
+
+/**
+ * struct drm_vmgpu_gem_unlock - argument of %DRM_IOCTL_VMGPU_GEM_UNLOCK
+ *
+ * Ends a lock this file holds: -EINVAL if the allocation is not locked,
+ * or locked by another file.
+ */
+struct drm_vmgpu_gem_unlock {
+	/** @handle: the GEM handle. */
+	__u32 handle;
+	/** @flags: must be zero. */
 	__u32 flags;
 	/** @reserved: must be zero. */
 	__u64 reserved[2];

@@ -17,6 +17,7 @@
 #include "vmgpu_device.h"
 #include "vmgpu_gart.h"
 #include "vmgpu_migrate.h"
+#include "vmgpu_lock.h"
 #include "vmgpu_mmap.h"
 #include "vmgpu_vram.h"
 #include "vmgpu_vram_mgr.h"
@@ -431,6 +432,7 @@ static enum drm_gem_object_status vmgpu_gem_status(struct drm_gem_object *obj)
 
 static const struct drm_gem_object_funcs vmgpu_gem_funcs = {
 	.free = vmgpu_gem_free,
+	.close = vmgpu_lock_gem_close,
 	.mmap = vmgpu_gem_mmap,
 	.print_info = drm_gem_ttm_print_info,
 	.status = vmgpu_gem_status,

@@ -68,6 +68,11 @@ struct vmgpu_bo {
 	 * the reservation.
 	 */
 	bool vm_stale;
+	/**
+	 * @locked_by: the file holding a Lock on it, or NULL (the pointer is
+	 * only compared). Under the reservation.
+	 */
+	struct drm_file *locked_by;
 	/** @link: in &vmgpu_device.bos. */
 	struct list_head link;
 };

@@ -21,6 +21,7 @@
 #include "vmgpu_gem.h"
 #include "vmgpu_inject.h"
 #include "vmgpu_irq.h"
+#include "vmgpu_lock.h"
 #include "vmgpu_query.h"
 #include "vmgpu_ring.h"
 #include "vmgpu_ttm.h"
@@ -53,6 +54,9 @@ static const struct drm_ioctl_desc vmgpu_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(VMGPU_EXEC, vmgpu_exec_ioctl, DRM_RENDER_ALLOW),
 	DRM_IOCTL_DEF_DRV(VMGPU_GEM_WAIT, vmgpu_gem_wait_ioctl, DRM_RENDER_ALLOW),
 	DRM_IOCTL_DEF_DRV(VMGPU_GEM_DESTROY, vmgpu_gem_destroy_ioctl, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(VMGPU_GEM_LOCK, vmgpu_gem_lock_ioctl, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(VMGPU_GEM_LOCK2, vmgpu_gem_lock2_ioctl, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(VMGPU_GEM_UNLOCK, vmgpu_gem_unlock_ioctl, DRM_RENDER_ALLOW),
 };
 
 static void vmgpu_show_fdinfo(struct drm_printer *p, struct drm_file *file)

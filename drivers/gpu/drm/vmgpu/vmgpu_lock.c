@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright 2026 The vmgpu authors
+ */
+
+#include <linux/dma-resv.h>
+
+#include <drm/drm_drv.h>
+#include <drm/drm_file.h>
+#include <drm/drm_gem.h>
+#include <drm/drm_vma_manager.h>
+
+#include "vmgpu_bo.h"
+#include "vmgpu_drm.h"
+#include "vmgpu_lock.h"
+#include "vmgpu_mmap.h"
+
+/**
+ * DOC: Lock and Lock2
+ *
+ * Seed "Lock2" (and LockCb): a lock is CPU access to an allocation with a
+ * duration, from the lock to its unlock, held by one file. It returns the
+ * mmap offset; the mapping may outlive the lock, as the seed allows.
+ * Waiting: by default the lock sleeps until the GPU is done with the
+ * allocation (every fence on its reservation, user jobs included);
+ * DO_NOT_WAIT turns a busy allocation into -EBUSY at once (the UMD's
+ * WasStillDrawing), IGNORE_SYNC does not wait at all (no-overwrite: the
+ * UMD knows the GPU does not touch what it writes). Lock2 has no flags
+ * and always waits. Either way the backing is settled first (clears and
+ * moves done or repaired), as for any CPU access.
+ *
+ * Not yet: where a locked allocation may be (the seed's placement rules,
+ * the CPU host aperture, swizzled allocations); today only CPU-accessible
+ * allocations lock, and those already live where the CPU reaches them.
+ */
+
+#define VMGPU_LOCK_FLAGS	(DRM_VMGPU_LOCK_DO_NOT_WAIT | DRM_VMGPU_LOCK_IGNORE_SYNC | \
+				 DRM_VMGPU_LOCK_DO_NOT_EVICT | DRM_VMGPU_LOCK_READ_ONLY | \
+				 DRM_VMGPU_LOCK_WRITE_ONLY)
+
+static int vmgpu_lock_wait(struct vmgpu_bo *vbo, u32 flags)
+{
+	struct dma_resv *resv = vbo->tbo.base.resv;
+	long ret;
+
+	if (flags & DRM_VMGPU_LOCK_IGNORE_SYNC)
+		return 0;
+	if (flags & DRM_VMGPU_LOCK_DO_NOT_WAIT)
+		return dma_resv_test_signaled(resv, DMA_RESV_USAGE_BOOKKEEP) ? 0 : -EBUSY;
+	ret = dma_resv_wait_timeout(resv, DMA_RESV_USAGE_BOOKKEEP, true,
+				    MAX_SCHEDULE_TIMEOUT);
+	return ret < 0 ? ret : 0;
+}
+
+static int vmgpu_lock(struct drm_device *drm, struct drm_file *file,
+		      struct drm_vmgpu_gem_lock *args)
+{
+	struct drm_gem_object *obj;
+	struct vmgpu_bo *vbo;
+	int idx, ret;
+
+	if (args->reserved[0] || args->reserved[1])
+		return -EINVAL;
+	obj = drm_gem_object_lookup(file, args->handle);
+	if (!obj)
+		return -ENOENT;
+	vbo = gem_to_vmgpu_bo(obj);
+	ret = -EINVAL;
+	if (!(vbo->flags & DRM_VMGPU_ALLOC_CPU_ACCESS))
+		goto out_put;
+	ret = -ENODEV;
+	if (!drm_dev_enter(drm, &idx))
+		goto out_put;
+	/* Not under the reservation: waiting there would block the GPU's moves. */
+	ret = vmgpu_lock_wait(vbo, args->flags);
+	if (ret)
+		goto out_exit;
+	ret = dma_resv_lock_interruptible(obj->resv, NULL);
+	if (ret)
+		goto out_exit;
+	if (vbo->locked_by) {
+		ret = vbo->locked_by == file ? -EINVAL : -EBUSY;
+		goto out_unlock;
+	}
+	ret = vmgpu_bo_prepare_access(vbo, true);
+	if (ret)
+		goto out_unlock;
+	vbo->locked_by = file;
+	args->offset = drm_vma_node_offset_addr(&obj->vma_node);
+out_unlock:
+	dma_resv_unlock(obj->resv);
+out_exit:
+	drm_dev_exit(idx);
+out_put:
+	drm_gem_object_put(obj);
+	return ret;
+}
+
+/**
+ * vmgpu_gem_lock_ioctl() - DRM_IOCTL_VMGPU_GEM_LOCK
+ * @drm: the DRM device
+ * @data: a &struct drm_vmgpu_gem_lock
+ * @file: the DRM file
+ *
+ * Return: 0, -EBUSY (do-not-wait on a busy allocation, or locked by
+ * another file), or another negative errno.
+ */
+int vmgpu_gem_lock_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct drm_vmgpu_gem_lock *args = data;
+
+	if (args->flags & ~VMGPU_LOCK_FLAGS ||
+	    (args->flags & DRM_VMGPU_LOCK_READ_ONLY && args->flags & DRM_VMGPU_LOCK_WRITE_ONLY))
+		return -EINVAL;
+	return vmgpu_lock(drm, file, args);
+}
+
+/**
+ * vmgpu_gem_lock2_ioctl() - DRM_IOCTL_VMGPU_GEM_LOCK2
+ * @drm: the DRM device
+ * @data: a &struct drm_vmgpu_gem_lock, @flags 0
+ * @file: the DRM file
+ *
+ * Return: 0 or a negative errno.
+ */
+int vmgpu_gem_lock2_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct drm_vmgpu_gem_lock *args = data;
+
+	if (args->flags)
+		return -EINVAL;
+	return vmgpu_lock(drm, file, args);
+}
+
+/**
+ * vmgpu_gem_unlock_ioctl() - DRM_IOCTL_VMGPU_GEM_UNLOCK
+ * @drm: the DRM device
+ * @data: a &struct drm_vmgpu_gem_unlock
+ * @file: the DRM file
+ *
+ * Return: 0, or -EINVAL if this file holds no lock on it.
+ */
+int vmgpu_gem_unlock_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct drm_vmgpu_gem_unlock *args = data;
+	struct drm_gem_object *obj;
+	struct vmgpu_bo *vbo;
+	int ret;
+
+	if (args->flags || args->reserved[0] || args->reserved[1])
+		return -EINVAL;
+	obj = drm_gem_object_lookup(file, args->handle);
+	if (!obj)
+		return -ENOENT;
+	vbo = gem_to_vmgpu_bo(obj);
+	ret = dma_resv_lock_interruptible(obj->resv, NULL);
+	if (!ret) {
+		if (vbo->locked_by == file)
+			vbo->locked_by = NULL;
+		else
+			ret = -EINVAL;
+		dma_resv_unlock(obj->resv);
+	}
+	drm_gem_object_put(obj);
+	return ret;
+}
+
+/**
+ * vmgpu_lock_gem_close() - &drm_gem_object_funcs.close: a handle goes
+ * @obj: the allocation
+ * @file: the file closing its handle, whose lock, if any, ends
+ */
+void vmgpu_lock_gem_close(struct drm_gem_object *obj, struct drm_file *file)
+{
+	struct vmgpu_bo *vbo = gem_to_vmgpu_bo(obj);
+
+	dma_resv_lock(obj->resv, NULL);
+	if (vbo->locked_by == file)
+		vbo->locked_by = NULL;
+	dma_resv_unlock(obj->resv);
+}

@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Lock, Lock2 and Unlock (seed: Lock2 rules): a lock waits for the GPU
+ * unless told not to, DO_NOT_WAIT says WasStillDrawing at once,
+ * IGNORE_SYNC does not wait, Lock2 takes no flags, and a lock has one
+ * holder from the lock to its unlock.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <xf86drm.h>
+
+#include "kselftest_harness.h"
+#include "vmgpu_submit.h"
+#include "vmgpu_testlib.h"
+
+#define LOCK_SIZE		(64 * 1024ull)
+#define LOCK_VA			0x400000000ull
+#define JOB_DELAY_US		300000
+/* A lock that took less than this did not wait for the 300 ms job. */
+#define WAITED_MS		200
+/* One that took more than this waited when it should not have. */
+#define AT_ONCE_MS		50
+
+FIXTURE(lock) {
+	vmgpu_device *dev;
+	vmgpu_context *ctx;
+	uint32_t aperture;
+	vmgpu_bo *bo;
+	uint8_t *cpu;
+};
+
+FIXTURE_SETUP(lock)
+{
+	ASSERT_EQ(0, vmgpu_device_open(&self->dev));
+	self->aperture = vmgpu_test_aperture(self->dev);
+	ASSERT_NE(0, self->aperture);
+	ASSERT_EQ(0, vmgpu_context_create(self->dev, DRM_VMGPU_ENGINE_GPU_VA0, &self->ctx));
+	ASSERT_EQ(0, make_mapped_in_aperture(self->dev, self->aperture, LOCK_VA, LOCK_SIZE,
+					     &self->bo, (void **)&self->cpu));
+	memset(self->cpu, 0, LOCK_SIZE);
+}
+
+FIXTURE_TEARDOWN(lock)
+{
+	vmgpu_bo_unref(self->bo);
+	vmgpu_context_unref(self->ctx);
+	vmgpu_device_unref(self->dev);
+}
+
+/* Keep the GPU on the allocation for 300 ms, then fill it. */
+static int busy_fill(FIXTURE_DATA(lock) *self, uint32_t pattern)
+{
+	union vmgpu_cmd cmds[2] = { cmd_nop(JOB_DELAY_US),
+				    cmd_fill(LOCK_VA, LOCK_SIZE, pattern) };
+
+	return vmgpu_context_submit(self->ctx, cmds, 2, NULL, 0, NULL, 0, NULL);
+}
+
+TEST_F(lock, waits_for_the_gpu_unless_told_not_to)
+{
+	int64_t start;
+	void *cpu;
+
+	ASSERT_EQ(0, busy_fill(self, 0x10c4ed));
+	start = now_ms();
+	EXPECT_EQ(-EBUSY, vmgpu_bo_lock(self->bo, DRM_VMGPU_LOCK_DO_NOT_WAIT, &cpu));
+	EXPECT_LT(now_ms() - start, AT_ONCE_MS);
+
+	ASSERT_EQ(0, vmgpu_bo_lock(self->bo, DRM_VMGPU_LOCK_READ_ONLY, &cpu));
+	EXPECT_GE(now_ms() - start, WAITED_MS);
+	/* Locked means the GPU's writes are there. */
+	EXPECT_EQ(0, count_not(cpu, LOCK_SIZE, 0x10c4ed));
+	EXPECT_EQ(0, vmgpu_bo_unlock(self->bo));
+	/* Idle now: do-not-wait succeeds. */
+	EXPECT_EQ(0, vmgpu_bo_lock(self->bo, DRM_VMGPU_LOCK_DO_NOT_WAIT, NULL));
+	EXPECT_EQ(0, vmgpu_bo_unlock(self->bo));
+}
+
+TEST_F(lock, ignore_sync_does_not_wait)
+{
+	int64_t start;
+	void *cpu;
+
+	ASSERT_EQ(0, busy_fill(self, 0x5eed));
+	start = now_ms();
+	ASSERT_EQ(0, vmgpu_bo_lock(self->bo, DRM_VMGPU_LOCK_IGNORE_SYNC, &cpu));
+	EXPECT_LT(now_ms() - start, AT_ONCE_MS);
+	EXPECT_EQ(0, vmgpu_bo_unlock(self->bo));
+	ASSERT_EQ(0, vmgpu_bo_wait(self->bo, WAIT_NS, 0));
+	EXPECT_EQ(0, count_not(self->cpu, LOCK_SIZE, 0x5eed));
+}
+
+TEST_F(lock, lock2_waits_and_takes_no_flags)
+{
+	struct drm_vmgpu_gem_lock args = { .handle = vmgpu_bo_handle(self->bo) };
+	int64_t start;
+	void *cpu;
+	int bit;
+
+	for (bit = 0; bit < 32; bit++) {
+		args.flags = 1u << bit;
+		EXPECT_EQ(-EINVAL, vmgpu_test_ioctl(self->dev, DRM_IOCTL_VMGPU_GEM_LOCK2, &args))
+			TH_LOG("flag bit %d", bit);
+	}
+	ASSERT_EQ(0, busy_fill(self, 0x2222));
+	start = now_ms();
+	ASSERT_EQ(0, vmgpu_bo_lock2(self->bo, &cpu));
+	EXPECT_GE(now_ms() - start, WAITED_MS);
+	EXPECT_EQ(0, count_not(cpu, LOCK_SIZE, 0x2222));
+	EXPECT_EQ(0, vmgpu_bo_unlock(self->bo));
+}
+
+/* One holder, from the lock to its unlock or the holder's handle close. */
+TEST_F(lock, one_holder)
+{
+	struct drm_vmgpu_gem_unlock unlock = { 0 };
+	struct drm_vmgpu_gem_lock lock = { 0 };
+	vmgpu_device *other;
+	uint32_t handle;
+	int prime;
+
+	EXPECT_EQ(-EINVAL, vmgpu_bo_unlock(self->bo));
+	ASSERT_EQ(0, vmgpu_bo_lock(self->bo, 0, NULL));
+	EXPECT_EQ(-EINVAL, vmgpu_bo_lock(self->bo, 0, NULL));
+
+	/* Another file, the same allocation through a dma-buf. */
+	ASSERT_EQ(0, drmPrimeHandleToFD(vmgpu_device_fd(self->dev), vmgpu_bo_handle(self->bo),
+					DRM_CLOEXEC, &prime));
+	ASSERT_EQ(0, vmgpu_device_open(&other));
+	ASSERT_EQ(0, drmPrimeFDToHandle(vmgpu_device_fd(other), prime, &handle));
+	close(prime);
+	lock.handle = handle;
+	unlock.handle = handle;
+
+	EXPECT_EQ(-EBUSY, vmgpu_test_ioctl(other, DRM_IOCTL_VMGPU_GEM_LOCK, &lock));
+	EXPECT_EQ(-EINVAL, vmgpu_test_ioctl(other, DRM_IOCTL_VMGPU_GEM_UNLOCK, &unlock));
+	EXPECT_EQ(0, vmgpu_bo_unlock(self->bo));
+	EXPECT_EQ(-EINVAL, vmgpu_bo_unlock(self->bo));
+
+	/* The other file's lock ends when it closes its handle. */
+	EXPECT_EQ(0, vmgpu_test_ioctl(other, DRM_IOCTL_VMGPU_GEM_LOCK, &lock));
+	EXPECT_EQ(-EBUSY, vmgpu_bo_lock(self->bo, 0, NULL));
+	drmCloseBufferHandle(vmgpu_device_fd(other), handle);
+	EXPECT_EQ(0, vmgpu_bo_lock(self->bo, 0, NULL));
+	EXPECT_EQ(0, vmgpu_bo_unlock(self->bo));
+	vmgpu_device_unref(other);
+}
+
+TEST_F(lock, bad_arguments)
+{
+	struct drm_vmgpu_gem_lock args = { .handle = vmgpu_bo_handle(self->bo) };
+	struct drm_vmgpu_gem_unlock unlock = { .handle = vmgpu_bo_handle(self->bo) };
+	const struct vmgpu_bo_create_info info = {
+		.size = 4096,
+		.segments = 1u << self->aperture,
+		.preferred_segment = self->aperture,
+	};
+	vmgpu_bo *hidden;
+
+	args.flags = 1u << 5;
+	EXPECT_EQ(-EINVAL, vmgpu_test_ioctl(self->dev, DRM_IOCTL_VMGPU_GEM_LOCK, &args));
+	args.flags = DRM_VMGPU_LOCK_READ_ONLY | DRM_VMGPU_LOCK_WRITE_ONLY;
+	EXPECT_EQ(-EINVAL, vmgpu_test_ioctl(self->dev, DRM_IOCTL_VMGPU_GEM_LOCK, &args));
+	args.flags = 0;
+	args.reserved[0] = 1;
+	EXPECT_EQ(-EINVAL, vmgpu_test_ioctl(self->dev, DRM_IOCTL_VMGPU_GEM_LOCK, &args));
+	unlock.flags = 1;
+	EXPECT_EQ(-EINVAL, vmgpu_test_ioctl(self->dev, DRM_IOCTL_VMGPU_GEM_UNLOCK, &unlock));
+	args = (struct drm_vmgpu_gem_lock){ .handle = 0x7fffff };
+	EXPECT_EQ(-ENOENT, vmgpu_test_ioctl(self->dev, DRM_IOCTL_VMGPU_GEM_LOCK, &args));
+	/* Not CPU-accessible: not lockable yet. */
+	ASSERT_EQ(0, vmgpu_bo_create(self->dev, &info, &hidden));
+	EXPECT_EQ(-EINVAL, vmgpu_bo_lock(hidden, 0, NULL));
+	vmgpu_bo_unref(hidden);
+	/* None of the failed calls left a lock behind. */
+	EXPECT_EQ(0, vmgpu_bo_lock(self->bo, DRM_VMGPU_LOCK_DO_NOT_EVICT, NULL));
+	EXPECT_EQ(0, vmgpu_bo_unlock(self->bo));
+}
+
+TEST_HARNESS_MAIN
