@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * Observability: fdinfo reports memory per segment the way standard tools
- * read it, the vmgpu tracepoints record moves and paging operations, and
- * debugfs lists allocations with their residency.
+ * read it, and engine time; the vmgpu tracepoints record moves, paging
+ * operations and user submission; debugfs lists allocations with their
+ * residency, and each file's GPU VA mappings.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "vmgpu_submit.h"
 #include "vmgpu_testlib.h"
 
 #define TRACING "/sys/kernel/tracing"
@@ -177,6 +179,149 @@ TEST(debugfs_lists_allocations)
 	EXPECT_EQ(1, found);
 	vmgpu_bo_unref(bo);
 	vmgpu_device_unref(dev);
+}
+
+/* Submission observability: a file with a GPU-VA context. */
+#define OBSERVE_VA		0x100000000ull
+#define OBSERVE_SIZE		0x40000ull
+
+struct user_file {
+	vmgpu_device *dev;
+	int fd;
+	uint32_t aperture;
+	vmgpu_context *ctx;
+};
+
+static int user_file_open(struct user_file *f)
+{
+	int ret = vmgpu_device_open(&f->dev);
+
+	if (ret)
+		return ret;
+	f->fd = vmgpu_device_fd(f->dev);
+	f->aperture = vmgpu_test_aperture(f->dev);
+	ret = vmgpu_context_create(f->dev, DRM_VMGPU_ENGINE_GPU_VA0, &f->ctx);
+	if (ret)
+		vmgpu_device_unref(f->dev);
+	return ret;
+}
+
+static void user_file_close(struct user_file *f)
+{
+	vmgpu_context_unref(f->ctx);
+	vmgpu_device_unref(f->dev);
+}
+
+static uint64_t fdinfo_engine_ns(int fd, const char *engine)
+{
+	char path[64], key[64], line[256];
+	unsigned long long ns = ~0ull;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	snprintf(key, sizeof(key), "drm-engine-%s:", engine);
+	f = fopen(path, "r");
+	if (!f)
+		return ~0ull;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, strlen(key)))
+			sscanf(line + strlen(key), "%llu", &ns);
+	fclose(f);
+	return ns;
+}
+
+/* fdinfo drm-engine-*: the time the file's jobs kept each engine busy. */
+TEST(fdinfo_engine_busy_time)
+{
+	union vmgpu_cmd cmd = cmd_nop(200000);
+	uint64_t before0, before1, after0, after1;
+	struct user_file f;
+
+	ASSERT_EQ(0, user_file_open(&f));
+
+	before0 = fdinfo_engine_ns(f.fd, "gpuva0");
+	before1 = fdinfo_engine_ns(f.fd, "gpuva1");
+	ASSERT_NE(~0ull, before0);
+	ASSERT_NE(~0ull, before1);
+	ASSERT_NE(~0ull, fdinfo_engine_ns(f.fd, "physical"));
+	ASSERT_EQ(0, run(f.ctx, f.fd, &cmd, 1));
+	after0 = fdinfo_engine_ns(f.fd, "gpuva0");
+	after1 = fdinfo_engine_ns(f.fd, "gpuva1");
+	EXPECT_GE(after0 - before0, 150000000ull);
+	EXPECT_LT(after0 - before0, 2000000000ull);
+	/* The other engine did nothing for this file. */
+	EXPECT_EQ(before1, after1);
+	user_file_close(&f);
+}
+
+/* debugfs vms lists the file's mappings, and forgets them on unmap. */
+TEST(debugfs_lists_mappings)
+{
+	char buf[16384], line[64];
+	struct user_file f;
+	uint8_t *cpu;
+	vmgpu_bo *bo;
+
+	ASSERT_EQ(0, user_file_open(&f));
+
+	snprintf(line, sizeof(line), "0x%llx-0x%llx", OBSERVE_VA,
+		 OBSERVE_VA + OBSERVE_SIZE);
+	ASSERT_EQ(0, make_mapped_in_aperture(f.dev, f.aperture,
+					     OBSERVE_VA, OBSERVE_SIZE, &bo,
+					     (void **)&cpu));
+	ASSERT_EQ(0, vmgpu_test_debugfs_read("vms", buf, sizeof(buf)));
+	EXPECT_NE(NULL, strstr(buf, line)) TH_LOG("%s not in:\n%s", line, buf);
+	ASSERT_EQ(0, vmgpu_vm_unmap(f.dev, OBSERVE_VA, OBSERVE_SIZE));
+	ASSERT_EQ(0, vmgpu_test_debugfs_read("vms", buf, sizeof(buf)));
+	EXPECT_EQ(NULL, strstr(buf, line));
+	vmgpu_bo_unref(bo);
+	user_file_close(&f);
+}
+
+/* Tracepoints: bind, page tables, submit, completion with its error, fault. */
+TEST(tracepoints_record_submission)
+{
+	int binds = 0, ptes = 0, submits = 0, failed = 0, faults = 0;
+	struct user_file f;
+	union vmgpu_cmd cmd;
+	vmgpu_context *doomed;
+	char line[512];
+	uint8_t *cpu;
+	vmgpu_bo *bo;
+	FILE *trace;
+
+	ASSERT_EQ(0, user_file_open(&f));
+	/* A missing tracefs or event is a failure: the feature is not there. */
+	ASSERT_EQ(0, access(TRACING "/events/vmgpu/vmgpu_ring_fault", F_OK));
+	ASSERT_EQ(0, vmgpu_test_write_file(TRACING "/trace", ""));
+	ASSERT_EQ(0, vmgpu_test_write_file(TRACING "/events/vmgpu/enable", "1"));
+	ASSERT_EQ(0, vmgpu_context_create(f.dev, DRM_VMGPU_ENGINE_GPU_VA0, &doomed));
+	ASSERT_EQ(0, make_mapped_in_aperture(f.dev, f.aperture, OBSERVE_VA, OBSERVE_SIZE,
+					     &bo, (void **)&cpu));
+	cmd = cmd_fill(OBSERVE_VA, OBSERVE_SIZE, 1);
+	ASSERT_EQ(0, run(f.ctx, f.fd, &cmd, 1));
+	cmd = cmd_fill(OBSERVE_VA + 0x10000000ull, OBSERVE_SIZE, 1);
+	ASSERT_EQ(0, run(doomed, f.fd, &cmd, 1));
+	ASSERT_EQ(0, vmgpu_test_write_file(TRACING "/events/vmgpu/enable", "0"));
+
+	trace = fopen(TRACING "/trace", "r");
+	ASSERT_NE(NULL, trace);
+	while (fgets(line, sizeof(line), trace)) {
+		binds += strstr(line, "vmgpu_vm_bind:") && strstr(line, " map 0x100000000+0x40000");
+		ptes += strstr(line, "vmgpu_vm_ptes:") && strstr(line, "0x100000000+0x40000 -> space 1");
+		submits += !!strstr(line, "vmgpu_job_submit:");
+		failed += strstr(line, "vmgpu_ctx_job_done:") && strstr(line, "error -5");
+		faults += strstr(line, "vmgpu_ring_fault:") && strstr(line, "ring gpuva0");
+	}
+	fclose(trace);
+	EXPECT_EQ(1, binds);
+	EXPECT_EQ(1, ptes) TH_LOG("aperture-segment entries not traced");
+	EXPECT_LE(2, submits);
+	EXPECT_EQ(1, failed);
+	EXPECT_EQ(1, faults);
+	vmgpu_bo_unref(bo);
+	vmgpu_context_unref(doomed);
+	user_file_close(&f);
 }
 
 TEST_HARNESS_MAIN
