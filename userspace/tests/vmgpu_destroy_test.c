@@ -33,16 +33,12 @@ FIXTURE(destroy) {
 
 FIXTURE_SETUP(destroy)
 {
-	const struct drm_vmgpu_segment *seg;
-	struct drm_vmgpu_query_segments *s;
+	struct drm_vmgpu_segment seg;
 
 	ASSERT_EQ(0, vmgpu_device_open(&self->dev));
 	self->fd = vmgpu_device_fd(self->dev);
-	ASSERT_EQ(0, vmgpu_query_segments(self->dev, &s));
-	self->aperture = vmgpu_aperture_segment_id(s);
-	seg = visible_memory_segment(s, 4 * DESTROY_SIZE);
-	self->segment = seg ? seg->id : 0;
-	free(s);
+	ASSERT_EQ(0, find_segments(self->dev, 4 * DESTROY_SIZE, &self->aperture, &seg));
+	self->segment = seg.id;
 	ASSERT_NE(0, self->aperture);
 	ASSERT_NE(0, self->segment);
 	ASSERT_EQ(0, vmgpu_context_create(self->dev, DRM_VMGPU_ENGINE_GPU_VA0,

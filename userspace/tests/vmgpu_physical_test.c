@@ -28,19 +28,13 @@ FIXTURE(physical) {
 
 FIXTURE_SETUP(physical)
 {
-	const struct drm_vmgpu_segment *seg;
-	struct drm_vmgpu_query_segments *s;
+	struct drm_vmgpu_segment seg;
 
 	ASSERT_EQ(0, vmgpu_device_open(&self->dev));
 	self->fd = vmgpu_device_fd(self->dev);
-	ASSERT_EQ(0, vmgpu_query_segments(self->dev, &s));
-	self->aperture = vmgpu_aperture_segment_id(s);
-	seg = visible_memory_segment(s, 16 * PHYS_SIZE);
-	if (seg) {
-		self->segment = seg->id;
-		self->fully_visible = seg->cpu_visible_size == seg->size;
-	}
-	free(s);
+	ASSERT_EQ(0, find_segments(self->dev, 16 * PHYS_SIZE, &self->aperture, &seg));
+	self->segment = seg.id;
+	self->fully_visible = seg.id && seg.cpu_visible_size == seg.size;
 	ASSERT_NE(0, self->aperture);
 	ASSERT_NE(0, self->segment);
 	self->set = 1u << self->segment | 1u << self->aperture;

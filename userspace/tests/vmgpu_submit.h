@@ -8,6 +8,8 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include <xf86drm.h>
@@ -182,6 +184,29 @@ visible_memory_segment(const struct drm_vmgpu_query_segments *s, uint64_t min_vi
 		    s->segments[i].cpu_visible_size >= min_visible)
 			return &s->segments[i];
 	return NULL;
+}
+
+/*
+ * The aperture segment's id, and in *seg the first memory segment with at
+ * least min_visible CPU-visible bytes (all zero if none has).
+ */
+static inline int find_segments(vmgpu_device *dev, uint64_t min_visible,
+				uint32_t *aperture, struct drm_vmgpu_segment *seg)
+{
+	const struct drm_vmgpu_segment *found;
+	struct drm_vmgpu_query_segments *s;
+	int ret = vmgpu_query_segments(dev, &s);
+
+	if (ret)
+		return ret;
+	*aperture = vmgpu_aperture_segment_id(s);
+	found = visible_memory_segment(s, min_visible);
+	if (found)
+		*seg = *found;
+	else
+		memset(seg, 0, sizeof(*seg));
+	free(s);
+	return 0;
 }
 
 #endif

@@ -231,6 +231,32 @@ u64 vmgpu_bo_residency(struct vmgpu_bo *vbo, u64 *offset)
 }
 
 /**
+ * vmgpu_bo_wait_idle() - wait until no queued work uses an allocation
+ * @vbo: the allocation, not reserved (waiting under the reservation would
+ *	 hold up the moves that work may wait for)
+ * @timeout: jiffies; 0 only looks, MAX_SCHEDULE_TIMEOUT waits for ever
+ *
+ * Queued work is every fence on the reservation: the kernel's clears and
+ * moves, and the user jobs that had it mapped or listed. Sleeps
+ * interruptibly, without polling.
+ *
+ * Return: 0 when idle; -EBUSY if @timeout is 0 and it is not; -ETIME
+ * when @timeout ran out; -ERESTARTSYS if interrupted.
+ */
+int vmgpu_bo_wait_idle(struct vmgpu_bo *vbo, long timeout)
+{
+	struct dma_resv *resv = vbo->tbo.base.resv;
+	long ret;
+
+	if (!timeout)
+		return dma_resv_test_signaled(resv, DMA_RESV_USAGE_BOOKKEEP) ? 0 : -EBUSY;
+	ret = dma_resv_wait_timeout(resv, DMA_RESV_USAGE_BOOKKEEP, true, timeout);
+	if (ret < 0)
+		return ret;
+	return ret ? 0 : -ETIME;
+}
+
+/**
  * vmgpu_bo_physical_address() - where an engine in physical addressing
  * mode reaches an allocation
  * @vbo: the allocation, reserved

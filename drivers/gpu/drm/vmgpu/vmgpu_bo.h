@@ -104,6 +104,7 @@ void vmgpu_bo_evict_placement(struct ttm_buffer_object *tbo,
 			      struct ttm_placement *placement);
 u64 vmgpu_bo_residency(struct vmgpu_bo *vbo, u64 *offset);
 int vmgpu_bo_physical_address(struct vmgpu_bo *vbo, u32 *space, u64 *addr);
+int vmgpu_bo_wait_idle(struct vmgpu_bo *vbo, long timeout);
 u32 vmgpu_bo_segment_id(struct vmgpu_bo *vbo);
 bool vmgpu_bo_is_resident(struct ttm_buffer_object *tbo);
 void vmgpu_bo_set_paging(struct vmgpu_bo *vbo, struct dma_fence *fence, bool copy);

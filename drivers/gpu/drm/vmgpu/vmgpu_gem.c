@@ -372,7 +372,7 @@ int vmgpu_gem_wait_ioctl(struct drm_device *drm, void *data, struct drm_file *fi
 	struct drm_vmgpu_gem_wait *args = data;
 	struct drm_gem_object *obj;
 	long timeout;
-	int idx, ret = 0;
+	int idx, ret;
 
 	if (args->flags & ~DRM_VMGPU_GEM_WAIT_NO_WAIT ||
 	    args->reserved[0] || args->reserved[1])
@@ -384,18 +384,18 @@ int vmgpu_gem_wait_ioctl(struct drm_device *drm, void *data, struct drm_file *fi
 		ret = -ENODEV;
 		goto out_put;
 	}
-	if (args->flags & DRM_VMGPU_GEM_WAIT_NO_WAIT || !args->timeout_ns) {
-		if (!dma_resv_test_signaled(obj->resv, DMA_RESV_USAGE_BOOKKEEP))
-			ret = args->flags & DRM_VMGPU_GEM_WAIT_NO_WAIT ? -EBUSY : -ETIME;
-		goto out_exit;
+	if (args->flags & DRM_VMGPU_GEM_WAIT_NO_WAIT) {
+		ret = vmgpu_bo_wait_idle(gem_to_vmgpu_bo(obj), 0);
+	} else {
+		/* A zero timeout only looks, and runs out if busy. */
+		timeout = min_t(u64, nsecs_to_jiffies64(args->timeout_ns),
+				MAX_SCHEDULE_TIMEOUT);
+		if (args->timeout_ns && !timeout)
+			timeout = 1;
+		ret = vmgpu_bo_wait_idle(gem_to_vmgpu_bo(obj), timeout);
+		if (ret == -EBUSY)
+			ret = -ETIME;
 	}
-	timeout = dma_resv_wait_timeout(obj->resv, DMA_RESV_USAGE_BOOKKEEP, true,
-					nsecs_to_jiffies64(args->timeout_ns) ?: 1);
-	if (timeout < 0)
-		ret = timeout;
-	else if (!timeout)
-		ret = -ETIME;
-out_exit:
 	drm_dev_exit(idx);
 out_put:
 	drm_gem_object_put(obj);

@@ -40,16 +40,10 @@
 
 static int vmgpu_lock_wait(struct vmgpu_bo *vbo, u32 flags)
 {
-	struct dma_resv *resv = vbo->tbo.base.resv;
-	long ret;
-
 	if (flags & DRM_VMGPU_LOCK_IGNORE_SYNC)
 		return 0;
-	if (flags & DRM_VMGPU_LOCK_DO_NOT_WAIT)
-		return dma_resv_test_signaled(resv, DMA_RESV_USAGE_BOOKKEEP) ? 0 : -EBUSY;
-	ret = dma_resv_wait_timeout(resv, DMA_RESV_USAGE_BOOKKEEP, true,
-				    MAX_SCHEDULE_TIMEOUT);
-	return ret < 0 ? ret : 0;
+	return vmgpu_bo_wait_idle(vbo, flags & DRM_VMGPU_LOCK_DO_NOT_WAIT ?
+				  0 : MAX_SCHEDULE_TIMEOUT);
 }
 
 static int vmgpu_lock(struct drm_device *drm, struct drm_file *file,
