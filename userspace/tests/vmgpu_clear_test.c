@@ -103,11 +103,13 @@ TEST_F_TIMEOUT(clear, memory_segments, 120)
 		uint32_t where = id;
 
 		/*
-		 * CPU_ACCESS allocations are placed where the VRAM BAR reaches;
-		 * with too little of the segment behind the BAR they go to
-		 * system memory, which is still worth checking.
+		 * Beyond the VRAM BAR the CPU reads it through the host
+		 * aperture; without one, CPU-accessible allocations only go
+		 * where the BAR reaches, and with too little of the segment
+		 * there to system memory, which is still worth checking.
 		 */
-		if (seg->cpu_visible_size < CLEAR_SIZE) {
+		if (seg->cpu_visible_size < CLEAR_SIZE &&
+		    !(seg->flags & DRM_VMGPU_SEGMENT_HOST_APERTURE)) {
 			TH_LOG("segment %u: %llu bytes CPU-visible, checking system memory instead",
 			       id, (unsigned long long)seg->cpu_visible_size);
 			where = 0;

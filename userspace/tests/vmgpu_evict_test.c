@@ -321,12 +321,12 @@ TEST_F_TIMEOUT(evict, data_survives_pressure, 240)
 TEST_F_TIMEOUT(evict, physical_allocations_move_through_aperture, 180)
 {
 	const struct drm_vmgpu_segment *ap = vmgpu_test_segment(self->s, self->aperture);
-	uint32_t count = (self->visible + EVICT_BO_SIZE - 1) / EVICT_BO_SIZE + 4;
+	uint32_t count = (self->vram + EVICT_BO_SIZE - 1) / EVICT_BO_SIZE + 4;
 	uint32_t i, cycle, in_aperture = 0, in_vram = 0;
 	vmgpu_bo **bos;
 	void **cpu;
 
-	/* Four more than CPU-visible VRAM holds: the aperture takes them. */
+	/* Four more than VRAM holds: the aperture takes them. */
 	ASSERT_GE(ap->size, 4 * EVICT_BO_SIZE);
 	bos = calloc(count, sizeof(*bos));
 	cpu = calloc(count, sizeof(*cpu));

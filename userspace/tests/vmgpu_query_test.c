@@ -48,8 +48,8 @@ TEST_F(query, device)
 	EXPECT_EQ(vram, info.vram_size);
 	EXPECT_EQ(self->expect.host_aperture_size, info.host_aperture_size);
 	EXPECT_EQ(!!self->expect.rebar, !!(info.flags & DRM_VMGPU_DEVICE_REBAR));
-	/* The driver does not program the host aperture yet: no claim. */
-	EXPECT_EQ(0, info.flags & DRM_VMGPU_DEVICE_HOST_APERTURE);
+	/* The driver maps VRAM beyond the BAR through any host aperture. */
+	EXPECT_EQ(!!info.host_aperture_size, !!(info.flags & DRM_VMGPU_DEVICE_HOST_APERTURE));
 	/* The device states no size: a quarter of the largest segment. */
 	EXPECT_EQ(largest / 4, info.paging_va_size);
 	for (i = 0; i < ARRAY_SIZE(info.reserved); i++)

@@ -57,7 +57,7 @@ int main(void)
 	if (info.host_aperture_size) {
 		print_size(", host aperture ", info.host_aperture_size);
 		printf(info.flags & DRM_VMGPU_DEVICE_HOST_APERTURE ? "" :
-		       " (not used by the driver yet)");
+		       " (not used by the driver)");
 	}
 	print_size("\npaging process GPU VA ", info.paging_va_size);
 	if (info.contents_lost)

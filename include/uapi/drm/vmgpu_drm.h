@@ -87,8 +87,8 @@ enum drm_vmgpu_segment_kind {
 /* The CPU reaches all of the segment directly (VRAM BAR or system memory). */
 #define DRM_VMGPU_SEGMENT_CPU_VISIBLE		(1 << 0)
 /*
- * The CPU can reach the rest of the segment through the CPU host aperture.
- * Not reported yet: the driver does not program the host aperture.
+ * The CPU reaches the rest of the segment through the CPU host aperture,
+ * as much of it at a time as the host aperture holds.
  */
 #define DRM_VMGPU_SEGMENT_HOST_APERTURE		(1 << 1)
 
@@ -138,9 +138,8 @@ struct drm_vmgpu_query_segments {
 /* The VRAM BAR has a Resizable BAR capability. */
 #define DRM_VMGPU_DEVICE_REBAR			(1 << 0)
 /*
- * The driver maps VRAM beyond the VRAM BAR through the CPU host aperture.
- * Not reported yet: the device may have one (see host_aperture_size), but
- * the driver does not program it.
+ * The driver maps VRAM beyond the VRAM BAR through the CPU host aperture
+ * (see host_aperture_size).
  */
 #define DRM_VMGPU_DEVICE_HOST_APERTURE		(1 << 1)
 
@@ -231,10 +230,12 @@ struct drm_vmgpu_query {
  * creation flags are those of WDDM's allocation info:
  *
  * %DRM_VMGPU_ALLOC_CPU_ACCESS: the CPU maps the allocation. In a memory
- * segment it is then placed where the VRAM BAR reaches. A memory segment the
- * BAR does not wholly cover is only allowed together with the aperture
- * segment, so that the allocation can always be placed in system memory
- * (Lock2 rules).
+ * segment it is placed where the VRAM BAR reaches if there is room, else,
+ * if the CPU host aperture could hold all of it, beyond, where the CPU
+ * reaches it through the host aperture. A memory
+ * segment the BAR does not wholly cover is only allowed together with the
+ * aperture segment, so that the allocation can always be placed in system
+ * memory when the host aperture is full or missing (Lock2 rules).
  *
  * %DRM_VMGPU_ALLOC_CACHED: CPU-cached mapping. The CPU cannot be coherent
  * with a memory segment, so the supported set must be the aperture segment
@@ -309,6 +310,17 @@ struct drm_vmgpu_gem_create {
  * &drm_vmgpu_query_device.contents_lost.
  */
 #define DRM_VMGPU_RESIDENCY_CONTENTS_LOST	(1 << 2)
+/*
+ * In a memory segment, with pages beyond the VRAM BAR. For a CPU-accessible
+ * allocation: the CPU reaches those through the CPU host aperture.
+ */
+#define DRM_VMGPU_RESIDENCY_CPU_INVISIBLE	(1 << 3)
+/*
+ * Host-aperture pages map the allocation's pages beyond the VRAM BAR now,
+ * until it moves. While it is not locked, another allocation's CPU access
+ * may take them back, least recently used first.
+ */
+#define DRM_VMGPU_RESIDENCY_HOST_APERTURE	(1 << 4)
 
 /*
  * Wait for the allocation's clears and moves before reporting, so that
@@ -382,7 +394,9 @@ struct drm_vmgpu_gem_mmap_offset {
  *
  * MakeResident is WDDM's: bring an allocation into the best segment of its
  * supported set that has room, preferred segment first, evicting others if
- * needed; -ENOSPC if no segment of the set can take it.
+ * needed; -ENOSPC if no segment of the set can take it. A locked
+ * allocation without CPU access only goes to the aperture segment (-EBUSY
+ * if that is not in its set: see &drm_vmgpu_gem_lock).
  *
  * Evict is WDDM's too: move an allocation out of its memory segment the way
  * memory pressure would, to system memory if the aperture segment is in its
@@ -576,7 +590,8 @@ struct drm_vmgpu_patch {
  * its later submissions fail with -ECANCELED. EXEC itself may wait for
  * a device VM (other files' jobs in flight hold them), for the kernel to
  * bring back allocations of the VM that were evicted, and
- * fails with -EIO if one of them lost its contents. If copying @seqno
+ * fails with -EIO if one of them lost its contents, -EBUSY if a lock
+ * keeps one out of the device's reach (see &drm_vmgpu_gem_lock). If copying @seqno
  * back fails (-EFAULT), the job was queued nonetheless. A job running longer than
  * the job timeout fails with -ETIMEDOUT, also guilty.
  *
@@ -677,7 +692,10 @@ struct drm_vmgpu_gem_destroy {
 #define DRM_VMGPU_LOCK_DO_NOT_WAIT		(1 << 0)
 /* Lock: no wait for queued work at all (no-overwrite access). */
 #define DRM_VMGPU_LOCK_IGNORE_SYNC		(1 << 1)
-/* Lock: the lock may not evict the allocation (no lock evicts yet). */
+/*
+ * Lock: the lock may not move the allocation to system memory; where it
+ * would have to, the lock fails with -ENOSPC.
+ */
 #define DRM_VMGPU_LOCK_DO_NOT_EVICT		(1 << 2)
 /* Lock: hints of the CPU access to come. */
 #define DRM_VMGPU_LOCK_READ_ONLY		(1 << 3)
@@ -698,8 +716,34 @@ struct drm_vmgpu_gem_destroy {
  *
  * One lock at a time per allocation: locking one that is locked is
  * -EINVAL from the file that holds the lock, -EBUSY from another. Closing
- * the handle ends the lock. Only allocations created with
- * %DRM_VMGPU_ALLOC_CPU_ACCESS can be locked for now (-EINVAL).
+ * the handle ends the lock.
+ *
+ * Where a locked allocation is (seed "Lock2"):
+ *
+ * - CPU-accessible, in VRAM the BAR reaches, or in system memory: where
+ *   it is.
+ * - CPU-accessible, with pages beyond the VRAM BAR: those are mapped
+ *   through the CPU host aperture, whose pages stay the allocation's until
+ *   the unlock or until it moves; if the host aperture has no room, the
+ *   allocation is moved to system memory, or with
+ *   %DRM_VMGPU_LOCK_DO_NOT_EVICT the lock fails with -ENOSPC.
+ * - Cached (the aperture segment alone): always in system memory.
+ * - Not CPU-accessible: in system memory only. One in a memory segment is
+ *   moved there if the aperture segment is in its set (-ENOSPC with
+ *   %DRM_VMGPU_LOCK_DO_NOT_EVICT), else the lock fails with -EINVAL. While
+ *   the lock is held it stays in system memory: making it resident, or
+ *   submitting work that needs it resident, places it in the aperture
+ *   segment, or fails with -EBUSY if that is not in its set. Its mmap()
+ *   works only while it is locked, by any file (-EACCES otherwise), and so
+ *   does the mapping: the unlock revokes it, and accesses raise SIGBUS
+ *   until the next lock.
+ *
+ * A lock that moves the allocation waits for the move, which follows the
+ * work queued on it, even with %DRM_VMGPU_LOCK_IGNORE_SYNC. A lock does not
+ * pin: eviction, Evict and MakeResident may still move a locked
+ * allocation; its mapping follows it and shows the same bytes (a fault
+ * maps the new backing, through the host aperture or after a move to
+ * system memory, whatever the lock's flags were).
  */
 struct drm_vmgpu_gem_lock {
 	/** @handle: the GEM handle. */

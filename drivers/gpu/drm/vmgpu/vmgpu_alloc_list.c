@@ -157,7 +157,7 @@ static int vmgpu_alloc_list_patch(struct vmgpu_alloc_list *list,
 
 		if (!(upper_32_bits(vmgpu_bo_residency(vbo, &offset)) &
 		      DRM_VMGPU_RESIDENCY_PHYSICAL)) {
-			ret = ttm_bo_validate(&vbo->tbo, &vbo->placement, &ctx);
+			ret = vmgpu_bo_validate(vbo, &ctx);
 			if (ret)
 				return ret;
 		}

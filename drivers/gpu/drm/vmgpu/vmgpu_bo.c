@@ -33,8 +33,11 @@
  * segments become TTM memory types, the aperture segment becomes TT.
  *
  * Placement rules: AccessedPhysically and primary allocations are
- * contiguous in a memory segment. CPU-accessible allocations stay where the
- * VRAM BAR reaches. Eviction sends an allocation to system memory (TT) if
+ * contiguous in a memory segment. CPU-accessible allocations go where the
+ * VRAM BAR reaches if there is room there, else beyond it, where the CPU
+ * reaches them through the CPU host aperture (vmgpu_hap.c) or, failing
+ * that, after a move to system memory; the others go top-down, leaving the
+ * visible part free. Eviction sends an allocation to system memory (TT) if
  * the aperture segment is in its set, else out of the GPU's reach (TTM
  * system), where it is not resident.
  *
@@ -65,11 +68,6 @@ static const struct drm_gem_object_funcs vmgpu_gem_funcs;
 bool vmgpu_bo_is_vmgpu(struct ttm_buffer_object *tbo)
 {
 	return tbo->destroy == vmgpu_bo_destroy;
-}
-
-static u32 vmgpu_aperture_id(struct vmgpu_device *vdev)
-{
-	return vdev->num_segments + 1;
 }
 
 static const struct vmgpu_segment *vmgpu_bo_mem_segment(struct vmgpu_device *vdev,
@@ -104,38 +102,70 @@ static bool vmgpu_bo_too_big_for_aperture(struct vmgpu_bo *vbo)
 	       vbo->tbo.base.size > (u64)vmgpu_bo_device(vbo)->gart_pages << PAGE_SHIFT;
 }
 
+static struct ttm_place *vmgpu_bo_next_place(struct vmgpu_bo *vbo, u32 mem_type,
+					     u32 flags)
+{
+	struct ttm_place *place = &vbo->places[vbo->placement.num_placement++];
+
+	*place = (struct ttm_place){ .mem_type = mem_type, .flags = flags };
+	return place;
+}
+
+/**
+ * vmgpu_bo_cpu_fits_beyond_bar() - whether the CPU could map an allocation
+ * of @size wholly beyond the VRAM BAR in place
+ * @vdev: the device
+ * @size: bytes
+ *
+ * Return: true if the host aperture could hold all of it.
+ */
+bool vmgpu_bo_cpu_fits_beyond_bar(struct vmgpu_device *vdev, u64 size)
+{
+	return size <= (u64)vdev->hap.num_pages << PAGE_SHIFT;
+}
+
 static void vmgpu_bo_add_place(struct vmgpu_bo *vbo, u32 segment_id, u32 flags)
 {
 	struct vmgpu_device *vdev = vmgpu_bo_device(vbo);
-	struct ttm_place *place = &vbo->places[vbo->placement.num_placement];
+	u64 size = vbo->tbo.base.size;
 	const struct vmgpu_segment *seg;
+	struct ttm_place *place;
 	u64 visible;
 
-	*place = (struct ttm_place){ .flags = flags };
-	if (segment_id == vmgpu_aperture_id(vdev)) {
-		if (vmgpu_bo_too_big_for_aperture(vbo))
-			return;
-		place->mem_type = TTM_PL_TT;
-		vbo->placement.num_placement++;
+	if (segment_id == vmgpu_aperture_segment(vdev)) {
+		if (!vmgpu_bo_too_big_for_aperture(vbo))
+			vmgpu_bo_next_place(vbo, TTM_PL_TT, flags);
 		return;
 	}
 
 	seg = &vdev->segments[segment_id - 1];
-	place->mem_type = seg->mem_type;
 	if (vbo->flags & (DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY | DRM_VMGPU_ALLOC_PRIMARY))
-		place->flags |= TTM_PL_FLAG_CONTIGUOUS;
-
+		flags |= TTM_PL_FLAG_CONTIGUOUS;
 	visible = vmgpu_segment_cpu_visible_size(vdev, seg);
-	if (vbo->flags & DRM_VMGPU_ALLOC_CPU_ACCESS) {
-		/* A segment the BAR misses is no place for it. */
-		if (visible < vbo->tbo.base.size)
+	if (visible == seg->size) {
+		vmgpu_bo_next_place(vbo, seg->mem_type, flags);
+	} else if (!(vbo->flags & DRM_VMGPU_ALLOC_CPU_ACCESS)) {
+		vmgpu_bo_next_place(vbo, seg->mem_type,
+				    visible ? flags | TTM_PL_FLAG_TOPDOWN : flags);
+	} else if (!vmgpu_bo_cpu_fits_beyond_bar(vdev, size)) {
+		/* Beyond the BAR, the CPU could not map it in place. */
+		if (visible < size)
 			return;
-		if (visible < seg->size)
+		place = vmgpu_bo_next_place(vbo, seg->mem_type, flags);
+		place->lpfn = visible >> PAGE_SHIFT;
+	} else {
+		/*
+		 * The visible part if it has room, else anywhere: TTM's
+		 * first pass tries both without evicting, the second, which
+		 * evicts, skips the desired place.
+		 */
+		if (!(flags & TTM_PL_FLAG_FALLBACK) && visible >= size) {
+			place = vmgpu_bo_next_place(vbo, seg->mem_type,
+						    flags | TTM_PL_FLAG_DESIRED);
 			place->lpfn = visible >> PAGE_SHIFT;
-	} else if (visible && visible < seg->size) {
-		place->flags |= TTM_PL_FLAG_TOPDOWN;
+		}
+		vmgpu_bo_next_place(vbo, seg->mem_type, flags);
 	}
-	vbo->placement.num_placement++;
 }
 
 /*
@@ -151,7 +181,7 @@ static void vmgpu_bo_build_placement(struct vmgpu_bo *vbo)
 	vbo->placement.placement = vbo->places;
 	vbo->placement.num_placement = 0;
 	vmgpu_bo_add_place(vbo, vbo->preferred, 0);
-	vbo->preferred_placed = vbo->placement.num_placement;
+	vbo->num_preferred = vbo->placement.num_placement;
 	for (id = 1; id < BITS_PER_TYPE(vbo->segments); id++)
 		if ((vbo->segments & BIT(id)) && id != vbo->preferred)
 			vmgpu_bo_add_place(vbo, id, vbo->placement.num_placement ?
@@ -184,7 +214,7 @@ void vmgpu_bo_evict_placement(struct ttm_buffer_object *tbo,
 		return;
 	}
 	vbo = to_vmgpu_bo(tbo);
-	if ((vbo->segments & BIT(vmgpu_aperture_id(vmgpu_bo_device(vbo)))) &&
+	if ((vbo->segments & BIT(vmgpu_aperture_segment(vmgpu_bo_device(vbo)))) &&
 	    !vmgpu_bo_too_big_for_aperture(vbo)) {
 		placement->placement = tt_then_system;
 		placement->num_placement = ARRAY_SIZE(tt_then_system);
@@ -219,7 +249,7 @@ u64 vmgpu_bo_residency(struct vmgpu_bo *vbo, u64 *offset)
 		return 0;
 	if (res->mem_type == TTM_PL_TT)
 		return vmgpu_gart_res_offset(res, offset) ?
-		       (u64)DRM_VMGPU_RESIDENCY_PHYSICAL << 32 | vmgpu_aperture_id(vdev) : 0;
+		       (u64)DRM_VMGPU_RESIDENCY_PHYSICAL << 32 | vmgpu_aperture_segment(vdev) : 0;
 	seg = vmgpu_bo_mem_segment(vdev, res->mem_type);
 	if (!seg)
 		return 0;
@@ -276,7 +306,7 @@ int vmgpu_bo_physical_address(struct vmgpu_bo *vbo, u32 *space, u64 *addr)
 
 	if (!(upper_32_bits(residency) & DRM_VMGPU_RESIDENCY_PHYSICAL))
 		return -ENOSPC;
-	if (id == vmgpu_aperture_id(vdev)) {
+	if (id == vmgpu_aperture_segment(vdev)) {
 		*space = VMGPU_SPACE_GART;
 		*addr = offset;
 	} else {
@@ -491,6 +521,7 @@ struct vmgpu_bo *vmgpu_bo_create(struct vmgpu_device *vdev, u64 size, u32 flags,
 	vbo->segments = segments;
 	vbo->preferred = preferred;
 	INIT_LIST_HEAD(&vbo->link);
+	INIT_LIST_HEAD(&vbo->hap_link);
 
 	drm_gem_private_object_init(&vdev->drm, &vbo->tbo.base, size);
 	vbo->tbo.base.funcs = &vmgpu_gem_funcs;
@@ -525,19 +556,88 @@ struct vmgpu_bo *vmgpu_bo_create(struct vmgpu_device *vdev, u64 size, u32 flags,
  */
 int vmgpu_bo_evict(struct vmgpu_bo *vbo)
 {
-	struct ttm_operation_ctx ctx = { .interruptible = true };
-	struct ttm_placement placement;
 	int ret;
 
 	ret = ttm_bo_reserve(&vbo->tbo, true, false, NULL);
 	if (ret)
 		return ret;
-	if (vbo->tbo.resource->mem_type >= VMGPU_TTM_FIRST_SEGMENT) {
-		vmgpu_bo_evict_placement(&vbo->tbo, &placement);
-		ret = ttm_bo_validate(&vbo->tbo, &placement, &ctx);
-	}
+	if (vmgpu_bo_in_memory_segment(vbo))
+		ret = vmgpu_bo_move_to_system(vbo);
 	ttm_bo_unreserve(&vbo->tbo);
 	return ret;
+}
+
+/**
+ * vmgpu_bo_in_memory_segment() - whether an allocation lives in VRAM
+ * @vbo: the allocation, reserved
+ *
+ * Return: true if its backing is in a memory segment.
+ */
+bool vmgpu_bo_in_memory_segment(struct vmgpu_bo *vbo)
+{
+	struct ttm_resource *res = vbo->tbo.resource;
+
+	dma_resv_assert_held(vbo->tbo.base.resv);
+	return res && res->mem_type >= VMGPU_TTM_FIRST_SEGMENT;
+}
+
+/**
+ * vmgpu_bo_move_to_system() - evict an allocation from its memory segment
+ * @vbo: the allocation, reserved, in a memory segment
+ *
+ * Where memory pressure would send it (vmgpu_bo_evict_placement()); the
+ * move is queued, not waited for.
+ *
+ * Return: 0 or an error of TTM's (-EINTR, -ERESTARTSYS, -ENOMEM, -ENOSPC).
+ */
+int vmgpu_bo_move_to_system(struct vmgpu_bo *vbo)
+{
+	struct ttm_operation_ctx ctx = { .interruptible = true };
+	struct ttm_placement placement;
+
+	vmgpu_bo_evict_placement(&vbo->tbo, &placement);
+	return ttm_bo_validate(&vbo->tbo, &placement, &ctx);
+}
+
+/*
+ * A lock on an allocation without CPU access holds it in system memory
+ * (seed "Lock2"): it may become resident there, in the aperture segment,
+ * if that is in its set, and not at all otherwise.
+ */
+static bool vmgpu_bo_held_in_system(struct vmgpu_bo *vbo)
+{
+	return vbo->locked_by && !(vbo->flags & DRM_VMGPU_ALLOC_CPU_ACCESS);
+}
+
+static int vmgpu_bo_validate_in_system(struct vmgpu_bo *vbo,
+				       struct ttm_operation_ctx *ctx)
+{
+	static const struct ttm_place tt = { .mem_type = TTM_PL_TT };
+	struct ttm_placement placement = { .num_placement = 1, .placement = &tt };
+
+	if (!(vbo->segments & BIT(vmgpu_aperture_segment(vmgpu_bo_device(vbo)))) ||
+	    vmgpu_bo_too_big_for_aperture(vbo))
+		return -EBUSY;
+	return ttm_bo_validate(&vbo->tbo, &placement, ctx);
+}
+
+/**
+ * vmgpu_bo_validate() - make an allocation resident for GPU work
+ * @vbo: the allocation, reserved
+ * @ctx: TTM's operation context
+ *
+ * Anywhere in its supported set, unless a lock holds it in system memory:
+ * then only in the aperture segment.
+ *
+ * Return: 0; -EBUSY if a lock keeps it out of the device's reach; an
+ * error of TTM's.
+ */
+int vmgpu_bo_validate(struct vmgpu_bo *vbo, struct ttm_operation_ctx *ctx)
+{
+	dma_resv_assert_held(vbo->tbo.base.resv);
+	if (vmgpu_bo_held_in_system(vbo))
+		return vmgpu_bo_validate_in_system(vbo, ctx);
+	return ttm_bo_validate(&vbo->tbo, &vbo->placement, ctx);
 }
 
 /**
@@ -549,25 +649,33 @@ int vmgpu_bo_evict(struct vmgpu_bo *vbo)
  * that can never hold the allocation, with the next of the set). The moves
  * are queued, not waited for.
  *
- * Return: 0, -ENOSPC if no segment of the set can take it, or an error of
- * TTM's (-EINTR, -ERESTARTSYS, -ENOMEM).
+ * A lock holding an allocation without CPU access in system memory
+ * limits it to the aperture segment (vmgpu_bo_validate()).
+ *
+ * Return: 0, -ENOSPC if no segment of the set can take it, -EBUSY if a
+ * lock keeps it out of the device's reach, or an error of TTM's (-EINTR,
+ * -ERESTARTSYS, -ENOMEM).
  */
 int vmgpu_bo_make_resident(struct vmgpu_bo *vbo)
 {
 	struct ttm_operation_ctx ctx = { .interruptible = true };
 	struct ttm_placement preferred = {
-		.num_placement = 1,
-		.placement = &vbo->places[0],
+		.num_placement = vbo->num_preferred,
+		.placement = vbo->places,
 	};
 	int ret;
 
 	ret = ttm_bo_reserve(&vbo->tbo, true, false, NULL);
 	if (ret)
 		return ret;
-	ret = vbo->preferred_placed ? ttm_bo_validate(&vbo->tbo, &preferred, &ctx) :
-	      -ENOSPC;
-	if (ret == -ENOSPC || ret == -ENOMEM)
-		ret = ttm_bo_validate(&vbo->tbo, &vbo->placement, &ctx);
+	if (vmgpu_bo_held_in_system(vbo)) {
+		ret = vmgpu_bo_validate_in_system(vbo, &ctx);
+	} else {
+		ret = vbo->num_preferred ?
+		      ttm_bo_validate(&vbo->tbo, &preferred, &ctx) : -ENOSPC;
+		if (ret == -ENOSPC || ret == -ENOMEM)
+			ret = ttm_bo_validate(&vbo->tbo, &vbo->placement, &ctx);
+	}
 	ttm_bo_unreserve(&vbo->tbo);
 	return ret;
 }

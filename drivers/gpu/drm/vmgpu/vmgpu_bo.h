@@ -21,7 +21,7 @@ struct vmgpu_bo {
 	/** @placement: where it may live, preferred segment first. */
 	struct ttm_placement placement;
 	/** @places: entries of @placement. */
-	struct ttm_place places[VMGPU_MAX_DRIVER_SEGMENTS + 1];
+	struct ttm_place places[VMGPU_MAX_DRIVER_SEGMENTS + 2];
 	/** @flags: DRM_VMGPU_ALLOC_* creation flags. */
 	u32 flags;
 	/** @segments: supported segment set, bit n for id n. */
@@ -29,10 +29,10 @@ struct vmgpu_bo {
 	/** @preferred: preferred segment id. */
 	u32 preferred;
 	/**
-	 * @preferred_placed: @places[0] is the preferred segment; false if
+	 * @num_preferred: the first places, in the preferred segment; 0 if
 	 * that segment can never hold the allocation.
 	 */
-	bool preferred_placed;
+	u32 num_preferred;
 	/** @cleared: the device has cleared its first backing. */
 	bool cleared;
 	/**
@@ -73,6 +73,17 @@ struct vmgpu_bo {
 	 * only compared). Under the reservation.
 	 */
 	struct drm_file *locked_by;
+	/**
+	 * @hap_slots: for each page of its VRAM backing, the host-aperture
+	 * page mapping it, or VMGPU_HAP_NO_SLOT for pages the VRAM BAR
+	 * reaches; NULL while it holds none. Under the reservation and
+	 * &vmgpu_hap.lock.
+	 */
+	u32 *hap_slots;
+	/** @hap_count: host-aperture pages it holds. Same locking. */
+	u32 hap_count;
+	/** @hap_link: in &vmgpu_hap.lru while it holds pages unlocked. */
+	struct list_head hap_link;
 	/** @link: in &vmgpu_device.bos. */
 	struct list_head link;
 };
@@ -96,6 +107,10 @@ struct vmgpu_bo *vmgpu_bo_create(struct vmgpu_device *vdev, u64 size, u32 flags,
 				 u32 segments, u32 preferred);
 int vmgpu_bo_make_resident(struct vmgpu_bo *vbo);
 int vmgpu_bo_evict(struct vmgpu_bo *vbo);
+bool vmgpu_bo_in_memory_segment(struct vmgpu_bo *vbo);
+bool vmgpu_bo_cpu_fits_beyond_bar(struct vmgpu_device *vdev, u64 size);
+int vmgpu_bo_move_to_system(struct vmgpu_bo *vbo);
+int vmgpu_bo_validate(struct vmgpu_bo *vbo, struct ttm_operation_ctx *ctx);
 bool vmgpu_bo_is_vmgpu(struct ttm_buffer_object *tbo);
 void vmgpu_bo_destroy(struct ttm_buffer_object *tbo);
 bool vmgpu_bo_needs_aperture(struct ttm_buffer_object *tbo,

@@ -16,6 +16,7 @@
 #include "vmgpu_context.h"
 #include "vmgpu_debugfs.h"
 #include "vmgpu_device.h"
+#include "vmgpu_hap.h"
 #include "vmgpu_ttm.h"
 #include "vmgpu_vm.h"
 
@@ -32,6 +33,9 @@
  *
  * vms: every file's GPU VA space: its device VM, page tables and
  * mappings.
+ *
+ * host_aperture: the CPU host aperture's pages: free, lent to unlocked and
+ * to locked allocations, and how often pages were taken back.
  *
  * The fault-injection files are in vmgpu_inject.c.
  */
@@ -81,6 +85,15 @@ static int vmgpu_debugfs_managers(struct seq_file *m, void *data)
 	return 0;
 }
 
+static int vmgpu_debugfs_hap(struct seq_file *m, void *data)
+{
+	struct drm_debugfs_entry *entry = m->private;
+	struct drm_printer p = drm_seq_file_printer(m);
+
+	vmgpu_hap_print(to_vmgpu_device(entry->dev), &p);
+	return 0;
+}
+
 /* Every file's GPU VA space and its mappings. */
 static int vmgpu_debugfs_vms(struct seq_file *m, void *data)
 {
@@ -108,4 +121,5 @@ void vmgpu_debugfs_init(struct vmgpu_device *vdev)
 	drm_debugfs_add_file(&vdev->drm, "segments", vmgpu_debugfs_segments, NULL);
 	drm_debugfs_add_file(&vdev->drm, "segment_managers", vmgpu_debugfs_managers, NULL);
 	drm_debugfs_add_file(&vdev->drm, "vms", vmgpu_debugfs_vms, NULL);
+	drm_debugfs_add_file(&vdev->drm, "host_aperture", vmgpu_debugfs_hap, NULL);
 }

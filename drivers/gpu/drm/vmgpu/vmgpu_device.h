@@ -25,6 +25,12 @@ static inline struct vmgpu_ring *vmgpu_paging_ring(struct vmgpu_device *vdev)
 	return &vdev->rings[VMGPU_RING_PAGING];
 }
 
+/* The aperture segment's id: the one after the memory segments. */
+static inline u32 vmgpu_aperture_segment(struct vmgpu_device *vdev)
+{
+	return vdev->num_segments + 1;
+}
+
 static inline u32 vmgpu_read32(struct vmgpu_device *vdev, u32 reg)
 {
 	return readl(vdev->mmio + reg);

@@ -181,6 +181,34 @@ struct vmgpu_vm_slots {
 };
 
 /**
+ * struct vmgpu_hap - the CPU host aperture: BAR 4 pages lent one by one to
+ * allocations' VRAM pages beyond the VRAM BAR
+ */
+struct vmgpu_hap {
+	/**
+	 * @lock: protects @used, @num_free, @lru, @steals and the
+	 * allocations' host-aperture state. Taken under reservations; other
+	 * allocations' reservations are only trylocked under it.
+	 */
+	struct mutex lock;
+	/** @num_pages: pages of BAR 4 in use by the driver, 0 if none. */
+	u32 num_pages;
+	/** @num_free: pages of @used not set. */
+	u32 num_free;
+	/** @used: one bit per page: lent to an allocation. */
+	unsigned long *used;
+	/**
+	 * @lru: unlocked allocations holding pages, least recently mapped
+	 * first; locked ones are on no list, their pages stay.
+	 */
+	struct list_head lru;
+	/** @bar_start: CPU physical address of BAR 4. */
+	resource_size_t bar_start;
+	/** @steals: allocations whose pages were taken back, since probe. */
+	u64 steals;
+};
+
+/**
  * struct vmgpu_inject - fault-injection state, driven through debugfs
  */
 struct vmgpu_inject {
@@ -246,6 +274,8 @@ struct vmgpu_device {
 	struct vmgpu_gart gart;
 	/** @rings: the paging ring, then the user engines. */
 	struct vmgpu_ring rings[VMGPU_MAX_RINGS];
+	/** @hap: the CPU host aperture. */
+	struct vmgpu_hap hap;
 	/** @vm_slots: the device VMs, lent to GPU VA spaces. */
 	struct vmgpu_vm_slots vm_slots;
 	/** @num_vms: device VMs, the paging VM included. */

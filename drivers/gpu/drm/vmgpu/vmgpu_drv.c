@@ -19,6 +19,7 @@
 #include "vmgpu_device.h"
 #include "vmgpu_exec.h"
 #include "vmgpu_gem.h"
+#include "vmgpu_hap.h"
 #include "vmgpu_inject.h"
 #include "vmgpu_irq.h"
 #include "vmgpu_lock.h"
@@ -84,7 +85,7 @@ static const struct drm_driver vmgpu_drm_driver = {
 	.name = DRIVER_NAME,
 	.desc = DRIVER_DESC,
 	.major = 1,
-	.minor = 1,
+	.minor = 2,
 };
 
 static int vmgpu_hw_init(struct vmgpu_device *vdev)
@@ -129,6 +130,9 @@ static int vmgpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (ret)
 		return ret;
 	ret = vmgpu_vram_init(vdev);
+	if (ret)
+		return ret;
+	ret = vmgpu_hap_init(vdev);
 	if (ret)
 		return ret;
 	INIT_LIST_HEAD(&vdev->bos);

@@ -256,7 +256,7 @@ static int vmgpu_exec_prepare_bos(struct vmgpu_job *job, struct drm_gpuvm_exec *
 			struct vmgpu_bo *vbo = gem_to_vmgpu_bo(obj);
 
 			if (!vmgpu_bo_is_resident(&vbo->tbo)) {
-				ret = ttm_bo_validate(&vbo->tbo, &vbo->placement, &ctx);
+				ret = vmgpu_bo_validate(vbo, &ctx);
 				if (ret)
 					return ret;
 			}

@@ -16,6 +16,7 @@
 #include "vmgpu_context.h"
 #include "vmgpu_device.h"
 #include "vmgpu_gem.h"
+#include "vmgpu_hap.h"
 #include "vmgpu_vm.h"
 #include "vmgpu_vram.h"
 
@@ -35,30 +36,28 @@
 			   DRM_VMGPU_ALLOC_SWIZZLED | DRM_VMGPU_ALLOC_NOTIFY_EVICTION | \
 			   DRM_VMGPU_ALLOC_NOTIFY_IOMMU_UNMAP)
 
-static u32 vmgpu_gem_aperture_id(struct vmgpu_device *vdev)
-{
-	return vdev->num_segments + 1;
-}
-
 /* Largest allocation one segment of the set could ever hold. */
 static u64 vmgpu_gem_capacity(struct vmgpu_device *vdev, u32 id, u32 flags)
 {
 	const struct vmgpu_segment *seg;
 
-	if (id == vmgpu_gem_aperture_id(vdev))
+	if (id == vmgpu_aperture_segment(vdev))
 		return flags & DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY ?
 		       (u64)vdev->gart_pages << PAGE_SHIFT :
 		       (u64)totalram_pages() << PAGE_SHIFT;
 	seg = &vdev->segments[id - 1];
-	return flags & DRM_VMGPU_ALLOC_CPU_ACCESS ?
-	       vmgpu_segment_cpu_visible_size(vdev, seg) : seg->size;
+	if (!(flags & DRM_VMGPU_ALLOC_CPU_ACCESS) || vmgpu_bo_cpu_fits_beyond_bar(vdev, seg->size))
+		return seg->size;
+	/* Beyond the BAR only what the host aperture can map in place. */
+	return max(vmgpu_segment_cpu_visible_size(vdev, seg),
+		   min_t(u64, seg->size, (u64)vdev->hap.num_pages << PAGE_SHIFT));
 }
 
 /* Validate a create request; returns the size rounded to the set's page. */
 static int vmgpu_gem_check_create(struct vmgpu_device *vdev,
 				  const struct drm_vmgpu_gem_create *args, u64 *size)
 {
-	u32 aperture = vmgpu_gem_aperture_id(vdev);
+	u32 aperture = vmgpu_aperture_segment(vdev);
 	u32 flags = args->flags;
 	u64 page = PAGE_SIZE, capacity = 0;
 	u32 id;
@@ -193,6 +192,10 @@ int vmgpu_gem_info_ioctl(struct drm_device *drm, void *data, struct drm_file *fi
 		residency |= DRM_VMGPU_RESIDENCY_RESIDENT;
 	if (vbo->contents_lost)
 		residency |= DRM_VMGPU_RESIDENCY_CONTENTS_LOST;
+	if (vmgpu_hap_res_invisible(to_vmgpu_device(drm), vbo->tbo.resource))
+		residency |= DRM_VMGPU_RESIDENCY_CPU_INVISIBLE;
+	if (vbo->hap_slots)
+		residency |= DRM_VMGPU_RESIDENCY_HOST_APERTURE;
 	args->size = obj->size;
 	args->flags = vbo->flags;
 	args->segments = vbo->segments;
@@ -321,7 +324,7 @@ void vmgpu_gem_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 {
 	struct vmgpu_device *vdev = to_vmgpu_device(file->minor->dev);
 	struct drm_memory_stats stats[VMGPU_MAX_DRIVER_SEGMENTS + 2] = {};
-	u32 aperture = vmgpu_gem_aperture_id(vdev);
+	u32 aperture = vmgpu_aperture_segment(vdev);
 	struct drm_gem_object *obj;
 	char region[16];
 	u32 id;

@@ -11,7 +11,9 @@
 #include <drm/drm_vma_manager.h>
 
 #include "vmgpu_bo.h"
+#include "vmgpu_device.h"
 #include "vmgpu_drm.h"
+#include "vmgpu_hap.h"
 #include "vmgpu_lock.h"
 #include "vmgpu_mmap.h"
 
@@ -29,9 +31,23 @@
  * and always waits. Either way the backing is settled first (clears and
  * moves done or repaired), as for any CPU access.
  *
- * Not yet: where a locked allocation may be (the seed's placement rules,
- * the CPU host aperture, swizzled allocations); today only CPU-accessible
- * allocations lock, and those already live where the CPU reaches them.
+ * Where a locked allocation may be, by the seed's rules:
+ *
+ * - CPU-accessible: where the CPU reaches it. In VRAM the BAR covers, or
+ *   in system memory, it stays where it is; beyond the BAR it is mapped
+ *   through the CPU host aperture, whose pages it keeps until the unlock,
+ *   or, with no room there, moved to system memory (which its supported
+ *   set allows: creation requires the aperture segment for any
+ *   CPU-accessible allocation that may be placed beyond the BAR).
+ *   DO_NOT_EVICT turns that move into -ENOSPC.
+ * - Not CPU-accessible: only in system memory. One in a memory segment is
+ *   moved out if its set has the aperture segment, and cannot be locked
+ *   otherwise. For the duration of the lock it is held there: making it
+ *   resident or submitting work that needs it resident places it in the
+ *   aperture segment, or fails with -EBUSY (vmgpu_bo_validate()). Its
+ *   CPU mapping exists only during the lock.
+ *
+ * Not yet: swizzled allocations (no lock detiles, none is swizzled).
  */
 
 #define VMGPU_LOCK_FLAGS	(DRM_VMGPU_LOCK_DO_NOT_WAIT | DRM_VMGPU_LOCK_IGNORE_SYNC | \
@@ -44,6 +60,29 @@ static int vmgpu_lock_wait(struct vmgpu_bo *vbo, u32 flags)
 		return 0;
 	return vmgpu_bo_wait_idle(vbo, flags & DRM_VMGPU_LOCK_DO_NOT_WAIT ?
 				  0 : MAX_SCHEDULE_TIMEOUT);
+}
+
+static int vmgpu_lock_place(struct vmgpu_bo *vbo, u32 flags)
+{
+	bool may_move = !(flags & DRM_VMGPU_LOCK_DO_NOT_EVICT);
+
+	if (vbo->flags & DRM_VMGPU_ALLOC_CPU_ACCESS)
+		return vmgpu_bo_cpu_reach(vbo, may_move);
+	if (!vmgpu_bo_in_memory_segment(vbo))
+		return 0;
+	if (!(vbo->segments & BIT(vmgpu_aperture_segment(vmgpu_bo_device(vbo)))))
+		return -EINVAL;
+	return may_move ? vmgpu_bo_move_to_system(vbo) : -ENOSPC;
+}
+
+/* Under the reservation. */
+static void vmgpu_lock_end(struct vmgpu_bo *vbo)
+{
+	WRITE_ONCE(vbo->locked_by, NULL);
+	if (vbo->flags & DRM_VMGPU_ALLOC_CPU_ACCESS)
+		vmgpu_hap_set_locked(vbo, false);
+	else
+		ttm_bo_unmap_virtual(&vbo->tbo);
 }
 
 static int vmgpu_lock(struct drm_device *drm, struct drm_file *file,
@@ -59,9 +98,6 @@ static int vmgpu_lock(struct drm_device *drm, struct drm_file *file,
 	if (!obj)
 		return -ENOENT;
 	vbo = gem_to_vmgpu_bo(obj);
-	ret = -EINVAL;
-	if (!(vbo->flags & DRM_VMGPU_ALLOC_CPU_ACCESS))
-		goto out_put;
 	ret = -ENODEV;
 	if (!drm_dev_enter(drm, &idx))
 		goto out_put;
@@ -76,10 +112,13 @@ static int vmgpu_lock(struct drm_device *drm, struct drm_file *file,
 		ret = vbo->locked_by == file ? -EINVAL : -EBUSY;
 		goto out_unlock;
 	}
-	ret = vmgpu_bo_prepare_access(vbo, true);
+	ret = vmgpu_lock_place(vbo, args->flags);
+	if (!ret)
+		ret = vmgpu_bo_prepare_access(vbo, true);
 	if (ret)
 		goto out_unlock;
-	vbo->locked_by = file;
+	WRITE_ONCE(vbo->locked_by, file);
+	vmgpu_hap_set_locked(vbo, true);
 	args->offset = drm_vma_node_offset_addr(&obj->vma_node);
 out_unlock:
 	dma_resv_unlock(obj->resv);
@@ -96,8 +135,10 @@ out_put:
  * @data: a &struct drm_vmgpu_gem_lock
  * @file: the DRM file
  *
- * Return: 0, -EBUSY (do-not-wait on a busy allocation, or locked by
- * another file), or another negative errno.
+ * Return: 0; -EBUSY (do-not-wait on a busy allocation, or locked by
+ * another file); -ENOSPC (do-not-evict, and the lock would have to move
+ * it); -EINVAL (an allocation without CPU access that cannot leave its
+ * memory segment); or another negative errno.
  */
 int vmgpu_gem_lock_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
 {
@@ -150,7 +191,7 @@ int vmgpu_gem_unlock_ioctl(struct drm_device *drm, void *data, struct drm_file *
 	ret = dma_resv_lock_interruptible(obj->resv, NULL);
 	if (!ret) {
 		if (vbo->locked_by == file)
-			vbo->locked_by = NULL;
+			vmgpu_lock_end(vbo);
 		else
 			ret = -EINVAL;
 		dma_resv_unlock(obj->resv);
@@ -170,6 +211,6 @@ void vmgpu_lock_gem_close(struct drm_gem_object *obj, struct drm_file *file)
 
 	dma_resv_lock(obj->resv, NULL);
 	if (vbo->locked_by == file)
-		vbo->locked_by = NULL;
+		vmgpu_lock_end(vbo);
 	dma_resv_unlock(obj->resv);
 }

@@ -15,6 +15,7 @@
 #include "vmgpu_drm.h"
 #include "vmgpu_bo.h"
 #include "vmgpu_device.h"
+#include "vmgpu_hap.h"
 #include "vmgpu_mmap.h"
 #include "vmgpu_vram_mgr.h"
 
@@ -25,9 +26,16 @@
  * enforces itself (seed "Allocation usage tracking", Lock2):
  *
  * - Only allocations created with %DRM_VMGPU_ALLOC_CPU_ACCESS can be
- *   mapped, whether through the DRM file's mmap or the mmap of a dma-buf
- *   they were exported to: the check is in the GEM object's mmap, which
- *   both reach.
+ *   mapped at any time, whether through the DRM file's mmap or the mmap of
+ *   a dma-buf they were exported to: the check is in the GEM object's
+ *   mmap, which both reach. Others only while locked, in system memory
+ *   (seed "Lock2"): their faults check it, and the unlock revokes the
+ *   mapping.
+ * - One fault handler serves VRAM the BAR reaches, VRAM beyond it
+ *   (through the CPU host aperture, vmgpu_hap.c) and system pages, and
+ *   decides under the reservation: an allocation beyond the BAR is given
+ *   host-aperture pages, or, if there is no room, moved to system memory
+ *   first (as amdgpu moves one into visible VRAM).
  * - Every access waits for the allocation's kernel fences (clears and
  *   moves) first: page faults, and ptrace-style access (/proc/<pid>/mem,
  *   debuggers) through the mapping's .access. A paging operation that
@@ -83,6 +91,34 @@ int vmgpu_bo_prepare_access(struct vmgpu_bo *vbo, bool intr)
 	return -EIO;
 }
 
+/**
+ * vmgpu_bo_cpu_reach() - make an allocation reachable by the CPU
+ * @vbo: the allocation, reserved
+ * @may_move: if the host aperture cannot take it, move it to system memory
+ *
+ * Pages beyond the VRAM BAR get host-aperture pages (vmgpu_hap_map()),
+ * taking them back from unlocked allocations if needed. The move, if
+ * there is one, is queued: vmgpu_bo_prepare_access() waits for it.
+ *
+ * Return: 0; -ENOSPC if it needs moving and @may_move is false; -EACCES
+ * for an allocation without CPU access outside a lock; another errno.
+ */
+int vmgpu_bo_cpu_reach(struct vmgpu_bo *vbo, bool may_move)
+{
+	int ret;
+
+	dma_resv_assert_held(vbo->tbo.base.resv);
+	if (!(vbo->flags & DRM_VMGPU_ALLOC_CPU_ACCESS))
+		return vbo->locked_by && !vmgpu_bo_in_memory_segment(vbo) ? 0 : -EACCES;
+	if (!vbo->hap_slots &&
+	    !vmgpu_hap_res_invisible(vmgpu_bo_device(vbo), vbo->tbo.resource))
+		return 0;
+	ret = vmgpu_hap_map(vbo);
+	if (ret != -ENOSPC || !may_move)
+		return ret;
+	return vmgpu_bo_move_to_system(vbo);
+}
+
 static vm_fault_t vmgpu_bo_vm_fault(struct vm_fault *vmf)
 {
 	struct vm_area_struct *vma = vmf->vma;
@@ -97,7 +133,9 @@ static vm_fault_t vmgpu_bo_vm_fault(struct vm_fault *vmf)
 		ret = ttm_bo_vm_dummy_page(vmf, vma->vm_page_prot);
 		goto unlock;
 	}
-	err = vmgpu_bo_prepare_access(to_vmgpu_bo(tbo), true);
+	err = vmgpu_bo_cpu_reach(to_vmgpu_bo(tbo), true);
+	if (!err)
+		err = vmgpu_bo_prepare_access(to_vmgpu_bo(tbo), true);
 	if (err == -EINTR || err == -ERESTARTSYS)
 		ret = VM_FAULT_NOPAGE;
 	else if (err == -ENOMEM)
@@ -121,11 +159,9 @@ static int vmgpu_bo_access_page(struct vmgpu_bo *vbo, unsigned long page,
 				unsigned long offset, void *buf, int len, int write)
 {
 	struct ttm_buffer_object *tbo = &vbo->tbo;
-	struct vmgpu_device *vdev = vmgpu_bo_device(vbo);
 	struct ttm_bo_kmap_obj map;
 	void __iomem *io;
 	bool is_iomem;
-	u64 vram;
 	void *ptr;
 	int ret;
 
@@ -142,10 +178,7 @@ static int vmgpu_bo_access_page(struct vmgpu_bo *vbo, unsigned long page,
 		return 0;
 	}
 
-	vram = vmgpu_vram_res_page_offset(vdev, tbo->resource, page);
-	if (vram + PAGE_SIZE > vdev->vram.bar_size)
-		return -EIO;
-	io = ioremap_wc(vdev->vram.bar_start + vram, PAGE_SIZE);
+	io = ioremap_wc((resource_size_t)vmgpu_hap_pfn(vbo, page) << PAGE_SHIFT, PAGE_SIZE);
 	if (!io)
 		return -ENOMEM;
 	if (write)
@@ -175,7 +208,9 @@ static int vmgpu_bo_vm_access(struct vm_area_struct *vma, unsigned long addr,
 	ret = ttm_bo_reserve(tbo, true, false, NULL);
 	if (ret)
 		goto exit;
-	ret = vmgpu_bo_prepare_access(to_vmgpu_bo(tbo), true);
+	ret = vmgpu_bo_cpu_reach(to_vmgpu_bo(tbo), true);
+	if (!ret)
+		ret = vmgpu_bo_prepare_access(to_vmgpu_bo(tbo), true);
 	while (!ret && done < len) {
 		unsigned long in_page = (offset + done) & ~PAGE_MASK;
 		int chunk = min_t(unsigned long, len - done, PAGE_SIZE - in_page);
@@ -202,12 +237,15 @@ static const struct vm_operations_struct vmgpu_bo_vm_ops = {
  * @obj: the allocation
  * @vma: the new mapping, its offset already the object's fake offset
  *
- * Return: 0, -EACCES for an allocation without CPU access, or an error of
- * TTM's.
+ * Return: 0, -EACCES for an allocation without CPU access that is not
+ * locked, or an error of TTM's.
  */
 int vmgpu_gem_mmap(struct drm_gem_object *obj, struct vm_area_struct *vma)
 {
-	if (!(gem_to_vmgpu_bo(obj)->flags & DRM_VMGPU_ALLOC_CPU_ACCESS))
+	struct vmgpu_bo *vbo = gem_to_vmgpu_bo(obj);
+
+	/* Only a hint: every fault checks under the reservation. */
+	if (!(vbo->flags & DRM_VMGPU_ALLOC_CPU_ACCESS) && !READ_ONCE(vbo->locked_by))
 		return -EACCES;
 	vma->vm_ops = &vmgpu_bo_vm_ops;
 	return drm_gem_ttm_mmap(obj, vma);

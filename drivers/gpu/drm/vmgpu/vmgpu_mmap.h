@@ -11,6 +11,7 @@ struct drm_gem_object;
 struct vm_area_struct;
 struct vmgpu_bo;
 
+int vmgpu_bo_cpu_reach(struct vmgpu_bo *vbo, bool may_move);
 int vmgpu_bo_prepare_access(struct vmgpu_bo *vbo, bool intr);
 int vmgpu_gem_mmap(struct drm_gem_object *obj, struct vm_area_struct *vma);
 

@@ -71,7 +71,8 @@ static int vmgpu_query_device(struct vmgpu_device *vdev,
 
 	if (vdev->caps & VMGPU_CAP_REBAR)
 		info.flags |= DRM_VMGPU_DEVICE_REBAR;
-	/* DRM_VMGPU_DEVICE_HOST_APERTURE waits for the driver to program it. */
+	if (vdev->hap.num_pages)
+		info.flags |= DRM_VMGPU_DEVICE_HOST_APERTURE;
 
 	if (!query->size) {
 		query->size = sizeof(info);
@@ -107,6 +108,8 @@ static void vmgpu_query_fill_segments(struct vmgpu_device *vdev,
 		entry->page_size = seg->page_size;
 		if (entry->cpu_visible_size == seg->size)
 			entry->flags |= DRM_VMGPU_SEGMENT_CPU_VISIBLE;
+		else if (vdev->hap.num_pages)
+			entry->flags |= DRM_VMGPU_SEGMENT_HOST_APERTURE;
 		entry->used = vmgpu_ttm_segment_used(vdev, entry->id);
 	}
 

@@ -71,6 +71,20 @@ TRACE_EVENT(vmgpu_bo_move,
 		      __entry->evict ? " (eviction)" : "")
 );
 
+/* An allocation gets (map) or gives back host-aperture pages. */
+TRACE_EVENT(vmgpu_hap,
+	    TP_PROTO(const void *bo, u32 pages, bool map),
+	    TP_ARGS(bo, pages, map),
+	    TP_STRUCT__entry(__field(const void *, bo)
+			     __field(u32, pages)
+			     __field(bool, map)),
+	    TP_fast_assign(__entry->bo = bo;
+			   __entry->pages = pages;
+			   __entry->map = map;),
+	    TP_printk("bo %p %s %u host-aperture pages", __entry->bo,
+		      __entry->map ? "maps" : "gives back", __entry->pages)
+);
+
 /* A VM_BIND request of a GPU VA space; vm: its device VM, -1 none yet. */
 TRACE_EVENT(vmgpu_vm_bind,
 	    TP_PROTO(int vm, u32 op, u64 addr, u64 range),

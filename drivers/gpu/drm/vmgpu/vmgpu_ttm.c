@@ -17,6 +17,7 @@
 #include "vmgpu_bo.h"
 #include "vmgpu_device.h"
 #include "vmgpu_gart.h"
+#include "vmgpu_hap.h"
 #include "vmgpu_migrate.h"
 #include "vmgpu_res_cursor.h"
 #include "vmgpu_trace.h"
@@ -146,6 +147,9 @@ static int vmgpu_ttm_move(struct ttm_buffer_object *tbo, bool evict,
 	trace_vmgpu_bo_move(tbo, tbo->base.size,
 			    vmgpu_ttm_trace_segment(vdev, tbo->resource),
 			    vmgpu_ttm_trace_segment(vdev, new_mem), evict);
+	/* TTM revoked the CPU mappings; the entries go with the old pages. */
+	if (vbo)
+		vmgpu_hap_unmap(vbo);
 
 	if (new_type == TTM_PL_SYSTEM) {
 		if (vmgpu_ttm_is_vram(old_type))
@@ -207,21 +211,23 @@ hop_through_tt:
 	return -EMULTIHOP;
 }
 
+/*
+ * VRAM is mapped page by page (vmgpu_ttm_io_mem_pfn()), never as one
+ * range: TTM's kmap and vmap of it are not used.
+ */
 static int vmgpu_ttm_io_mem_reserve(struct ttm_device *bdev,
 				    struct ttm_resource *mem)
 {
 	struct vmgpu_device *vdev = container_of(bdev, struct vmgpu_device, ttm);
-	struct vmgpu_res_cursor cur;
+	struct ttm_buffer_object *tbo = mem->bo;
 
 	if (!vmgpu_ttm_is_vram(mem->mem_type))
 		return 0;
-	/* Only what the VRAM BAR reaches can be mapped. */
-	vmgpu_res_first(vdev, mem, NULL, mem->size, &cur);
-	for (; cur.remaining; vmgpu_res_next(&cur, cur.size))
-		if (cur.start + cur.size > vdev->vram.bar_size)
-			return -EINVAL;
-	mem->bus.offset = vdev->vram.bar_start +
-			  vmgpu_vram_res_page_offset(vdev, mem, 0);
+	/* Beyond the BAR only through the host-aperture pages it was lent. */
+	if (!tbo || !vmgpu_bo_is_vmgpu(tbo))
+		return -EINVAL;
+	if (!to_vmgpu_bo(tbo)->hap_slots && vmgpu_hap_res_invisible(vdev, mem))
+		return -EINVAL;
 	mem->bus.is_iomem = true;
 	mem->bus.caching = ttm_write_combined;
 	return 0;
@@ -230,10 +236,14 @@ static int vmgpu_ttm_io_mem_reserve(struct ttm_device *bdev,
 static unsigned long vmgpu_ttm_io_mem_pfn(struct ttm_buffer_object *tbo,
 					  unsigned long page_offset)
 {
-	struct vmgpu_device *vdev = to_vmgpu_device(tbo->base.dev);
+	return vmgpu_hap_pfn(to_vmgpu_bo(tbo), page_offset);
+}
 
-	return (vdev->vram.bar_start +
-		vmgpu_vram_res_page_offset(vdev, tbo->resource, page_offset)) >> PAGE_SHIFT;
+/* The allocation's backing is freed: so are its host-aperture pages. */
+static void vmgpu_ttm_delete_mem_notify(struct ttm_buffer_object *tbo)
+{
+	if (vmgpu_bo_is_vmgpu(tbo))
+		vmgpu_hap_unmap(to_vmgpu_bo(tbo));
 }
 
 static const struct ttm_device_funcs vmgpu_ttm_funcs = {
@@ -246,6 +256,7 @@ static const struct ttm_device_funcs vmgpu_ttm_funcs = {
 	.move = vmgpu_ttm_move,
 	.io_mem_reserve = vmgpu_ttm_io_mem_reserve,
 	.io_mem_pfn = vmgpu_ttm_io_mem_pfn,
+	.delete_mem_notify = vmgpu_ttm_delete_mem_notify,
 };
 
 /**

@@ -4,7 +4,8 @@
  *
  * KUnit: where an allocation may live (seed "GPU segments" and Lock2):
  * the preferred segment first, CPU-accessible allocations inside the VRAM
- * BAR, the others top-down beyond it, physical ones contiguous, the
+ * BAR if it has room, else beyond if the host aperture could map them, the
+ * others top-down beyond it, physical ones contiguous, the
  * aperture only for what fits it; where eviction sends it; whether it is
  * resident. Included by vmgpu_bo.c.
  */
@@ -43,18 +44,33 @@ static void bo_expect_place(struct kunit *test, const struct ttm_place *place,
 	KUNIT_EXPECT_EQ(test, place->fpfn, 0);
 }
 
-/* With a 4 MiB BAR: segment 1 partly visible, segment 2 not at all. */
-static void bo_cpu_access_stays_in_bar(struct kunit *test)
+/*
+ * With a 4 MiB BAR: segment 1 partly visible, segment 2 not at all. The
+ * visible part is desired (tried first, never evicted from for it), the
+ * rest of the preferred segment comes next, beyond the BAR included.
+ */
+static void bo_cpu_access_prefers_the_bar(struct kunit *test)
 {
 	struct vmgpu_device *vdev = vmgpu_kunit_device(test, SZ_4M);
-	struct vmgpu_bo *vbo = bo_fake(test, vdev, SZ_1M, DRM_VMGPU_ALLOC_CPU_ACCESS,
-				       S1 | S2 | AP, 1);
+	struct vmgpu_bo *vbo;
 
+	vdev->hap.num_pages = SZ_16M >> PAGE_SHIFT;
+	vbo = bo_fake(test, vdev, SZ_1M, DRM_VMGPU_ALLOC_CPU_ACCESS, S1 | S2 | AP, 1);
+
+	KUNIT_ASSERT_EQ(test, vbo->placement.num_placement, 4);
+	bo_expect_place(test, &vbo->places[0], vdev->segments[0].mem_type,
+			TTM_PL_FLAG_DESIRED, SZ_4M >> PAGE_SHIFT);
+	bo_expect_place(test, &vbo->places[1], vdev->segments[0].mem_type, 0, 0);
+	bo_expect_place(test, &vbo->places[2], vdev->segments[1].mem_type,
+			TTM_PL_FLAG_FALLBACK, 0);
+	bo_expect_place(test, &vbo->places[3], TTM_PL_TT, TTM_PL_FLAG_FALLBACK, 0);
+	KUNIT_EXPECT_EQ(test, vbo->num_preferred, 2);
+
+	/* Larger than the visible part: no desired place. */
+	vbo = bo_fake(test, vdev, SZ_8M, DRM_VMGPU_ALLOC_CPU_ACCESS, S1 | AP, 1);
 	KUNIT_ASSERT_EQ(test, vbo->placement.num_placement, 2);
-	bo_expect_place(test, &vbo->places[0], vdev->segments[0].mem_type, 0,
-			SZ_4M >> PAGE_SHIFT);
-	bo_expect_place(test, &vbo->places[1], TTM_PL_TT, TTM_PL_FLAG_FALLBACK, 0);
-	KUNIT_EXPECT_TRUE(test, vbo->preferred_placed);
+	bo_expect_place(test, &vbo->places[0], vdev->segments[0].mem_type, 0, 0);
+	KUNIT_EXPECT_EQ(test, vbo->num_preferred, 1);
 }
 
 static void bo_invisible_goes_top_down(struct kunit *test)
@@ -83,11 +99,46 @@ static void bo_physical_is_contiguous(struct kunit *test)
 }
 
 /*
- * A preferred segment that can never hold the allocation leaves the first
- * place to the next of the set, not as a fallback (TTM's first pass skips
- * those), and MakeResident knows there is no preferred place.
+ * A preferred segment that can never hold the allocation (the aperture,
+ * for a physically accessed one larger than it) leaves the first place to
+ * the next of the set, not as a fallback (TTM's first pass skips those),
+ * and MakeResident knows there is no preferred place.
  */
 static void bo_impossible_preference(struct kunit *test)
+{
+	struct vmgpu_device *vdev = vmgpu_kunit_device(test, SZ_4M);
+	struct vmgpu_bo *vbo = bo_fake(test, vdev, 2 * VMGPU_KUNIT_GART_PAGES * PAGE_SIZE,
+				       DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY, S2 | AP, 3);
+
+	KUNIT_ASSERT_EQ(test, vbo->placement.num_placement, 1);
+	bo_expect_place(test, &vbo->places[0], vdev->segments[1].mem_type,
+			TTM_PL_FLAG_CONTIGUOUS, 0);
+	KUNIT_EXPECT_EQ(test, vbo->num_preferred, 0);
+}
+
+/* Wholly beyond the BAR: CPU-accessible allocations may live there now. */
+static void bo_cpu_access_beyond_the_bar(struct kunit *test)
+{
+	struct vmgpu_device *vdev = vmgpu_kunit_device(test, SZ_4M);
+	struct vmgpu_bo *vbo;
+
+	vdev->hap.num_pages = SZ_1M >> PAGE_SHIFT;
+	vbo = bo_fake(test, vdev, SZ_1M, DRM_VMGPU_ALLOC_CPU_ACCESS, S1 | S2 | AP, 2);
+
+	KUNIT_ASSERT_EQ(test, vbo->placement.num_placement, 3);
+	bo_expect_place(test, &vbo->places[0], vdev->segments[1].mem_type, 0, 0);
+	bo_expect_place(test, &vbo->places[1], vdev->segments[0].mem_type,
+			TTM_PL_FLAG_FALLBACK, 0);
+	bo_expect_place(test, &vbo->places[2], TTM_PL_TT, TTM_PL_FLAG_FALLBACK, 0);
+	KUNIT_EXPECT_EQ(test, vbo->num_preferred, 1);
+}
+
+/*
+ * Where the host aperture could not map it (none here, or smaller than
+ * the allocation), only the visible part: a segment wholly beyond the BAR
+ * is no place for it, and MakeResident knows.
+ */
+static void bo_cpu_access_without_host_aperture(struct kunit *test)
 {
 	struct vmgpu_device *vdev = vmgpu_kunit_device(test, SZ_4M);
 	struct vmgpu_bo *vbo = bo_fake(test, vdev, SZ_1M, DRM_VMGPU_ALLOC_CPU_ACCESS,
@@ -97,7 +148,14 @@ static void bo_impossible_preference(struct kunit *test)
 	bo_expect_place(test, &vbo->places[0], vdev->segments[0].mem_type, 0,
 			SZ_4M >> PAGE_SHIFT);
 	bo_expect_place(test, &vbo->places[1], TTM_PL_TT, TTM_PL_FLAG_FALLBACK, 0);
-	KUNIT_EXPECT_FALSE(test, vbo->preferred_placed);
+	KUNIT_EXPECT_EQ(test, vbo->num_preferred, 0);
+
+	vdev->hap.num_pages = SZ_512K >> PAGE_SHIFT;
+	vbo = bo_fake(test, vdev, SZ_1M, DRM_VMGPU_ALLOC_CPU_ACCESS, S1 | AP, 1);
+	KUNIT_ASSERT_EQ(test, vbo->placement.num_placement, 2);
+	bo_expect_place(test, &vbo->places[0], vdev->segments[0].mem_type, 0,
+			SZ_4M >> PAGE_SHIFT);
+	KUNIT_EXPECT_EQ(test, vbo->num_preferred, 1);
 }
 
 /* Physically accessed and larger than the aperture: never offered it. */
@@ -228,7 +286,9 @@ static void bo_failed_paging_stays_until_scrubbed(struct kunit *test)
 }
 
 static struct kunit_case vmgpu_bo_cases[] = {
-	KUNIT_CASE(bo_cpu_access_stays_in_bar),
+	KUNIT_CASE(bo_cpu_access_prefers_the_bar),
+	KUNIT_CASE(bo_cpu_access_beyond_the_bar),
+	KUNIT_CASE(bo_cpu_access_without_host_aperture),
 	KUNIT_CASE(bo_invisible_goes_top_down),
 	KUNIT_CASE(bo_physical_is_contiguous),
 	KUNIT_CASE(bo_impossible_preference),
