@@ -125,17 +125,6 @@ static int export(vmgpu_device *dev, vmgpu_bo *bo)
 				  DRM_CLOEXEC | DRM_RDWR, &fd) ? -1 : fd;
 }
 
-/* mmap() as is: 0, or the errno it failed with. */
-static int try_mmap(int fd, uint64_t size, uint64_t offset)
-{
-	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, offset);
-
-	if (p == MAP_FAILED)
-		return errno;
-	munmap(p, size);
-	return 0;
-}
-
 /*
  * An allocation without CPU access is refused by the mmap itself: through
  * a dma-buf, and at its fake offset on the DRM fd. The driver is reloaded
@@ -170,20 +159,20 @@ TEST(mmap_needs_cpu_access)
 
 	dmabuf = export(dev, gpu_only);
 	ASSERT_LE(0, dmabuf);
-	EXPECT_EQ(EACCES, try_mmap(dmabuf, BO_SIZE, 0));
+	EXPECT_EQ(EACCES, vmgpu_test_try_mmap(dmabuf, BO_SIZE, 0));
 	close(dmabuf);
 	dmabuf = export(dev, before);
 	ASSERT_LE(0, dmabuf);
-	EXPECT_EQ(0, try_mmap(dmabuf, BO_SIZE, 0)) TH_LOG("a CPU-accessible dma-buf was refused");
+	EXPECT_EQ(0, vmgpu_test_try_mmap(dmabuf, BO_SIZE, 0)) TH_LOG("a CPU-accessible dma-buf was refused");
 	close(dmabuf);
 
 	lo = mmap_offset(dev, before);
 	hi = mmap_offset(dev, after);
 	ASSERT_NE(0, lo);
 	ASSERT_LT(lo, hi);
-	EXPECT_EQ(0, try_mmap(vmgpu_device_fd(dev), BO_SIZE, lo));
+	EXPECT_EQ(0, vmgpu_test_try_mmap(vmgpu_device_fd(dev), BO_SIZE, lo));
 	for (off = lo + BO_SIZE; off < hi; off += 4096) {
-		int err = try_mmap(vmgpu_device_fd(dev), BO_SIZE, off);
+		int err = vmgpu_test_try_mmap(vmgpu_device_fd(dev), BO_SIZE, off);
 
 		refused += err == EACCES;
 		mapped += !err;

@@ -154,17 +154,6 @@ static int lock_raw(vmgpu_device *dev, vmgpu_bo *bo, uint32_t flags, uint64_t *o
 	return ret;
 }
 
-/* mmap() as is: 0, or the errno it failed with. */
-static int try_mmap(int fd, uint64_t size, uint64_t offset)
-{
-	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, offset);
-
-	if (p == MAP_FAILED)
-		return errno;
-	munmap(p, size);
-	return 0;
-}
-
 /* Read p in a forked child: the signal that killed it, 0 if it exited. */
 static int signal_of_read(const void *p)
 {
@@ -480,7 +469,7 @@ TEST_F(hap, not_cpu_accessible_lock_rules)
 	EXPECT_EQ(0, vmgpu_test_check(map, SMALL_SIZE, key, &first));
 
 	ASSERT_EQ(0, vmgpu_bo_unlock(n1));
-	EXPECT_EQ(EACCES, try_mmap(fd, SMALL_SIZE, offset));
+	EXPECT_EQ(EACCES, vmgpu_test_try_mmap(fd, SMALL_SIZE, offset));
 	EXPECT_EQ(SIGBUS, signal_of_read(map)) TH_LOG("the unlock left the mapping usable");
 	ASSERT_EQ(0, vmgpu_bo_make_resident(n1));
 	expect_where(_metadata, n1, mem, in_mem, "N1 made resident after the unlock");

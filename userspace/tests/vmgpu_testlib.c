@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -315,4 +316,14 @@ int vmgpu_test_dirty_segment(vmgpu_device *dev, uint32_t id, uint32_t aperture,
 	for (i = 0; i < n; i++)
 		vmgpu_bo_unref(bos[i]);
 	return ret;
+}
+
+int vmgpu_test_try_mmap(int fd, uint64_t size, uint64_t offset)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, offset);
+
+	if (p == MAP_FAILED)
+		return errno;
+	munmap(p, size);
+	return 0;
 }

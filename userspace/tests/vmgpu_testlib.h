@@ -77,6 +77,8 @@ uint64_t vmgpu_test_nonzero(const void *buf, uint64_t size, uint64_t *first);
  */
 int vmgpu_test_dirty_segment(vmgpu_device *dev, uint32_t id, uint32_t aperture,
 			     uint64_t bytes);
+/* mmap() read-write and unmap again: 0, or the errno mmap() failed with. */
+int vmgpu_test_try_mmap(int fd, uint64_t size, uint64_t offset);
 /* A CPU-accessible allocation preferring segment id, the aperture allowed. */
 int vmgpu_test_create_mappable(vmgpu_device *dev, uint32_t id, uint32_t aperture,
 			       uint64_t size, vmgpu_bo **bo, void **cpu);
