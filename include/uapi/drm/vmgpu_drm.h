@@ -248,9 +248,13 @@ struct drm_vmgpu_query {
  * %DRM_VMGPU_ALLOC_PRIMARY: a primary surface: contiguous in a memory
  * segment; mapped into the aperture only while displayed.
  *
- * %DRM_VMGPU_ALLOC_SWIZZLED, %DRM_VMGPU_ALLOC_NOTIFY_EVICTION,
- * %DRM_VMGPU_ALLOC_NOTIFY_IOMMU_UNMAP: stored and reported; acted on by the
- * swizzled-locking and notification features.
+ * %DRM_VMGPU_ALLOC_SWIZZLED: in a memory segment the allocation's bytes
+ * are in the device's swizzled layout (SWIZZLE_X, see the hardware
+ * contract); the CPU always sees them linear (see &drm_vmgpu_gem_lock).
+ * The set must have a memory segment.
+ *
+ * %DRM_VMGPU_ALLOC_NOTIFY_EVICTION, %DRM_VMGPU_ALLOC_NOTIFY_IOMMU_UNMAP:
+ * stored and reported; acted on by the notification features.
  *
  * New allocations never show earlier contents: the device clears them
  * before userspace can see them. A paging operation that fails (a device
@@ -321,6 +325,12 @@ struct drm_vmgpu_gem_create {
  * may take them back, least recently used first.
  */
 #define DRM_VMGPU_RESIDENCY_HOST_APERTURE	(1 << 4)
+/*
+ * A swizzled allocation out of a memory segment whose pages hold it
+ * unswizzled (linear), moved there for the CPU; the GPU's next use pages
+ * it into a memory segment, swizzling it.
+ */
+#define DRM_VMGPU_RESIDENCY_UNSWIZZLED		(1 << 5)
 
 /*
  * Wait for the allocation's clears and moves before reporting, so that
@@ -737,6 +747,17 @@ struct drm_vmgpu_gem_destroy {
  *   works only while it is locked, by any file (-EACCES otherwise), and so
  *   does the mapping: the unlock revokes it, and accesses raise SIGBUS
  *   until the next lock.
+ *
+ * Swizzled (%DRM_VMGPU_ALLOC_SWIZZLED) and CPU-accessible: the CPU sees it
+ * linear. In a memory segment every page is mapped through the CPU host
+ * aperture, which detiles; with no room there it is moved to system
+ * memory unswizzled (-ENOSPC with %DRM_VMGPU_LOCK_DO_NOT_EVICT). Evicted
+ * swizzled, or in the aperture segment, it is paged into a memory segment
+ * first; evicted unswizzled, it is mapped as it is. An eviction during the
+ * lock unswizzles it, so the mapping shows the same bytes.
+ * %DRM_VMGPU_LOCK_IGNORE_SYNC is -EINVAL for it, and while it is locked
+ * EXEC (of any job whose GPU VA space maps it, or whose allocation list
+ * has it) fails with -EBUSY: the CPU or the GPU, never both.
  *
  * A lock that moves the allocation waits for the move, which follows the
  * work queued on it, even with %DRM_VMGPU_LOCK_IGNORE_SYNC. A lock does not

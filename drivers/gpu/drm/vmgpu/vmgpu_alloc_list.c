@@ -155,8 +155,10 @@ static int vmgpu_alloc_list_patch(struct vmgpu_alloc_list *list,
 		struct vmgpu_bo *vbo = gem_to_vmgpu_bo(list->objs[i]);
 		u64 offset;
 
+		if ((vbo->flags & DRM_VMGPU_ALLOC_SWIZZLED) && vbo->locked_by)
+			return -EBUSY;
 		if (!(upper_32_bits(vmgpu_bo_residency(vbo, &offset)) &
-		      DRM_VMGPU_RESIDENCY_PHYSICAL)) {
+		      DRM_VMGPU_RESIDENCY_PHYSICAL) || vbo->unswizzled) {
 			ret = vmgpu_bo_validate(vbo, &ctx);
 			if (ret)
 				return ret;

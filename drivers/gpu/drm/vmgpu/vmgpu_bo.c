@@ -17,6 +17,7 @@
 #include "vmgpu_device.h"
 #include "vmgpu_gart.h"
 #include "vmgpu_migrate.h"
+#include "vmgpu_swizzle.h"
 #include "vmgpu_lock.h"
 #include "vmgpu_mmap.h"
 #include "vmgpu_vram.h"
@@ -615,8 +616,9 @@ static int vmgpu_bo_validate_in_system(struct vmgpu_bo *vbo,
 	static const struct ttm_place tt = { .mem_type = TTM_PL_TT };
 	struct ttm_placement placement = { .num_placement = 1, .placement = &tt };
 
+	/* Nor does the GPU get a swizzled one the CPU sees unswizzled. */
 	if (!(vbo->segments & BIT(vmgpu_aperture_segment(vmgpu_bo_device(vbo)))) ||
-	    vmgpu_bo_too_big_for_aperture(vbo))
+	    vmgpu_bo_too_big_for_aperture(vbo) || vbo->unswizzled)
 		return -EBUSY;
 	return ttm_bo_validate(&vbo->tbo, &placement, ctx);
 }
@@ -626,8 +628,9 @@ static int vmgpu_bo_validate_in_system(struct vmgpu_bo *vbo,
  * @vbo: the allocation, reserved
  * @ctx: TTM's operation context
  *
- * Anywhere in its supported set, unless a lock holds it in system memory:
- * then only in the aperture segment.
+ * Anywhere in its supported set, unless a lock holds it in system memory
+ * (then only in the aperture segment) or it is swizzled and its system
+ * pages hold it unswizzled (then only in a memory segment).
  *
  * Return: 0; -EBUSY if a lock keeps it out of the device's reach; an
  * error of TTM's.
@@ -637,7 +640,7 @@ int vmgpu_bo_validate(struct vmgpu_bo *vbo, struct ttm_operation_ctx *ctx)
 	dma_resv_assert_held(vbo->tbo.base.resv);
 	if (vmgpu_bo_held_in_system(vbo))
 		return vmgpu_bo_validate_in_system(vbo, ctx);
-	return ttm_bo_validate(&vbo->tbo, &vbo->placement, ctx);
+	return vmgpu_swizzle_validate(vbo, ctx);
 }
 
 /**
@@ -668,8 +671,8 @@ int vmgpu_bo_make_resident(struct vmgpu_bo *vbo)
 	ret = ttm_bo_reserve(&vbo->tbo, true, false, NULL);
 	if (ret)
 		return ret;
-	if (vmgpu_bo_held_in_system(vbo)) {
-		ret = vmgpu_bo_validate_in_system(vbo, &ctx);
+	if (vmgpu_bo_held_in_system(vbo) || vbo->unswizzled) {
+		ret = vmgpu_bo_validate(vbo, &ctx);
 	} else {
 		ret = vbo->num_preferred ?
 		      ttm_bo_validate(&vbo->tbo, &preferred, &ctx) : -ENOSPC;

@@ -74,6 +74,17 @@ struct vmgpu_bo {
 	 */
 	struct drm_file *locked_by;
 	/**
+	 * @unswizzled: a swizzled allocation whose backing out of a memory
+	 * segment holds its bytes in linear order, unswizzled for the CPU;
+	 * the GPU cannot use it there. Under the reservation.
+	 */
+	bool unswizzled;
+	/**
+	 * @unswizzle_next_move: the next move out of a memory segment is for
+	 * the CPU: unswizzle on the way. Under the reservation.
+	 */
+	bool unswizzle_next_move;
+	/**
 	 * @hap_slots: for each page of its VRAM backing, the host-aperture
 	 * page mapping it, or VMGPU_HAP_NO_SLOT for pages the VRAM BAR
 	 * reaches; NULL while it holds none. Under the reservation and

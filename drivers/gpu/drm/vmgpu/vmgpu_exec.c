@@ -255,7 +255,10 @@ static int vmgpu_exec_prepare_bos(struct vmgpu_job *job, struct drm_gpuvm_exec *
 		if (obj != drm_gpuvm_resv_obj(vm_exec->vm)) {
 			struct vmgpu_bo *vbo = gem_to_vmgpu_bo(obj);
 
-			if (!vmgpu_bo_is_resident(&vbo->tbo)) {
+			/* Seed 001: the CPU or the GPU, never both. */
+			if ((vbo->flags & DRM_VMGPU_ALLOC_SWIZZLED) && vbo->locked_by)
+				return -EBUSY;
+			if (!vmgpu_bo_is_resident(&vbo->tbo) || vbo->unswizzled) {
 				ret = vmgpu_bo_validate(vbo, &ctx);
 				if (ret)
 					return ret;

@@ -70,6 +70,9 @@ static int vmgpu_gem_check_create(struct vmgpu_device *vdev,
 		return -EINVAL;
 	if ((flags & DRM_VMGPU_ALLOC_CACHED) && (args->segments & ~BIT(aperture)))
 		return -EINVAL;
+	/* Swizzled is a memory segment's layout. */
+	if ((flags & DRM_VMGPU_ALLOC_SWIZZLED) && !(args->segments & ~BIT(aperture)))
+		return -EINVAL;
 
 	for (id = 1; id < aperture; id++) {
 		const struct vmgpu_segment *seg = &vdev->segments[id - 1];
@@ -196,6 +199,8 @@ int vmgpu_gem_info_ioctl(struct drm_device *drm, void *data, struct drm_file *fi
 		residency |= DRM_VMGPU_RESIDENCY_CPU_INVISIBLE;
 	if (vbo->hap_slots)
 		residency |= DRM_VMGPU_RESIDENCY_HOST_APERTURE;
+	if (vbo->unswizzled && !vmgpu_bo_in_memory_segment(vbo))
+		residency |= DRM_VMGPU_RESIDENCY_UNSWIZZLED;
 	args->size = obj->size;
 	args->flags = vbo->flags;
 	args->segments = vbo->segments;

@@ -15,6 +15,7 @@
 #include <drm/drm_print.h>
 #include <drm/ttm/ttm_bo.h>
 
+#include "vmgpu_drm.h"
 #include "vmgpu_bo.h"
 #include "vmgpu_device.h"
 #include "vmgpu_hap.h"
@@ -137,7 +138,7 @@ int vmgpu_hap_init(struct vmgpu_device *vdev)
 }
 
 /* Pages of @res beyond the VRAM BAR. */
-static u32 vmgpu_hap_pages_needed(struct vmgpu_device *vdev, struct ttm_resource *res)
+static u32 vmgpu_hap_pages_beyond_bar(struct vmgpu_device *vdev, struct ttm_resource *res)
 {
 	struct vmgpu_res_cursor cur;
 	u64 bytes = 0;
@@ -147,6 +148,21 @@ static u32 vmgpu_hap_pages_needed(struct vmgpu_device *vdev, struct ttm_resource
 		if (cur.start + cur.size > vdev->vram.bar_size)
 			bytes += cur.start + cur.size - max(cur.start, vdev->vram.bar_size);
 	return bytes >> PAGE_SHIFT;
+}
+
+/*
+ * A swizzled allocation is only seen linear through the host aperture,
+ * which detiles: every page of it goes through it, not only those beyond
+ * the BAR.
+ */
+static bool vmgpu_hap_detiles(struct vmgpu_bo *vbo)
+{
+	return vbo->flags & DRM_VMGPU_ALLOC_SWIZZLED;
+}
+
+static bool vmgpu_hap_page_needs_slot(struct vmgpu_bo *vbo, u64 vram)
+{
+	return vmgpu_hap_detiles(vbo) || vram >= vmgpu_bo_device(vbo)->vram.bar_size;
 }
 
 /**
@@ -160,7 +176,7 @@ static u32 vmgpu_hap_pages_needed(struct vmgpu_device *vdev, struct ttm_resource
 bool vmgpu_hap_res_invisible(struct vmgpu_device *vdev, struct ttm_resource *res)
 {
 	return res && res->mem_type >= VMGPU_TTM_FIRST_SEGMENT &&
-	       vmgpu_hap_pages_needed(vdev, res);
+	       vmgpu_hap_pages_beyond_bar(vdev, res);
 }
 
 /* Give @vbo's pages back, with hap->lock and its reservation held. */
@@ -229,20 +245,23 @@ static void vmgpu_hap_fill_slots(struct vmgpu_device *vdev, struct vmgpu_bo *vbo
 {
 	struct vmgpu_hap *hap = &vdev->hap;
 	struct ttm_resource *res = vbo->tbo.resource;
+	u64 pte_flags = VMGPU_HAP_PTE_VALID;
 	struct vmgpu_res_cursor cur;
 	u32 slot = 0;
 
+	if (vmgpu_hap_detiles(vbo))
+		pte_flags |= VMGPU_HAP_PTE_DETILE;
 	vmgpu_res_first(vdev, res, NULL, res->size, &cur);
 	for (; cur.remaining; vmgpu_res_next(&cur, cur.size)) {
 		unsigned long page = (res->size - cur.remaining) >> PAGE_SHIFT;
 		u64 vram;
 
 		for (vram = cur.start; vram < cur.start + cur.size; vram += PAGE_SIZE, page++) {
-			if (vram < vdev->vram.bar_size)
+			if (!vmgpu_hap_page_needs_slot(vbo, vram))
 				continue;
 			slot = find_next_zero_bit(hap->used, hap->num_pages, slot);
 			__set_bit(slot, hap->used);
-			vmgpu_hap_write_entry(vdev, slot, vram | VMGPU_HAP_PTE_VALID);
+			vmgpu_hap_write_entry(vdev, slot, vram | pte_flags);
 			vbo->hap_slots[page] = slot;
 			vbo->hap_count++;
 		}
@@ -256,7 +275,8 @@ static void vmgpu_hap_fill_slots(struct vmgpu_device *vdev, struct vmgpu_bo *vbo
  * @vbo: the allocation, reserved, in a memory segment
  *
  * Lends a host-aperture page to each of its VRAM pages the BAR does not
- * reach, taking pages back from unlocked allocations if needed. An
+ * reach (to every page of a swizzled one, with DETILE), taking pages back
+ * from unlocked allocations if needed. An
  * allocation that has them already is only marked most recently used.
  *
  * Return: 0; -ENOSPC if the host aperture (or its lack) cannot hold it
@@ -276,7 +296,8 @@ int vmgpu_hap_map(struct vmgpu_bo *vbo)
 		vmgpu_hap_set_locked(vbo, !!vbo->locked_by);
 		return 0;
 	}
-	need = vmgpu_hap_pages_needed(vdev, vbo->tbo.resource);
+	need = vmgpu_hap_detiles(vbo) ? pages :
+	       vmgpu_hap_pages_beyond_bar(vdev, vbo->tbo.resource);
 	if (!need)
 		return 0;
 	if (need > hap->num_pages)
@@ -357,7 +378,7 @@ unsigned long vmgpu_hap_pfn(struct vmgpu_bo *vbo, unsigned long page)
 	u64 vram = vmgpu_vram_res_page_offset(vdev, vbo->tbo.resource, page);
 
 	dma_resv_assert_held(vbo->tbo.base.resv);
-	if (vram < vdev->vram.bar_size)
+	if (!vmgpu_hap_page_needs_slot(vbo, vram))
 		return (vdev->vram.bar_start + vram) >> PAGE_SHIFT;
 	return (vdev->hap.bar_start >> PAGE_SHIFT) + vbo->hap_slots[page];
 }

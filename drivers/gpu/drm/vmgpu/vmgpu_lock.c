@@ -16,6 +16,7 @@
 #include "vmgpu_hap.h"
 #include "vmgpu_lock.h"
 #include "vmgpu_mmap.h"
+#include "vmgpu_swizzle.h"
 
 /**
  * DOC: Lock and Lock2
@@ -47,7 +48,9 @@
  *   aperture segment, or fails with -EBUSY (vmgpu_bo_validate()). Its
  *   CPU mapping exists only during the lock.
  *
- * Not yet: swizzled allocations (no lock detiles, none is swizzled).
+ * Swizzled allocations (vmgpu_swizzle.c) are seen linear: through the
+ * host aperture's detiling, or unswizzled in system memory; IGNORE_SYNC
+ * is -EINVAL for them.
  */
 
 #define VMGPU_LOCK_FLAGS	(DRM_VMGPU_LOCK_DO_NOT_WAIT | DRM_VMGPU_LOCK_IGNORE_SYNC | \
@@ -66,13 +69,18 @@ static int vmgpu_lock_place(struct vmgpu_bo *vbo, u32 flags)
 {
 	bool may_move = !(flags & DRM_VMGPU_LOCK_DO_NOT_EVICT);
 
+	bool swizzled = vbo->flags & DRM_VMGPU_ALLOC_SWIZZLED;
+
 	if (vbo->flags & DRM_VMGPU_ALLOC_CPU_ACCESS)
 		return vmgpu_bo_cpu_reach(vbo, may_move);
-	if (!vmgpu_bo_in_memory_segment(vbo))
+	if (!vmgpu_bo_in_memory_segment(vbo) && (!swizzled || vbo->unswizzled))
 		return 0;
-	if (!(vbo->segments & BIT(vmgpu_aperture_segment(vmgpu_bo_device(vbo)))))
+	if (vmgpu_bo_in_memory_segment(vbo) &&
+	    !(vbo->segments & BIT(vmgpu_aperture_segment(vmgpu_bo_device(vbo)))))
 		return -EINVAL;
-	return may_move ? vmgpu_bo_move_to_system(vbo) : -ENOSPC;
+	if (!may_move)
+		return -ENOSPC;
+	return swizzled ? vmgpu_swizzle_to_system(vbo) : vmgpu_bo_move_to_system(vbo);
 }
 
 /* Under the reservation. */
@@ -98,6 +106,10 @@ static int vmgpu_lock(struct drm_device *drm, struct drm_file *file,
 	if (!obj)
 		return -ENOENT;
 	vbo = gem_to_vmgpu_bo(obj);
+	/* Seed 001: no no-overwrite lock on a swizzled allocation. */
+	ret = -EINVAL;
+	if ((vbo->flags & DRM_VMGPU_ALLOC_SWIZZLED) && (args->flags & DRM_VMGPU_LOCK_IGNORE_SYNC))
+		goto out_put;
 	ret = -ENODEV;
 	if (!drm_dev_enter(drm, &idx))
 		goto out_put;

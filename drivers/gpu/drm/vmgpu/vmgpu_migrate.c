@@ -188,7 +188,7 @@ static void vmgpu_set_addr(struct vmgpu_addr *a, u32 space, u64 addr)
 
 /* Walk source and destination; count the transfers, and add them if @op. */
 static int vmgpu_copy_walk(struct vmgpu_device *vdev, struct ttm_buffer_object *tbo,
-			   struct ttm_resource *from, struct ttm_resource *to,
+			   struct ttm_resource *from, struct ttm_resource *to, u16 flags,
 			   struct vmgpu_paging_op *op, u32 *count)
 {
 	struct vmgpu_res_cursor src, dst;
@@ -208,6 +208,7 @@ static int vmgpu_copy_walk(struct vmgpu_device *vdev, struct ttm_buffer_object *
 			union vmgpu_cmd cmd = {};
 
 			cmd.transfer.hdr.opcode = cpu_to_le16(VMGPU_OP_TRANSFER);
+			cmd.transfer.hdr.flags = cpu_to_le16(flags);
 			vmgpu_set_addr(&cmd.transfer.src, src.space, src.start);
 			vmgpu_set_addr(&cmd.transfer.dst, dst.space, dst.start);
 			cmd.transfer.size = cpu_to_le64(len);
@@ -226,6 +227,8 @@ static int vmgpu_copy_walk(struct vmgpu_device *vdev, struct ttm_buffer_object *
  * @tbo: the allocation, reserved; its TT populated if either side is TT
  * @from: the current resource
  * @to: the new resource
+ * @flags: VMGPU_TRANSFER_FLAG_SWIZZLE or _UNSWIZZLE to change the layout on
+ *	   the way (runs are whole pages: the swizzle format is page-local)
  * @prev: the fence of the last operation that wrote @from, or NULL
  *
  * The operations wait, on the GPU side, for every fence of the allocation's
@@ -237,20 +240,20 @@ static int vmgpu_copy_walk(struct vmgpu_device *vdev, struct ttm_buffer_object *
 struct dma_fence *vmgpu_migrate_copy(struct vmgpu_device *vdev,
 				     struct ttm_buffer_object *tbo,
 				     struct ttm_resource *from,
-				     struct ttm_resource *to,
+				     struct ttm_resource *to, u16 flags,
 				     struct dma_fence *prev)
 {
 	struct vmgpu_paging_op op;
 	u32 count;
 	int ret;
 
-	ret = vmgpu_copy_walk(vdev, tbo, from, to, NULL, &count);
+	ret = vmgpu_copy_walk(vdev, tbo, from, to, flags, NULL, &count);
 	if (ret)
 		return ERR_PTR(ret);
 	ret = vmgpu_paging_op_begin(&op, vdev, tbo, count);
 	if (ret)
 		return ERR_PTR(ret);
-	ret = vmgpu_copy_walk(vdev, tbo, from, to, &op, &count);
+	ret = vmgpu_copy_walk(vdev, tbo, from, to, flags, &op, &count);
 	if (ret) {
 		vmgpu_paging_op_discard(&op);
 		return ERR_PTR(ret);

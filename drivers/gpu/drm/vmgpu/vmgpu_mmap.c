@@ -16,6 +16,7 @@
 #include "vmgpu_bo.h"
 #include "vmgpu_device.h"
 #include "vmgpu_hap.h"
+#include "vmgpu_swizzle.h"
 #include "vmgpu_mmap.h"
 #include "vmgpu_vram_mgr.h"
 
@@ -97,7 +98,8 @@ int vmgpu_bo_prepare_access(struct vmgpu_bo *vbo, bool intr)
  * @may_move: if the host aperture cannot take it, move it to system memory
  *
  * Pages beyond the VRAM BAR get host-aperture pages (vmgpu_hap_map()),
- * taking them back from unlocked allocations if needed. The move, if
+ * taking them back from unlocked allocations if needed; a swizzled
+ * allocation gets a linear view (vmgpu_swizzle_cpu_reach()). The move, if
  * there is one, is queued: vmgpu_bo_prepare_access() waits for it.
  *
  * Return: 0; -ENOSPC if it needs moving and @may_move is false; -EACCES
@@ -110,6 +112,8 @@ int vmgpu_bo_cpu_reach(struct vmgpu_bo *vbo, bool may_move)
 	dma_resv_assert_held(vbo->tbo.base.resv);
 	if (!(vbo->flags & DRM_VMGPU_ALLOC_CPU_ACCESS))
 		return vbo->locked_by && !vmgpu_bo_in_memory_segment(vbo) ? 0 : -EACCES;
+	if (vbo->flags & DRM_VMGPU_ALLOC_SWIZZLED)
+		return vmgpu_swizzle_cpu_reach(vbo, may_move);
 	if (!vbo->hap_slots &&
 	    !vmgpu_hap_res_invisible(vmgpu_bo_device(vbo), vbo->tbo.resource))
 		return 0;

@@ -20,6 +20,7 @@
 #include "vmgpu_hap.h"
 #include "vmgpu_migrate.h"
 #include "vmgpu_res_cursor.h"
+#include "vmgpu_swizzle.h"
 #include "vmgpu_trace.h"
 #include "vmgpu_ttm.h"
 #include "vmgpu_vm.h"
@@ -103,13 +104,17 @@ static int vmgpu_ttm_move_by_device(struct ttm_buffer_object *tbo, bool evict,
 {
 	struct vmgpu_device *vdev = to_vmgpu_device(tbo->base.dev);
 	struct vmgpu_bo *vbo = vmgpu_bo_is_vmgpu(tbo) ? to_vmgpu_bo(tbo) : NULL;
+	u16 flags = 0;
 	struct dma_fence *fence;
 	int ret;
 
 	if (new_mem->mem_type == TTM_PL_TT)
 		vmgpu_gart_bind(vdev, new_mem, tbo->ttm);
+	if (vbo && !clear)
+		flags = vmgpu_swizzle_move_flags(vbo, tbo->resource->mem_type,
+						 new_mem->mem_type);
 	fence = clear ? vmgpu_migrate_clear(vdev, tbo, new_mem, NULL) :
-			vmgpu_migrate_copy(vdev, tbo, tbo->resource, new_mem,
+			vmgpu_migrate_copy(vdev, tbo, tbo->resource, new_mem, flags,
 					   vbo ? vbo->paging_fence : NULL);
 	if (IS_ERR(fence))
 		return PTR_ERR(fence);
@@ -125,10 +130,12 @@ static int vmgpu_ttm_move_by_device(struct ttm_buffer_object *tbo, bool evict,
 		ttm_bo_move_null(tbo, new_mem);
 		ret = 0;
 	}
-	if (ret)
+	if (ret) {
 		dma_fence_wait(fence, false);
-	else if (vbo)
+	} else if (vbo) {
 		vmgpu_bo_set_paging(vbo, fence, !clear);
+		vmgpu_swizzle_moved(vbo, new_mem->mem_type, flags);
+	}
 	dma_fence_put(fence);
 	return ret;
 }
@@ -223,10 +230,15 @@ static int vmgpu_ttm_io_mem_reserve(struct ttm_device *bdev,
 
 	if (!vmgpu_ttm_is_vram(mem->mem_type))
 		return 0;
-	/* Beyond the BAR only through the host-aperture pages it was lent. */
+	/*
+	 * Beyond the BAR, or swizzled, only through the host-aperture pages
+	 * it was lent.
+	 */
 	if (!tbo || !vmgpu_bo_is_vmgpu(tbo))
 		return -EINVAL;
-	if (!to_vmgpu_bo(tbo)->hap_slots && vmgpu_hap_res_invisible(vdev, mem))
+	if (!to_vmgpu_bo(tbo)->hap_slots &&
+	    ((to_vmgpu_bo(tbo)->flags & DRM_VMGPU_ALLOC_SWIZZLED) ||
+	     vmgpu_hap_res_invisible(vdev, mem)))
 		return -EINVAL;
 	mem->bus.is_iomem = true;
 	mem->bus.caching = ttm_write_combined;

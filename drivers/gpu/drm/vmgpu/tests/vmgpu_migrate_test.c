@@ -66,10 +66,10 @@ static void migrate_check_copy(struct kunit *test, struct vmgpu_device *vdev,
 	struct vmgpu_job *job;
 	u32 count, i;
 
-	KUNIT_ASSERT_EQ(test, 0, vmgpu_copy_walk(vdev, tbo, from, to, NULL, &count));
+	KUNIT_ASSERT_EQ(test, 0, vmgpu_copy_walk(vdev, tbo, from, to, 0, NULL, &count));
 	KUNIT_ASSERT_EQ(test, count, n);
 	KUNIT_ASSERT_EQ(test, 0, vmgpu_paging_op_init(&op, vdev, count, 0));
-	KUNIT_ASSERT_EQ(test, 0, vmgpu_copy_walk(vdev, tbo, from, to, &op, &count));
+	KUNIT_ASSERT_EQ(test, 0, vmgpu_copy_walk(vdev, tbo, from, to, 0, &op, &count));
 	job = op.jobs[0];
 	KUNIT_ASSERT_EQ(test, job->num_cmds, n);
 	for (i = 0; i < n; i++) {
