@@ -42,7 +42,7 @@ MUTANTS=(
 	"lock-no-wait%%vmgpu_lock.c%%s/\tif \(flags & DRM_VMGPU_LOCK_IGNORE_SYNC\)/\tif (!(flags \& DRM_VMGPU_LOCK_DO_NOT_WAIT))/%%rebar%%vmgpu_lock_test/lock.waits_for_the_gpu_unless_told_not_to"
 	"hap-not-lru%%vmgpu_hap.c%%s/list_for_each_entry_safe\(victim, next, &hap->lru, hap_link\)/list_for_each_entry_safe_reverse(victim, next, \&hap->lru, hap_link)/%%norebar%%vmgpu_host_aperture_test/hap.unlocked_pages_reclaimed_lru_first"
 	"hap-no-revoke%%vmgpu_hap.c%%s/\t\t\tttm_bo_unmap_virtual\(&victim->tbo\);\n//%%norebar%%vmgpu_host_aperture_test/hap.unlocked_pages_reclaimed_lru_first"
-	"hap-steals-locked%%vmgpu_hap.c%%s/\tif \(locked\)\n\t\tlist_del_init\(&vbo->hap_link\);\n\telse\n\t\t//\t/%%norebar%%vmgpu_host_aperture_test/hap.locked_pages_stay_and_overflow_goes_to_system"
+	"hap-steals-locked%%vmgpu_hap.c%%s/\tif \(locked\)\n\t\tlist_del_init\(&vbo->hap_link\);\n\telse\n\t\t/\t/%%norebar%%vmgpu_host_aperture_test/hap.locked_pages_stay_and_overflow_goes_to_system"
 	"lock-not-held-in-system%%vmgpu_bo.c%%s/\treturn vbo->locked_by && !\(vbo->flags & DRM_VMGPU_ALLOC_CPU_ACCESS\);/\treturn false;/%%rebar%%vmgpu_host_aperture_test/hap.not_cpu_accessible_lock_rules"
 	"swizzle-no-detile%%vmgpu_hap.c%%s/\t\tpte_flags \|= VMGPU_HAP_PTE_DETILE;//%%rebar%%vmgpu_swizzle_test/swz.lock_detiles_through_the_host_aperture"
 	"swizzle-locked-evict-raw%%vmgpu_swizzle.c%%s/return vbo->locked_by \|\| vbo->unswizzle_next_move/return vbo->unswizzle_next_move/%%rebar%%vmgpu_swizzle_test/swz.eviction_during_a_lock_is_invisible"
