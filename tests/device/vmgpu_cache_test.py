@@ -398,7 +398,7 @@ def test_cache_writeback_fault(qt, dev):
         assert halt_and_resume(ndev, cmd_flush(WB | INV)) == (HW["VMGPU_ERR_DMA"], ROM_PAGE)
         run(ndev, cmd_flush(INV, addr("SYSTEM", ROM_PAGE), 1), cmd_flush(WB))
     # A dirty line that cannot be written back fails the access that evicts
-    # it, and is dropped: the access works when resumed.
+    # it, and is dropped: the same access works when submitted again.
     with nc_device(qt, ",cache-lines=1") as (nqt, ndev):
         run(ndev, cmd_fill(addr("SYSTEM", ROM_PAGE), 4, 0xBAD1))
         nqt.write(page(60), bytes(PAGE))
