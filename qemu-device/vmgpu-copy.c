@@ -53,7 +53,7 @@ VmgpuCmdStatus vmgpu_copy_fill(VmgpuState *s, const struct vmgpu_addr *dst,
     while (*done < size && *budget) {
         uint32_t chunk = MIN(size - *done, vmgpu_copy_page_left(addr, *done));
 
-        if (!vmgpu_mem_rw(s, dst, *done, page, chunk, true, err)) {
+        if (!vmgpu_mem_data_rw(s, dst, *done, page, chunk, true, err)) {
             return VMGPU_CMD_FAILED;
         }
         *done += chunk;
@@ -98,14 +98,14 @@ VmgpuCmdStatus vmgpu_copy_transfer(VmgpuState *s,
         uint32_t chunk = MIN(size - *done, vmgpu_copy_page_left(src, *done));
 
         chunk = MIN(chunk, vmgpu_copy_page_left(dst, *done));
-        if (!vmgpu_mem_rw(s, &c->src, *done, buf, chunk, false, err)) {
+        if (!vmgpu_mem_data_rw(s, &c->src, *done, buf, chunk, false, err)) {
             return VMGPU_CMD_FAILED;
         }
         if (swizzle || unswizzle) {
             vmgpu_swizzle_page(tiled, buf, swizzle);
             memcpy(buf, tiled, sizeof(buf));
         }
-        if (!vmgpu_mem_rw(s, &c->dst, *done, buf, chunk, true, err)) {
+        if (!vmgpu_mem_data_rw(s, &c->dst, *done, buf, chunk, true, err)) {
             return VMGPU_CMD_FAILED;
         }
         *done += chunk;

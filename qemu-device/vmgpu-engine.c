@@ -140,6 +140,12 @@ static bool vmgpu_ring_allows(const VmgpuRing *ring, unsigned index,
     case VMGPU_OP_WAIT:
         addrs[0] = &cmd->wait.addr;
         break;
+    case VMGPU_OP_CACHE_FLUSH:
+        /* The whole cache names no memory; a range is SYSTEM, never allowed. */
+        if (!buffer_is_zero(&cmd->range.addr, sizeof(cmd->range.addr))) {
+            addrs[0] = &cmd->range.addr;
+        }
+        break;
     case VMGPU_OP_NOP:
         break;
     default:
@@ -249,8 +255,14 @@ static VmgpuCmdStatus vmgpu_exec(VmgpuState *s, VmgpuRing *ring,
             break;
         }
         return vmgpu_exec_wait(s, ring, &cmd->wait, err);
+    case VMGPU_OP_CACHE_FLUSH:
+        if (!buffer_is_zero(cmd->range.reserved, sizeof(cmd->range.reserved))) {
+            break;
+        }
+        /* Its cursor counts cache slots visited, not bytes. */
+        return vmgpu_cache_flush(s, &cmd->range, &ring->cmd_done, budget, err);
     default:
-        /* NOTIFY, COMPRESS, DECOMPRESS and CACHE_FLUSH come later. */
+        /* NOTIFY, COMPRESS and DECOMPRESS come later. */
         qemu_log_mask(LOG_GUEST_ERROR, "vmgpu: unsupported opcode %u\n",
                       opcode);
         err->code = VMGPU_ERR_BAD_OPCODE;
@@ -308,6 +320,7 @@ static bool vmgpu_cmd_writes_memory(const union vmgpu_cmd *cmd)
     case VMGPU_OP_FILL:
     case VMGPU_OP_TRANSFER:
     case VMGPU_OP_DISCARD:
+    case VMGPU_OP_CACHE_FLUSH:      /* write backs */
         return true;
     }
     return false;

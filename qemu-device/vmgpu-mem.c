@@ -9,6 +9,11 @@
  * and never runs past a bad one. VIRTUAL addresses are translated a page
  * at a time through the VM's page table (FillVirtual, TransferVirtual).
  *
+ * In non-coherent mode the engine's data accesses (vmgpu_mem_data_rw: FILL,
+ * DISCARD, TRANSFER) that end at a bus address go through the device cache
+ * (vmgpu-cache.c); everything else, vmgpu_mem_rw and the table walks, stays
+ * coherent.
+ *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 
@@ -50,7 +55,7 @@ static bool vmgpu_gart_translate(VmgpuState *s, uint64_t offset,
 }
 
 static bool vmgpu_mem_page_rw(VmgpuState *s, uint32_t space, uint64_t addr,
-                              void *buf, uint32_t len, bool write,
+                              void *buf, uint32_t len, bool write, bool data,
                               VmgpuMemError *err);
 
 /*
@@ -79,7 +84,7 @@ static bool vmgpu_vm_translate(VmgpuState *s, uint32_t vm, uint64_t va,
         uint64_t pte;
 
         if (!vmgpu_mem_page_rw(s, table_space, table + index * sizeof(pte),
-                               &pte, sizeof(pte), false, err)) {
+                               &pte, sizeof(pte), false, false, err)) {
             return false;
         }
         pte = le64_to_cpu(pte);
@@ -100,10 +105,11 @@ static bool vmgpu_vm_translate(VmgpuState *s, uint32_t vm, uint64_t va,
 
 /*
  * Access len bytes at (space, addr); len never crosses a 4 KiB boundary of
- * addr, so one translation covers it.
+ * addr, so one translation covers it. A data access to system memory goes
+ * through the cache in non-coherent mode.
  */
 static bool vmgpu_mem_page_rw(VmgpuState *s, uint32_t space, uint64_t addr,
-                              void *buf, uint32_t len, bool write,
+                              void *buf, uint32_t len, bool write, bool data,
                               VmgpuMemError *err)
 {
     DMADirection dir = write ? DMA_DIRECTION_FROM_DEVICE :
@@ -127,6 +133,9 @@ static bool vmgpu_mem_page_rw(VmgpuState *s, uint32_t space, uint64_t addr,
         }
         /* fall through */
     case VMGPU_SPACE_SYSTEM:
+        if (data && s->cache_mode == VMGPU_CACHE_MODE_NONCOHERENT) {
+            return vmgpu_cache_rw(s, bus, buf, len, write, err);
+        }
         if (pci_dma_rw(PCI_DEVICE(s), bus, buf, len, dir,
                        MEMTXATTRS_UNSPECIFIED) != MEMTX_OK) {
             return vmgpu_mem_fail(err, VMGPU_ERR_DMA, bus);
@@ -148,8 +157,9 @@ bool vmgpu_mem_check_addr(const struct vmgpu_addr *a, VmgpuMemError *err)
     return true;
 }
 
-bool vmgpu_mem_rw(VmgpuState *s, const struct vmgpu_addr *a, uint64_t offset,
-                  void *buf, uint32_t len, bool write, VmgpuMemError *err)
+static bool vmgpu_mem_access(VmgpuState *s, const struct vmgpu_addr *a,
+                             uint64_t offset, void *buf, uint32_t len,
+                             bool write, bool data, VmgpuMemError *err)
 {
     uint32_t space = le32_to_cpu(a->space);
     uint64_t addr = le64_to_cpu(a->addr) + offset;
@@ -166,7 +176,8 @@ bool vmgpu_mem_rw(VmgpuState *s, const struct vmgpu_addr *a, uint64_t offset,
             trace_vmgpu_mem_fault(space, addr, err->code);
             return false;
         }
-        if (!vmgpu_mem_page_rw(s, page_space, page_addr, p, chunk, write, err)) {
+        if (!vmgpu_mem_page_rw(s, page_space, page_addr, p, chunk, write,
+                               data, err)) {
             trace_vmgpu_mem_fault(space, addr, err->code);
             return false;
         }
@@ -175,4 +186,19 @@ bool vmgpu_mem_rw(VmgpuState *s, const struct vmgpu_addr *a, uint64_t offset,
         len -= chunk;
     }
     return true;
+}
+
+/* A device-internal access (FENCE, WAIT): always coherent. */
+bool vmgpu_mem_rw(VmgpuState *s, const struct vmgpu_addr *a, uint64_t offset,
+                  void *buf, uint32_t len, bool write, VmgpuMemError *err)
+{
+    return vmgpu_mem_access(s, a, offset, buf, len, write, false, err);
+}
+
+/* A data access of FILL, DISCARD or TRANSFER: cached when non-coherent. */
+bool vmgpu_mem_data_rw(VmgpuState *s, const struct vmgpu_addr *a,
+                       uint64_t offset, void *buf, uint32_t len, bool write,
+                       VmgpuMemError *err)
+{
+    return vmgpu_mem_access(s, a, offset, buf, len, write, true, err);
 }

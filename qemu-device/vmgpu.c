@@ -70,6 +70,9 @@ static uint32_t vmgpu_caps(VmgpuState *s)
     if (s->hap_pages) {
         caps |= VMGPU_CAP_HOST_APERTURE | VMGPU_CAP_SWIZZLE;
     }
+    if (s->noncoherent) {
+        caps |= VMGPU_CAP_NONCOHERENT;
+    }
     return caps;
 }
 
@@ -200,6 +203,9 @@ static bool vmgpu_reg_read(VmgpuState *s, hwaddr addr, uint32_t *val)
     case VMGPU_REG_GART_NUM_PAGES:
         *val = s->gart_num_pages;
         return true;
+    case VMGPU_REG_CACHE_MODE:
+        *val = s->cache_mode;
+        return true;
     case VMGPU_REG_INT_STATUS:
         *val = s->int_status;
         return true;
@@ -257,6 +263,7 @@ static void vmgpu_reset_state(VmgpuState *s)
     vmgpu_hap_reset(s);
     vmgpu_engine_reset(s);
     memset(s->vms, 0, sizeof(s->vms));
+    vmgpu_cache_reset(s);
 }
 
 static void vmgpu_reg_write(VmgpuState *s, hwaddr addr, uint32_t val)
@@ -303,6 +310,14 @@ static void vmgpu_reg_write(VmgpuState *s, hwaddr addr, uint32_t val)
         }
         s->gart_num_pages = val;
         return;
+    case VMGPU_REG_CACHE_MODE: {
+        const char *why = vmgpu_cache_mode_write(s, val);
+
+        if (why) {
+            vmgpu_bad_register(s, addr, val, why);
+        }
+        return;
+    }
     }
     if (addr >= VMGPU_REG_VM(0) && addr < VMGPU_REG_VM(VMGPU_MAX_VMS)) {
         const char *why = vmgpu_vm_reg_write(s, addr, val);
@@ -456,6 +471,11 @@ static bool vmgpu_check_properties(VmgpuState *s, Error **errp)
                    "between 4K and 1G");
         return false;
     }
+    if (!s->cache_lines || s->cache_lines > VMGPU_CACHE_MAX_LINES) {
+        error_setg(errp, "vmgpu: cache-lines must be between 1 and %u",
+                   VMGPU_CACHE_MAX_LINES);
+        return false;
+    }
     return true;
 }
 
@@ -525,6 +545,7 @@ static void vmgpu_realize(PCIDevice *pdev, Error **errp)
         vmgpu_rebar_init(s, VMGPU_REBAR_CAP_OFFSET);
     }
     vmgpu_engine_init(s);
+    vmgpu_cache_init(s);
 }
 
 static void vmgpu_exit(PCIDevice *pdev)
@@ -532,6 +553,7 @@ static void vmgpu_exit(PCIDevice *pdev)
     VmgpuState *s = VMGPU(pdev);
 
     vmgpu_engine_exit(s);
+    vmgpu_cache_exit(s);
     msix_uninit_exclusive_bar(pdev);
     g_free(s->hap_table);
 }
@@ -576,6 +598,9 @@ static const Property vmgpu_properties[] = {
     DEFINE_PROP_UINT32("gart-pages", VmgpuState, gart_max_pages, 65536),
     DEFINE_PROP_UINT32("paging-va-mb", VmgpuState, paging_va_mb, 0),
     DEFINE_PROP_SIZE("copy-budget", VmgpuState, copy_budget, 1 * MiB),
+    DEFINE_PROP_BOOL("noncoherent", VmgpuState, noncoherent, false),
+    DEFINE_PROP_UINT32("cache-lines", VmgpuState, cache_lines,
+                       VMGPU_CACHE_DEFAULT_LINES),
 };
 
 static void vmgpu_class_init(ObjectClass *klass, void *data)

@@ -10,6 +10,7 @@
 
 #include "hw/pci/pci_device.h"
 #include "hw/vmgpu/vmgpu_hw.h"
+#include "qemu/queue.h"
 #include "qemu/timer.h"
 #include "qom/object.h"
 
@@ -55,6 +56,28 @@ typedef enum VmgpuCmdStatus {
     VMGPU_CMD_FAILED,           /* VmgpuMemError says why */
 } VmgpuCmdStatus;
 
+/* The cache-lines property: 4 MiB by default, at most 256 MiB. */
+#define VMGPU_CACHE_DEFAULT_LINES   1024
+#define VMGPU_CACHE_MAX_LINES       65536
+
+/* One line of the non-coherent mode's write-back cache: a system page. */
+typedef struct VmgpuCacheLine {
+    uint64_t tag;               /* bus address of the page, the map's key */
+    uint8_t *data;              /* a line of bytes, kept once used */
+    bool valid;
+    bool dirty;                 /* newer than memory */
+    QTAILQ_ENTRY(VmgpuCacheLine) link;  /* on lru if valid, else on free */
+} VmgpuCacheLine;
+
+typedef struct VmgpuCache {
+    VmgpuCacheLine *lines;      /* cache-lines slots */
+    uint32_t num_lines;
+    uint32_t used;              /* valid lines */
+    GHashTable *map;            /* &tag -> valid line */
+    QTAILQ_HEAD(, VmgpuCacheLine) lru;  /* least recently used first */
+    QTAILQ_HEAD(, VmgpuCacheLine) free;
+} VmgpuCache;
+
 typedef struct VmgpuSegment {
     uint64_t base;              /* VRAM offset */
     uint64_t size;
@@ -72,6 +95,8 @@ struct VmgpuState {
     uint32_t gart_max_pages;
     uint32_t paging_va_mb;
     uint64_t copy_budget;       /* FILL/TRANSFER bytes per engine slice */
+    bool noncoherent;           /* CACHE_MODE may be NONCOHERENT */
+    uint32_t cache_lines;       /* its cache's capacity in 4 KiB lines */
 
     /* Memory */
     VmgpuSegment segments[VMGPU_MAX_SEGMENTS];
@@ -98,6 +123,10 @@ struct VmgpuState {
     unsigned next_ring;         /* first ring of the next slice */
     uint64_t gart_base;
     uint32_t gart_num_pages;
+
+    /* I/O coherency */
+    uint32_t cache_mode;        /* VMGPU_CACHE_MODE_* */
+    VmgpuCache cache;
 
     /* Interrupts and errors */
     uint32_t int_status;
@@ -153,6 +182,20 @@ VmgpuCmdStatus vmgpu_copy_transfer(VmgpuState *s,
 bool vmgpu_mem_check_addr(const struct vmgpu_addr *a, VmgpuMemError *err);
 bool vmgpu_mem_rw(VmgpuState *s, const struct vmgpu_addr *a, uint64_t offset,
                   void *buf, uint32_t len, bool write, VmgpuMemError *err);
+bool vmgpu_mem_data_rw(VmgpuState *s, const struct vmgpu_addr *a,
+                       uint64_t offset, void *buf, uint32_t len, bool write,
+                       VmgpuMemError *err);
+
+/* vmgpu-cache.c */
+void vmgpu_cache_init(VmgpuState *s);
+void vmgpu_cache_exit(VmgpuState *s);
+void vmgpu_cache_reset(VmgpuState *s);
+const char *vmgpu_cache_mode_write(VmgpuState *s, uint32_t val);
+bool vmgpu_cache_rw(VmgpuState *s, uint64_t bus, void *buf, uint32_t len,
+                    bool write, VmgpuMemError *err);
+VmgpuCmdStatus vmgpu_cache_flush(VmgpuState *s, const struct vmgpu_cmd_range *c,
+                                 uint64_t *cursor, uint64_t *budget,
+                                 VmgpuMemError *err);
 
 /* vmgpu-hap.c */
 extern const MemoryRegionOps vmgpu_hap_ops;

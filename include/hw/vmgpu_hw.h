@@ -38,7 +38,7 @@ typedef uint64_t vmgpu_le64;
 #define VMGPU_MMIO_SIZE			0x20000
 #define VMGPU_MAGIC			0x55504756	/* "VGPU" */
 #define VMGPU_VERSION_MAJOR		1
-#define VMGPU_VERSION_MINOR		1
+#define VMGPU_VERSION_MINOR		2
 
 /* Page sizes the device understands. */
 #define VMGPU_PAGE_SHIFT		12
@@ -128,13 +128,19 @@ enum vmgpu_error {
 #define VMGPU_GART_PTE_ADDR_MASK	0xfffffffffffff000ull
 
 /* ---------------------------------------------------------------------
- * I/O coherency. Coherent: every system access snoops. Non-coherent: system
- * memory goes through a device write-back cache that only CACHE_FLUSH,
- * NOTIFY(IOMMU_UNMAP) and reset write back or drop.
+ * I/O coherency. Coherent: every system access snoops. Non-coherent (only
+ * with VMGPU_CAP_NONCOHERENT): the data accesses of FILL, DISCARD and
+ * TRANSFER to system memory go through a device write-back cache of 4 KiB
+ * lines, keyed by bus page address. Memory sees a dirty line only when
+ * CACHE_FLUSH writes it back or the cache evicts it (least recently used
+ * first); an invalidate, the switch back to COHERENT and reset drop lines
+ * without writing them back. Ring fetches, table walks, FENCE and WAIT
+ * never go through the cache.
  */
-#define VMGPU_REG_CACHE_MODE		0x0080
+#define VMGPU_REG_CACHE_MODE		0x0080	/* RW: VMGPU_CACHE_MODE_* */
 #define VMGPU_CACHE_MODE_COHERENT	0
 #define VMGPU_CACHE_MODE_NONCOHERENT	1
+#define VMGPU_CACHE_LINE_SIZE		VMGPU_PAGE_SIZE
 
 /* ---------------------------------------------------------------------
  * Memory segments: consecutive ranges of VRAM, described read-only.
@@ -341,7 +347,7 @@ struct vmgpu_cmd_transfer {
 struct vmgpu_cmd_range {
 	struct vmgpu_cmd_header hdr;
 	struct vmgpu_addr addr;
-	vmgpu_le64 size;		/* CACHE_FLUSH: 0 = whole cache */
+	vmgpu_le64 size;		/* CACHE_FLUSH: 0 = whole cache, addr 0 */
 	vmgpu_le64 reserved[4];
 };
 

@@ -9,10 +9,8 @@ Output is KTAP between the markers scripts/report.py reads.
 
 usage: vmgpu_device_test.py QEMU_BINARY
 """
-import json
 import os
 import struct
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -20,7 +18,8 @@ from vmgpu_qtest import (  # noqa: E402
     DATA, DEVICE_ARGS, ECAM, FENCE, GART_TABLE, HAP_BAR, HW, MMIO, RING, RING_SHIFT,
     VRAM_BAR, VRAM_SIZE, Device, QTest, ack_errors, addr, build_page_table, cmd_fence,
     cmd_fill, cmd_nop, cmd_range, cmd_transfer, enable_vm, expect_halt, map_gart,
-    pattern_bytes, swizzle_offset, u64)
+    pattern_bytes, run_qemu, swizzle_offset, u64)
+import vmgpu_cache_test  # noqa: E402
 import vmgpu_user_ring_test  # noqa: E402
 
 
@@ -28,7 +27,7 @@ import vmgpu_user_ring_test  # noqa: E402
 
 def test_identification(qt, dev):
     assert dev.reg("VMGPU_REG_MAGIC") == HW["VMGPU_MAGIC"]
-    assert dev.reg("VMGPU_REG_VERSION") == (1 << 16 | 1), "not contract v1.1"
+    assert dev.reg("VMGPU_REG_VERSION") == (1 << 16 | 2), "not contract v1.2"
     assert dev.reg("VMGPU_REG_CAPS") & HW["VMGPU_CAP_PAGING_ENGINE"]
     assert dev.reg("VMGPU_REG_VRAM_SIZE_LO") == VRAM_SIZE
     assert dev.reg("VMGPU_REG_NUM_SEGMENTS") == 2
@@ -481,17 +480,6 @@ def test_system_reset(qt, dev):
     dev.setup()
 
 
-def run_qemu(qemu, device_args, *extra, qmp=()):
-    """Start QEMU with one vmgpu, send it the QMP commands in qmp and quit."""
-    commands = [{"execute": "qmp_capabilities"}, *qmp, {"execute": "quit"}]
-    return subprocess.run(
-        [qemu, "-L", "/usr/share/seabios", "-L", "/usr/share/qemu", "-machine", "q35",
-         "-accel", "qtest", "-nodefaults", "-display", "none", "-m", "64M",
-         "-device", device_args, "-qmp", "stdio", *extra],
-        input="".join(json.dumps(c) + "\n" for c in commands),
-        capture_output=True, text=True, timeout=60)
-
-
 def test_segments_overflow_rejected(qt, dev):
     # 8E + 8E wraps to 0, + 64M: the segments must not pass as 64 MiB.
     proc = run_qemu(qt.qemu, "vmgpu,segments=8E:64K,,8E:64K,,64M:4K")
@@ -536,6 +524,7 @@ TESTS = [
     test_reset_register, test_system_reset, test_unmigratable,
     test_realize_failure_after_msix, test_segments_overflow_rejected,
     test_copy_budget_validated,
+    *vmgpu_cache_test.TESTS,
 ]
 
 

@@ -4,6 +4,7 @@ protocol, the device with its BARs and paging ring, command builders and
 the helpers the tests share.
 """
 import base64
+import json
 import os
 import shutil
 import socket
@@ -29,6 +30,17 @@ VRAM_SIZE = 16 << 20
 ECAM = 0xB0000000
 # Small slices, so that every copy in these tests spans several of them.
 DEVICE_ARGS = "vmgpu,segments=8M:64K,,8M:4K,bar-size=4M,host-aperture-size=1M,copy-budget=4K"
+
+
+def run_qemu(qemu, device_args, *extra, qmp=()):
+    """Start QEMU with one vmgpu, send it the QMP commands in qmp and quit."""
+    commands = [{"execute": "qmp_capabilities"}, *qmp, {"execute": "quit"}]
+    return subprocess.run(
+        [qemu, "-L", "/usr/share/seabios", "-L", "/usr/share/qemu", "-machine", "q35",
+         "-accel", "qtest", "-nodefaults", "-display", "none", "-m", "64M",
+         "-device", device_args, "-qmp", "stdio", *extra],
+        input="".join(json.dumps(c) + "\n" for c in commands),
+        capture_output=True, text=True, timeout=60)
 
 
 class QTest:
