@@ -47,6 +47,8 @@ MUTANTS=(
 	"swizzle-no-detile%%vmgpu_hap.c%%s/\t\tpte_flags \|= VMGPU_HAP_PTE_DETILE;//%%rebar%%vmgpu_swizzle_test/swz.lock_detiles_through_the_host_aperture"
 	"swizzle-locked-evict-raw%%vmgpu_swizzle.c%%s/return vbo->locked_by \|\| vbo->unswizzle_next_move/return vbo->unswizzle_next_move/%%rebar%%vmgpu_swizzle_test/swz.eviction_during_a_lock_is_invisible"
 	"swizzle-no-reswizzle%%vmgpu_swizzle.c%%s/return vbo->unswizzled \? VMGPU_TRANSFER_FLAG_SWIZZLE : 0;/return 0;/%%rebar%%vmgpu_swizzle_test/swz.no_room_unswizzles_to_system"
+	"cache-no-closing-flush%%vmgpu_migrate.c%%s/\tif \(op->flush\) \{\n\t\tunion vmgpu_cmd flush = vmgpu_cache_flush_all\(\);\n\n\t\tret = vmgpu_paging_op_push\(op, &flush\);\n\t\tif \(ret\) \{/\tif (false) {\n\t\tunion vmgpu_cmd flush = vmgpu_cache_flush_all();\n\n\t\tret = vmgpu_paging_op_push(op, \&flush);\n\t\tif (ret) {/%%noncoherent%%vmgpu_coherency_test/coh.moves_need_no_sync"
+	"cache-sync-no-flush%%vmgpu_cache.c%%s/if \(!ret && vdev->noncoherent && touched\)/if (false)/%%noncoherent%%vmgpu_coherency_test/coh.gpu_write_then_cpu_read"
 	"lock-any-holder%%vmgpu_lock.c%%s/\tif \(vbo->locked_by\) \{/\tif (false) {/%%rebar%%vmgpu_lock_test/lock.one_holder"
 )
 

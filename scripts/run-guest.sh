@@ -25,6 +25,7 @@ done
 conf="$VMGPU_ROOT/scripts/configs/$config"
 [ -f "$conf" ] || die "no device configuration $conf"
 SEGMENTS= BAR_SIZE= REBAR= BAR_EXPECT= HOST_APERTURE= BUS= ROOT_PORT_RESERVE= KERNEL=stock
+NONCOHERENT=off SKIP_TESTS=
 # A 64 MiB aperture segment unless a configuration says otherwise: small
 # enough that tests reach aperture pressure quickly.
 GART_PAGES=16384
@@ -34,6 +35,7 @@ GART_PAGES=16384
 # QEMU option values escape commas by doubling them.
 device="vmgpu,segments=${SEGMENTS//,/,,},bar-size=$BAR_SIZE,rebar=$REBAR"
 device+=",host-aperture-size=$HOST_APERTURE,gart-pages=$GART_PAGES"
+device+=",noncoherent=$NONCOHERENT"
 bus_args=()
 if [ "$BUS" = root-port ]; then
 	port=pcie-root-port,id=rp0,chassis=1,slot=1
@@ -49,7 +51,8 @@ images="$VMGPU_OUT"
 cmdline="console=ttyS0 loglevel=7 panic=-1 intel_iommu=on iommu.passthrough=0 iommu.strict=1"
 cmdline+=" VMGPU_MODE=$mode VMGPU_CONFIG=$config VMGPU_SEGMENTS=$SEGMENTS"
 cmdline+=" VMGPU_BAR_SIZE=$BAR_SIZE VMGPU_REBAR=$REBAR VMGPU_BAR_EXPECT=$BAR_EXPECT"
-cmdline+=" VMGPU_HOST_APERTURE=$HOST_APERTURE VMGPU_KERNEL=$KERNEL"
+cmdline+=" VMGPU_HOST_APERTURE=$HOST_APERTURE VMGPU_KERNEL=$KERNEL VMGPU_NONCOHERENT=$NONCOHERENT"
+[ -z "$SKIP_TESTS" ] || cmdline+=" VMGPU_SKIP_TESTS=${SKIP_TESTS// /,}"
 # Each slab cache on its own, so that fault injection can pick caches.
 [ "$KERNEL" = stock ] || cmdline+=" slab_nomerge"
 

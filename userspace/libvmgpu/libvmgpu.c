@@ -567,3 +567,19 @@ int vmgpu_bo_unlock(vmgpu_bo *bo)
 
 	return vmgpu_ioctl(bo->dev, DRM_IOCTL_VMGPU_GEM_UNLOCK, &args);
 }
+
+int vmgpu_bo_cache_sync(vmgpu_bo *bo, uint32_t flags, uint64_t offset, uint64_t size)
+{
+	struct drm_vmgpu_cache_op op = {
+		.handle = bo->handle,
+		.flags = flags,
+		.offset = offset,
+		.size = size,
+	};
+	struct drm_vmgpu_gem_cache_sync args = {
+		.ops = (uintptr_t)&op,
+		.num_ops = 1,
+	};
+
+	return vmgpu_ioctl(bo->dev, DRM_IOCTL_VMGPU_GEM_CACHE_SYNC, &args);
+}

@@ -86,6 +86,13 @@ int vmgpu_bo_lock(vmgpu_bo *bo, uint32_t flags, void **cpu);
 int vmgpu_bo_lock2(vmgpu_bo *bo, void **cpu);
 int vmgpu_bo_unlock(vmgpu_bo *bo);
 /*
+ * Cache maintenance of [offset, offset + size) of the allocation, on a
+ * device without I/O coherency: DRM_VMGPU_CACHE_SYNC_TO_DEVICE after CPU
+ * writes before the GPU reads, _TO_CPU after GPU writes before the CPU
+ * reads. 0 or -errno.
+ */
+int vmgpu_bo_cache_sync(vmgpu_bo *bo, uint32_t flags, uint64_t offset, uint64_t size);
+/*
  * Deferred destruction: drop the last reference and destroy the allocation
  * with DRM_VMGPU_GEM_DESTROY_* flags, without waiting for the GPU. -EBUSY
  * (and nothing done) while other references are held; on error the

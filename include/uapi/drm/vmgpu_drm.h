@@ -30,6 +30,7 @@ extern "C" {
 #define DRM_VMGPU_GEM_LOCK		0x0c
 #define DRM_VMGPU_GEM_LOCK2		0x0d
 #define DRM_VMGPU_GEM_UNLOCK		0x0e
+#define DRM_VMGPU_GEM_CACHE_SYNC	0x0f
 
 #define DRM_IOCTL_VMGPU_QUERY \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_VMGPU_QUERY, struct drm_vmgpu_query)
@@ -61,6 +62,8 @@ extern "C" {
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_VMGPU_GEM_LOCK2, struct drm_vmgpu_gem_lock)
 #define DRM_IOCTL_VMGPU_GEM_UNLOCK \
 	DRM_IOW(DRM_COMMAND_BASE + DRM_VMGPU_GEM_UNLOCK, struct drm_vmgpu_gem_unlock)
+#define DRM_IOCTL_VMGPU_GEM_CACHE_SYNC \
+	DRM_IOW(DRM_COMMAND_BASE + DRM_VMGPU_GEM_CACHE_SYNC, struct drm_vmgpu_gem_cache_sync)
 
 /**
  * DOC: segments
@@ -142,6 +145,12 @@ struct drm_vmgpu_query_segments {
  * (see host_aperture_size).
  */
 #define DRM_VMGPU_DEVICE_HOST_APERTURE		(1 << 1)
+/*
+ * The device is not I/O coherent: the UMD must call
+ * %DRM_IOCTL_VMGPU_GEM_CACHE_SYNC after CPU writes before the GPU reads,
+ * and after GPU writes before the CPU reads (seed "I/O coherency").
+ */
+#define DRM_VMGPU_DEVICE_NONCOHERENT		(1 << 2)
 
 /**
  * struct drm_vmgpu_query_device - answer to %DRM_VMGPU_QUERY_DEVICE
@@ -786,6 +795,57 @@ struct drm_vmgpu_gem_lock {
 struct drm_vmgpu_gem_unlock {
 	/** @handle: the GEM handle. */
 	__u32 handle;
+	/** @flags: must be zero. */
+	__u32 flags;
+	/** @reserved: must be zero. */
+	__u64 reserved[2];
+};
+
+/* After CPU writes, before the GPU reads: write back (panthor's FLUSH). */
+#define DRM_VMGPU_CACHE_SYNC_TO_DEVICE		(1 << 0)
+/*
+ * After GPU writes, before the CPU reads: write back and invalidate
+ * (panthor's FLUSH_AND_INVALIDATE), so that the CPU re-reads memory.
+ */
+#define DRM_VMGPU_CACHE_SYNC_TO_CPU		(1 << 1)
+
+/**
+ * struct drm_vmgpu_cache_op - one range of %DRM_IOCTL_VMGPU_GEM_CACHE_SYNC
+ */
+struct drm_vmgpu_cache_op {
+	/** @handle: the GEM handle. */
+	__u32 handle;
+	/** @flags: exactly one of DRM_VMGPU_CACHE_SYNC_*. */
+	__u32 flags;
+	/** @offset: first byte of the range in the allocation. */
+	__u64 offset;
+	/** @size: bytes, not 0; the range must lie inside the allocation. */
+	__u64 size;
+	/** @reserved: must be zero. */
+	__u64 reserved;
+};
+
+#define DRM_VMGPU_CACHE_SYNC_MAX_OPS		256
+
+/**
+ * struct drm_vmgpu_gem_cache_sync - argument of
+ * %DRM_IOCTL_VMGPU_GEM_CACHE_SYNC
+ *
+ * The seed's Invalidate Cache: cache maintenance of allocation ranges for
+ * a device without I/O coherency (%DRM_VMGPU_DEVICE_NONCOHERENT). The CPU
+ * caches of the ranges are written back (for the device) or invalidated
+ * (for the CPU), as the DMA API does, and the device's cache is written
+ * back and dropped; the call returns when all of it is done. Ranges in
+ * VRAM or out of the device's reach need nothing. The UMD calls it once
+ * the GPU work on the ranges is complete. On a coherent device it only
+ * checks its arguments. A bad operation fails the call (-EINVAL,
+ * -ENOENT) before anything is done.
+ */
+struct drm_vmgpu_gem_cache_sync {
+	/** @ops: user pointer to @num_ops &struct drm_vmgpu_cache_op. */
+	__u64 ops;
+	/** @num_ops: 1 to %DRM_VMGPU_CACHE_SYNC_MAX_OPS. */
+	__u32 num_ops;
 	/** @flags: must be zero. */
 	__u32 flags;
 	/** @reserved: must be zero. */

@@ -237,6 +237,11 @@ struct vmgpu_device {
 	/** @caps: VMGPU_CAP_* bits the device reports. */
 	u32 caps;
 	/**
+	 * @noncoherent: the device runs its non-coherent mode: its data
+	 * accesses to system memory go through its write-back cache.
+	 */
+	bool noncoherent;
+	/**
 	 * @irq: Linux interrupt numbers of the MSI-X vectors, looked up
 	 * once: pci_irq_vector() takes a mutex that allocates under it, which
 	 * the fence-signalling paths must not.

@@ -13,6 +13,7 @@
 #include <drm/drm_managed.h>
 #include <drm/drm_print.h>
 
+#include "vmgpu_cache.h"
 #include "vmgpu_drm.h"
 #include "vmgpu_context.h"
 #include "vmgpu_debugfs.h"
@@ -58,6 +59,7 @@ static const struct drm_ioctl_desc vmgpu_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(VMGPU_GEM_LOCK, vmgpu_gem_lock_ioctl, DRM_RENDER_ALLOW),
 	DRM_IOCTL_DEF_DRV(VMGPU_GEM_LOCK2, vmgpu_gem_lock2_ioctl, DRM_RENDER_ALLOW),
 	DRM_IOCTL_DEF_DRV(VMGPU_GEM_UNLOCK, vmgpu_gem_unlock_ioctl, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(VMGPU_GEM_CACHE_SYNC, vmgpu_gem_cache_sync_ioctl, DRM_RENDER_ALLOW),
 };
 
 static void vmgpu_show_fdinfo(struct drm_printer *p, struct drm_file *file)
@@ -85,8 +87,12 @@ static const struct drm_driver vmgpu_drm_driver = {
 	.name = DRIVER_NAME,
 	.desc = DRIVER_DESC,
 	.major = 1,
-	.minor = 2,
+	.minor = 3,
 };
+
+static bool vmgpu_noncoherent = true;
+module_param_named(noncoherent, vmgpu_noncoherent, bool, 0444);
+MODULE_PARM_DESC(noncoherent, "Run a device that offers it in its non-coherent mode (default: true)");
 
 static int vmgpu_hw_init(struct vmgpu_device *vdev)
 {
@@ -101,6 +107,12 @@ static int vmgpu_hw_init(struct vmgpu_device *vdev)
 	}
 	vmgpu_write32(vdev, VMGPU_REG_RESET, VMGPU_RESET_VALUE);
 	vdev->caps = vmgpu_read32(vdev, VMGPU_REG_CAPS);
+	/* I/O coherency: see vmgpu_cache.c. */
+	if ((vdev->caps & VMGPU_CAP_NONCOHERENT) && vmgpu_noncoherent) {
+		vmgpu_write32(vdev, VMGPU_REG_CACHE_MODE, VMGPU_CACHE_MODE_NONCOHERENT);
+		vdev->noncoherent = vmgpu_read32(vdev, VMGPU_REG_CACHE_MODE) ==
+				    VMGPU_CACHE_MODE_NONCOHERENT;
+	}
 	return 0;
 }
 

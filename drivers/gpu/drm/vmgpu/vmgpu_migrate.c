@@ -52,7 +52,19 @@ struct vmgpu_paging_op {
 	bool injected;
 	bool fault_added;
 	union vmgpu_cmd fault;
+	/* Non-coherent mode: the operation starts and ends with a flush. */
+	bool flush;
 };
+
+/* Write back and drop every line of the device's cache. */
+static union vmgpu_cmd vmgpu_cache_flush_all(void)
+{
+	union vmgpu_cmd cmd = {};
+
+	cmd.hdr.opcode = cpu_to_le16(VMGPU_OP_CACHE_FLUSH);
+	cmd.hdr.flags = cpu_to_le16(VMGPU_CACHE_FLAG_WRITEBACK | VMGPU_CACHE_FLAG_INVALIDATE);
+	return cmd;
+}
 
 static void vmgpu_paging_op_discard(struct vmgpu_paging_op *op)
 {
@@ -106,9 +118,10 @@ static int vmgpu_paging_op_init(struct vmgpu_paging_op *op, struct vmgpu_device 
 
 	op->injected = vmgpu_inject_paging_fault(vdev, &op->fault);
 	op->fault_added = false;
+	op->flush = vdev->noncoherent;
 	if (op->injected)
 		num_cmds = 1;
-	num_cmds += num_invalidations;
+	num_cmds += num_invalidations + (op->flush ? 2 : 0);
 	op->cur = 0;
 	op->num_jobs = DIV_ROUND_UP(num_cmds, max);
 	op->jobs = kcalloc(op->num_jobs, sizeof(*op->jobs), GFP_KERNEL);
@@ -130,7 +143,10 @@ static int vmgpu_paging_op_init(struct vmgpu_paging_op *op, struct vmgpu_device 
 /*
  * Size an operation on an allocation and start it with the invalidation
  * of its GPU VA mappings (DOC: GPU virtual address spaces): they run after
- * the jobs that used it, before the backing changes.
+ * the jobs that used it, before the backing changes. In non-coherent mode
+ * a flush of the device's cache follows, so that the operation reads
+ * what the CPU wrote, and another ends it, so that the CPU reads what it
+ * wrote (DOC: I/O coherency).
  */
 static int vmgpu_paging_op_begin(struct vmgpu_paging_op *op, struct vmgpu_device *vdev,
 				 struct ttm_buffer_object *tbo, u32 num_cmds)
@@ -144,6 +160,11 @@ static int vmgpu_paging_op_begin(struct vmgpu_paging_op *op, struct vmgpu_device
 		return ret;
 	ret = vmgpu_vm_bo_invalidate_cmds(tbo, vmgpu_paging_op_push_cb, op,
 					  &invalidations);
+	if (!ret && op->flush) {
+		union vmgpu_cmd flush = vmgpu_cache_flush_all();
+
+		ret = vmgpu_paging_op_push(op, &flush);
+	}
 	if (ret)
 		vmgpu_paging_op_discard(op);
 	return ret;
@@ -161,6 +182,15 @@ static struct dma_fence *vmgpu_paging_op_submit(struct vmgpu_paging_op *op,
 	u32 i;
 	int ret;
 
+	if (op->flush) {
+		union vmgpu_cmd flush = vmgpu_cache_flush_all();
+
+		ret = vmgpu_paging_op_push(op, &flush);
+		if (ret) {
+			vmgpu_paging_op_discard(op);
+			return ERR_PTR(ret);
+		}
+	}
 	for (i = 0; i < op->num_jobs; i++) {
 		ret = vmgpu_job_prepare(op->jobs[i], i ? NULL : resv);
 		if (ret) {

@@ -73,6 +73,8 @@ static int vmgpu_query_device(struct vmgpu_device *vdev,
 		info.flags |= DRM_VMGPU_DEVICE_REBAR;
 	if (vdev->hap.num_pages)
 		info.flags |= DRM_VMGPU_DEVICE_HOST_APERTURE;
+	if (vdev->noncoherent)
+		info.flags |= DRM_VMGPU_DEVICE_NONCOHERENT;
 
 	if (!query->size) {
 		query->size = sizeof(info);

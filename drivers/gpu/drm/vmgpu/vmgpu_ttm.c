@@ -15,6 +15,7 @@
 
 #include "vmgpu_drm.h"
 #include "vmgpu_bo.h"
+#include "vmgpu_cache.h"
 #include "vmgpu_device.h"
 #include "vmgpu_gart.h"
 #include "vmgpu_hap.h"
@@ -165,6 +166,7 @@ static int vmgpu_ttm_move(struct ttm_buffer_object *tbo, bool evict,
 		ret = ttm_bo_wait_ctx(tbo, ctx);
 		if (ret)
 			return ret;
+		vmgpu_cache_release_pages(tbo);
 		if (vbo)
 			vmgpu_vm_bo_invalidate(vbo);
 		ttm_bo_move_null(tbo, new_mem);
@@ -251,11 +253,16 @@ static unsigned long vmgpu_ttm_io_mem_pfn(struct ttm_buffer_object *tbo,
 	return vmgpu_hap_pfn(to_vmgpu_bo(tbo), page_offset);
 }
 
-/* The allocation's backing is freed: so are its host-aperture pages. */
+/*
+ * The allocation's backing is freed: so are its host-aperture pages, and
+ * its system pages leave the device's cache first.
+ */
 static void vmgpu_ttm_delete_mem_notify(struct ttm_buffer_object *tbo)
 {
 	if (vmgpu_bo_is_vmgpu(tbo))
 		vmgpu_hap_unmap(to_vmgpu_bo(tbo));
+	if (tbo->resource && tbo->resource->mem_type == TTM_PL_TT)
+		vmgpu_cache_release_pages(tbo);
 }
 
 static const struct ttm_device_funcs vmgpu_ttm_funcs = {

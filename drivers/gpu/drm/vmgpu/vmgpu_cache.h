@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Copyright 2026 The vmgpu authors
+ */
+#ifndef _VMGPU_CACHE_H_
+#define _VMGPU_CACHE_H_
+
+struct drm_device;
+struct drm_file;
+struct ttm_buffer_object;
+
+void vmgpu_cache_release_pages(struct ttm_buffer_object *tbo);
+int vmgpu_gem_cache_sync_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
+
+#endif

@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: MIT
+/*
+ * I/O coherency (seed: "I/O coherency"). On the device's non-coherent mode
+ * (the noncoherent configuration) a UMD that skips the cache-sync ioctl
+ * reads stale data both ways: the CPU does not see a GPU write until
+ * DRM_VMGPU_CACHE_SYNC_TO_CPU, the GPU does not see a CPU write to memory
+ * it read before until DRM_VMGPU_CACHE_SYNC_TO_DEVICE. On coherent
+ * configurations both are seen at once. Which one this is comes from the
+ * configuration (VMGPU_NONCOHERENT), and the query must agree.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kselftest_harness.h"
+#include "vmgpu_submit.h"
+#include "vmgpu_testlib.h"
+
+#define SIZE		(64 * 1024ull)
+#define SYS_VA		0x400000000ull
+#define VRAM_VA		0x500000000ull
+#define OLD		0x01d01d00u
+#define NEW		0x0e00e00eu
+
+FIXTURE(coh) {
+	vmgpu_device *dev;
+	vmgpu_context *ctx;
+	int noncoherent;
+	vmgpu_bo *sys, *vram;
+	uint32_t *sys_cpu, *vram_cpu;
+};
+
+FIXTURE_SETUP(coh)
+{
+	const char *env = getenv("VMGPU_NONCOHERENT");
+	struct drm_vmgpu_query_device info;
+	uint32_t aperture;
+
+	ASSERT_EQ(0, vmgpu_device_open(&self->dev));
+	ASSERT_EQ(0, vmgpu_query_device(self->dev, &info));
+	ASSERT_NE(NULL, env) TH_LOG("VMGPU_NONCOHERENT not set by the configuration");
+	self->noncoherent = !strcmp(env, "on");
+	ASSERT_EQ(self->noncoherent, !!(info.flags & DRM_VMGPU_DEVICE_NONCOHERENT));
+	aperture = vmgpu_test_aperture(self->dev);
+	ASSERT_NE(0, aperture);
+	ASSERT_EQ(0, vmgpu_context_create(self->dev, DRM_VMGPU_ENGINE_GPU_VA0, &self->ctx));
+	ASSERT_EQ(0, make_mapped_in_aperture(self->dev, aperture, SYS_VA, SIZE, &self->sys,
+					     (void **)&self->sys_cpu));
+	ASSERT_EQ(0, make_mapped(self->dev, 1, aperture, VRAM_VA, SIZE, &self->vram,
+				 (void **)&self->vram_cpu));
+}
+
+FIXTURE_TEARDOWN(coh)
+{
+	vmgpu_bo_unref(self->vram);
+	vmgpu_bo_unref(self->sys);
+	vmgpu_context_unref(self->ctx);
+	vmgpu_device_unref(self->dev);
+}
+
+static void cpu_fill(uint32_t *cpu, uint32_t pattern)
+{
+	uint64_t i;
+
+	for (i = 0; i < SIZE / 4; i++)
+		cpu[i] = pattern;
+}
+
+static int gpu(FIXTURE_DATA(coh) *self, union vmgpu_cmd cmd)
+{
+	return run(self->ctx, vmgpu_device_fd(self->dev), &cmd, 1);
+}
+
+/* GPU write, then CPU read: stale until the sync for the CPU. */
+TEST_F(coh, gpu_write_then_cpu_read)
+{
+	cpu_fill(self->sys_cpu, OLD);
+	ASSERT_EQ(0, gpu(self, cmd_fill(SYS_VA, SIZE, NEW)));
+	if (self->noncoherent) {
+		EXPECT_EQ(0, count_not(self->sys_cpu, SIZE, OLD))
+			TH_LOG("the CPU saw the GPU's write without a sync");
+	} else {
+		EXPECT_EQ(0, count_not(self->sys_cpu, SIZE, NEW));
+	}
+	ASSERT_EQ(0, vmgpu_bo_cache_sync(self->sys, DRM_VMGPU_CACHE_SYNC_TO_CPU, 0, SIZE));
+	EXPECT_EQ(0, count_not(self->sys_cpu, SIZE, NEW));
+}
+
+/* CPU write, then GPU read of memory the GPU read before: stale until the sync. */
+TEST_F(coh, cpu_write_then_gpu_read)
+{
+	cpu_fill(self->sys_cpu, OLD);
+	ASSERT_EQ(0, vmgpu_bo_cache_sync(self->sys, DRM_VMGPU_CACHE_SYNC_TO_DEVICE, 0, SIZE));
+	ASSERT_EQ(0, gpu(self, cmd_transfer(SYS_VA, VRAM_VA, SIZE)));
+	EXPECT_EQ(0, count_not(self->vram_cpu, SIZE, OLD));
+
+	cpu_fill(self->sys_cpu, NEW);
+	ASSERT_EQ(0, gpu(self, cmd_transfer(SYS_VA, VRAM_VA, SIZE)));
+	if (self->noncoherent) {
+		EXPECT_EQ(0, count_not(self->vram_cpu, SIZE, OLD))
+			TH_LOG("the GPU saw the CPU's write without a sync");
+	} else {
+		EXPECT_EQ(0, count_not(self->vram_cpu, SIZE, NEW));
+	}
+	ASSERT_EQ(0, vmgpu_bo_cache_sync(self->sys, DRM_VMGPU_CACHE_SYNC_TO_DEVICE, 0, SIZE));
+	ASSERT_EQ(0, gpu(self, cmd_transfer(SYS_VA, VRAM_VA, SIZE)));
+	EXPECT_EQ(0, count_not(self->vram_cpu, SIZE, NEW));
+}
+
+/*
+ * The kernel's own moves need no sync: an eviction leaves the GPU's write
+ * in memory, and a move back reads the CPU's write even where the device
+ * had read the pages before.
+ */
+TEST_F(coh, moves_need_no_sync)
+{
+	ASSERT_EQ(0, gpu(self, cmd_fill(VRAM_VA, SIZE, NEW)));
+	ASSERT_EQ(0, vmgpu_bo_evict(self->vram));
+	EXPECT_NE(1, segment_of(self->vram));
+	EXPECT_EQ(0, count_not(self->vram_cpu, SIZE, NEW));
+
+	/* The device reads the evicted pages, then the CPU rewrites them. */
+	ASSERT_EQ(0, gpu(self, cmd_transfer(VRAM_VA, SYS_VA, SIZE)));
+	cpu_fill(self->vram_cpu, OLD);
+	ASSERT_EQ(0, vmgpu_bo_make_resident(self->vram));
+	EXPECT_EQ(1, segment_of(self->vram));
+	EXPECT_EQ(0, count_not(self->vram_cpu, SIZE, OLD));
+}
+
+TEST_F(coh, bad_arguments)
+{
+	struct drm_vmgpu_cache_op op = {
+		.handle = vmgpu_bo_handle(self->sys),
+		.flags = DRM_VMGPU_CACHE_SYNC_TO_CPU,
+		.size = SIZE,
+	};
+	struct drm_vmgpu_gem_cache_sync args = { .ops = (uintptr_t)&op, .num_ops = 1 };
+	struct drm_vmgpu_cache_op good = op;
+
+	EXPECT_EQ(0, vmgpu_test_ioctl(self->dev, DRM_IOCTL_VMGPU_GEM_CACHE_SYNC, &args));
+	op.flags = 0;
+	EXPECT_EQ(-EINVAL, vmgpu_test_ioctl(self->dev, DRM_IOCTL_VMGPU_GEM_CACHE_SYNC, &args));
+	op.flags = DRM_VMGPU_CACHE_SYNC_TO_CPU | DRM_VMGPU_CACHE_SYNC_TO_DEVICE;
+	EXPECT_EQ(-EINVAL, vmgpu_test_ioctl(self->dev, DRM_IOCTL_VMGPU_GEM_CACHE_SYNC, &args));
+	op.flags = 1u << 2;
+	EXPECT_EQ(-EINVAL, vmgpu_test_ioctl(self->dev, DRM_IOCTL_VMGPU_GEM_CACHE_SYNC, &args));
+	op = good;
+	op.size = 0;
+	EXPECT_EQ(-EINVAL, vmgpu_test_ioctl(self->dev, DRM_IOCTL_VMGPU_GEM_CACHE_SYNC, &args));
+	op = good;
+	op.offset = 4096;
+	EXPECT_EQ(-EINVAL, vmgpu_test_ioctl(self->dev, DRM_IOCTL_VMGPU_GEM_CACHE_SYNC, &args));
+	op = good;
+	op.reserved = 1;
+	EXPECT_EQ(-EINVAL, vmgpu_test_ioctl(self->dev, DRM_IOCTL_VMGPU_GEM_CACHE_SYNC, &args));
+	op = good;
+	op.handle = 0x7fffff;
+	EXPECT_EQ(-ENOENT, vmgpu_test_ioctl(self->dev, DRM_IOCTL_VMGPU_GEM_CACHE_SYNC, &args));
+	op = good;
+	args.num_ops = 0;
+	EXPECT_EQ(-EINVAL, vmgpu_test_ioctl(self->dev, DRM_IOCTL_VMGPU_GEM_CACHE_SYNC, &args));
+	args.num_ops = DRM_VMGPU_CACHE_SYNC_MAX_OPS + 1;
+	EXPECT_EQ(-EINVAL, vmgpu_test_ioctl(self->dev, DRM_IOCTL_VMGPU_GEM_CACHE_SYNC, &args));
+	args.num_ops = 1;
+	args.flags = 1;
+	EXPECT_EQ(-EINVAL, vmgpu_test_ioctl(self->dev, DRM_IOCTL_VMGPU_GEM_CACHE_SYNC, &args));
+}
+
+TEST_HARNESS_MAIN
