@@ -296,11 +296,16 @@ TEST_F(alloc, top_down_beyond_the_bar)
 
 		if (!seg->cpu_visible_size || seg->cpu_visible_size == seg->size)
 			continue;
-		ASSERT_EQ(0, create(self->dev, MiB, DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY,
-				    1u << id | 1u << self->aperture, id, &gpu));
+		/*
+		 * The CPU-accessible one first: it splits the visible part, so
+		 * that a smaller free block lies there; the buddy allocator's
+		 * default order would take it, only top-down does not.
+		 */
 		ASSERT_EQ(0, create(self->dev, MiB, DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY |
 				    DRM_VMGPU_ALLOC_CPU_ACCESS, 1u << id | 1u << self->aperture,
 				    id, &cpu));
+		ASSERT_EQ(0, create(self->dev, MiB, DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY,
+				    1u << id | 1u << self->aperture, id, &gpu));
 		ASSERT_EQ(0, vmgpu_bo_info(gpu, &info));
 		EXPECT_EQ(id, info.segment_id);
 		EXPECT_GE(info.offset, seg->cpu_visible_size);
