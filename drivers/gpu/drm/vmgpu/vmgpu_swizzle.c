@@ -114,6 +114,20 @@ int vmgpu_swizzle_validate(struct vmgpu_bo *vbo, struct ttm_operation_ctx *ctx)
 	return ttm_bo_validate(&vbo->tbo, &vbo->placement, ctx);
 }
 
+/*
+ * Swizzled bytes in system memory are detiled or unswizzled only from a
+ * memory segment: page them in. Unswizzled ones, and those in VRAM, stay.
+ */
+static int vmgpu_swizzle_cpu_page_in(struct vmgpu_bo *vbo)
+{
+	struct ttm_operation_ctx ctx = { .interruptible = true };
+
+	dma_resv_assert_held(vbo->tbo.base.resv);
+	if (vmgpu_bo_in_memory_segment(vbo) || vbo->unswizzled)
+		return 0;
+	return vmgpu_swizzle_page_in(vbo, &ctx);
+}
+
 /**
  * vmgpu_swizzle_to_system() - place a swizzled allocation in system memory,
  * unswizzled, for the CPU
@@ -126,17 +140,11 @@ int vmgpu_swizzle_validate(struct vmgpu_bo *vbo, struct ttm_operation_ctx *ctx)
  */
 int vmgpu_swizzle_to_system(struct vmgpu_bo *vbo)
 {
-	struct ttm_operation_ctx ctx = { .interruptible = true };
 	int ret;
 
-	dma_resv_assert_held(vbo->tbo.base.resv);
-	if (!vmgpu_bo_in_memory_segment(vbo)) {
-		if (vbo->unswizzled)
-			return 0;
-		ret = vmgpu_swizzle_page_in(vbo, &ctx);
-		if (ret)
-			return ret;
-	}
+	ret = vmgpu_swizzle_cpu_page_in(vbo);
+	if (ret || !vmgpu_bo_in_memory_segment(vbo))
+		return ret;
 	vbo->unswizzle_next_move = true;
 	ret = vmgpu_bo_move_to_system(vbo);
 	vbo->unswizzle_next_move = false;
@@ -155,18 +163,11 @@ int vmgpu_swizzle_to_system(struct vmgpu_bo *vbo)
  */
 int vmgpu_swizzle_cpu_reach(struct vmgpu_bo *vbo, bool may_move)
 {
-	struct ttm_operation_ctx ctx = { .interruptible = true };
 	int ret;
 
-	dma_resv_assert_held(vbo->tbo.base.resv);
-	if (!vmgpu_bo_in_memory_segment(vbo)) {
-		if (vbo->unswizzled)
-			return 0;
-		/* Swizzled bytes in system memory: detiled only from VRAM. */
-		ret = vmgpu_swizzle_page_in(vbo, &ctx);
-		if (ret)
-			return ret;
-	}
+	ret = vmgpu_swizzle_cpu_page_in(vbo);
+	if (ret || !vmgpu_bo_in_memory_segment(vbo))
+		return ret;
 	ret = vmgpu_hap_map(vbo);
 	if (ret != -ENOSPC || !may_move)
 		return ret;
