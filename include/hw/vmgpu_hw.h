@@ -65,6 +65,13 @@ typedef uint64_t vmgpu_le64;
 
 #define VMGPU_RESET_VALUE		0x1
 
+/*
+ * The hardware scheduling log buffers: the floor of the paging process GPU
+ * VA size when PAGING_VA_SIZE_MB is 0 (WDDM: the greater of a quarter of
+ * the largest memory segment and this).
+ */
+#define VMGPU_SCHED_LOG_SIZE		(16u << 20)
+
 #define VMGPU_CAP_REBAR			(1u << 0)  /* BAR2 has a ReBAR capability */
 #define VMGPU_CAP_HOST_APERTURE		(1u << 1)  /* BAR4 + page table */
 #define VMGPU_CAP_GPU_MMU		(1u << 2)  /* VMGPU_SPACE_VIRTUAL works */

@@ -49,4 +49,24 @@ TEST(reload)
 	}
 }
 
+/*
+ * The driver may ask for the paging process GPU VA size itself (module
+ * parameter paging_va_mb): it overrides the device's and the default.
+ */
+TEST(paging_va_size_from_the_driver)
+{
+	struct drm_vmgpu_query_device before, asked, after;
+
+	ASSERT_EQ(0, query(&before));
+	ASSERT_NE(2ull << 20, before.paging_va_size);
+	ASSERT_EQ(0, vmgpu_test_run("rmmod vmgpu"));
+	ASSERT_EQ(0, vmgpu_test_run("modprobe vmgpu paging_va_mb=2"));
+	EXPECT_EQ(0, query(&asked));
+	ASSERT_EQ(0, vmgpu_test_run("rmmod vmgpu"));
+	ASSERT_EQ(0, vmgpu_test_run("modprobe vmgpu"));
+	EXPECT_EQ(2ull << 20, asked.paging_va_size);
+	ASSERT_EQ(0, query(&after));
+	EXPECT_EQ(before.paging_va_size, after.paging_va_size);
+}
+
 TEST_HARNESS_MAIN

@@ -169,6 +169,23 @@ struct vmgpu_ring {
 };
 
 /**
+ * struct vmgpu_paging_vm - the paging process GPU VA space (device VM 0)
+ * and its page tables, which cover all of it from probe on
+ */
+struct vmgpu_paging_vm {
+	/** @size: bytes of VA, from 0; a multiple of the page size. */
+	u64 size;
+	/**
+	 * @lock: one user of the space at a time, from writing its entries
+	 * until the commands that used them are done. Taken inside
+	 * reservations.
+	 */
+	struct mutex lock;
+	/** @leaves: CPU view of the last-level tables, in VA order. */
+	__le64 **leaves;
+};
+
+/**
  * struct vmgpu_vm_slots - which GPU VA space holds each device VM
  */
 struct vmgpu_vm_slots {
@@ -268,8 +285,8 @@ struct vmgpu_device {
 	u32 num_segments;
 	/** @gart_pages: pages in the aperture segment. */
 	u32 gart_pages;
-	/** @paging_va_size: bytes of the paging process GPU VA space. */
-	u64 paging_va_size;
+	/** @paging_vm: the paging process GPU VA space, device VM 0. */
+	struct vmgpu_paging_vm paging_vm;
 
 	/** @ttm: the TTM device. */
 	struct ttm_device ttm;

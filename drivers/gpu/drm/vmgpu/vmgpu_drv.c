@@ -24,6 +24,7 @@
 #include "vmgpu_inject.h"
 #include "vmgpu_irq.h"
 #include "vmgpu_lock.h"
+#include "vmgpu_paging_vm.h"
 #include "vmgpu_query.h"
 #include "vmgpu_ring.h"
 #include "vmgpu_ttm.h"
@@ -158,6 +159,9 @@ static int vmgpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (ret)
 		return ret;
 	ret = vmgpu_vm_init(vdev);
+	if (ret)
+		return ret;
+	ret = vmgpu_paging_vm_init(vdev);
 	if (ret)
 		return ret;
 	ret = vmgpu_ttm_init(vdev);

@@ -65,7 +65,7 @@ static int vmgpu_query_device(struct vmgpu_device *vdev,
 		.vram_bar_size = vdev->vram.bar_size,
 		.vram_bar_probe_size = vdev->vram.bar_probe_size,
 		.host_aperture_size = vdev->vram.host_aperture_size,
-		.paging_va_size = vdev->paging_va_size,
+		.paging_va_size = vdev->paging_vm.size,
 		.contents_lost = atomic64_read(&vdev->contents_lost),
 	};
 

@@ -30,7 +30,13 @@
  * included (their fences have not signalled).
  */
 
-static void vmgpu_vm_id_program(struct vmgpu_device *vdev, u32 id, dma_addr_t root)
+/**
+ * vmgpu_vm_id_program() - point a device VM at a root table and enable it
+ * @vdev: the device
+ * @id: the device VM
+ * @root: bus address of its level-3 table, in system memory
+ */
+void vmgpu_vm_id_program(struct vmgpu_device *vdev, u32 id, dma_addr_t root)
 {
 	vmgpu_write32(vdev, VMGPU_REG_VM(id) + VMGPU_VM_CTRL, 0);
 	vmgpu_write32(vdev, VMGPU_REG_VM(id) + VMGPU_VM_ROOT_LO, lower_32_bits(root));

@@ -123,23 +123,6 @@ static int vmgpu_vram_read_segments(struct vmgpu_device *vdev)
 	return 0;
 }
 
-/*
- * WDDM's rule for the paging process VA space: the device's preference if
- * it states one, else a quarter of the largest memory segment.
- */
-static u64 vmgpu_vram_paging_va_size(struct vmgpu_device *vdev)
-{
-	u64 preferred = (u64)vmgpu_read32(vdev, VMGPU_REG_PAGING_VA_SIZE_MB) << 20;
-	u64 largest = 0;
-	u32 i;
-
-	if (preferred)
-		return preferred;
-	for (i = 0; i < vdev->num_segments; i++)
-		largest = max(largest, vdev->segments[i].size);
-	return max_t(u64, largest / 4, SZ_1M);
-}
-
 /**
  * vmgpu_vram_init() - discover memory segments and size the VRAM BAR
  * @vdev: the device, with registers mapped
@@ -176,7 +159,6 @@ int vmgpu_vram_init(struct vmgpu_device *vdev)
 		vdev->vram.host_aperture_size =
 			pci_resource_len(pdev, VMGPU_BAR_HOST_APERTURE);
 	vdev->gart_pages = vmgpu_read32(vdev, VMGPU_REG_GART_MAX_PAGES);
-	vdev->paging_va_size = vmgpu_vram_paging_va_size(vdev);
 
 	drm_info(&vdev->drm,
 		 "%u memory segments, %llu MiB VRAM, BAR %llu MiB (was %llu MiB), host aperture %llu MiB\n",
