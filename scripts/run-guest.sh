@@ -25,7 +25,9 @@ done
 conf="$VMGPU_ROOT/scripts/configs/$config"
 [ -f "$conf" ] || die "no device configuration $conf"
 SEGMENTS= BAR_SIZE= REBAR= BAR_EXPECT= HOST_APERTURE= BUS= ROOT_PORT_RESERVE= KERNEL=stock
-NONCOHERENT=off SKIP_TESTS=
+NONCOHERENT=off SKIP_TESTS= PAGING_VA_MB=0
+# Behind the emulated IOMMU (intel-iommu, strict) unless IOMMU=off.
+IOMMU=on
 # A 64 MiB aperture segment unless a configuration says otherwise: small
 # enough that tests reach aperture pressure quickly.
 GART_PAGES=16384
@@ -35,7 +37,7 @@ GART_PAGES=16384
 # QEMU option values escape commas by doubling them.
 device="vmgpu,segments=${SEGMENTS//,/,,},bar-size=$BAR_SIZE,rebar=$REBAR"
 device+=",host-aperture-size=$HOST_APERTURE,gart-pages=$GART_PAGES"
-device+=",noncoherent=$NONCOHERENT"
+device+=",noncoherent=$NONCOHERENT,paging-va-mb=$PAGING_VA_MB"
 bus_args=()
 if [ "$BUS" = root-port ]; then
 	port=pcie-root-port,id=rp0,chassis=1,slot=1
@@ -48,10 +50,16 @@ fi
 images="$VMGPU_OUT"
 [ "$KERNEL" = stock ] || images="$VMGPU_OUT/$KERNEL"
 
-cmdline="console=ttyS0 loglevel=7 panic=-1 intel_iommu=on iommu.passthrough=0 iommu.strict=1"
+iommu_args=()
+cmdline="console=ttyS0 loglevel=7 panic=-1"
+if [ "$IOMMU" = on ]; then
+	iommu_args=(-device intel-iommu,intremap=on,caching-mode=on)
+	cmdline+=" intel_iommu=on iommu.passthrough=0 iommu.strict=1"
+fi
 cmdline+=" VMGPU_MODE=$mode VMGPU_CONFIG=$config VMGPU_SEGMENTS=$SEGMENTS"
 cmdline+=" VMGPU_BAR_SIZE=$BAR_SIZE VMGPU_REBAR=$REBAR VMGPU_BAR_EXPECT=$BAR_EXPECT"
 cmdline+=" VMGPU_HOST_APERTURE=$HOST_APERTURE VMGPU_KERNEL=$KERNEL VMGPU_NONCOHERENT=$NONCOHERENT"
+cmdline+=" VMGPU_IOMMU=$IOMMU VMGPU_PAGING_VA_MB=$PAGING_VA_MB"
 [ -z "$SKIP_TESTS" ] || cmdline+=" VMGPU_SKIP_TESTS=${SKIP_TESTS// /,}"
 # Each slab cache on its own, so that fault injection can pick caches.
 [ "$KERNEL" = stock ] || cmdline+=" slab_nomerge"
@@ -60,8 +68,7 @@ qemu=(
 	"$VMGPU_OUT/qemu-system-x86_64" -L /usr/share/seabios -L /usr/share/qemu
 	-machine q35,kernel-irqchip=split -accel tcg -cpu max -smp 2 -m 2G
 	-nodefaults -display none -no-reboot
-	-device intel-iommu,intremap=on,caching-mode=on
-	"${bus_args[@]}" -device "$device"
+	"${iommu_args[@]}" "${bus_args[@]}" -device "$device"
 	-kernel "$images/vmlinuz" -initrd "$images/initramfs.cpio.gz"
 	-append "$cmdline"
 )

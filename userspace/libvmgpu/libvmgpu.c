@@ -339,7 +339,12 @@ int vmgpu_bo_make_resident(vmgpu_bo *bo)
 
 int vmgpu_bo_evict(vmgpu_bo *bo)
 {
-	struct drm_vmgpu_gem_make_resident args = { .handle = bo->handle };
+	return vmgpu_bo_evict_flags(bo, 0);
+}
+
+int vmgpu_bo_evict_flags(vmgpu_bo *bo, uint32_t flags)
+{
+	struct drm_vmgpu_gem_make_resident args = { .handle = bo->handle, .flags = flags };
 
 	return vmgpu_ioctl(bo->dev, DRM_IOCTL_VMGPU_GEM_EVICT, &args);
 }

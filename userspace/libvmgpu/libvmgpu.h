@@ -75,6 +75,11 @@ int vmgpu_bo_map(vmgpu_bo *bo, void **cpu);
 int vmgpu_bo_make_resident(vmgpu_bo *bo);
 /* WDDM Evict: move out of VRAM as memory pressure would. */
 int vmgpu_bo_evict(vmgpu_bo *bo);
+/*
+ * Evict with DRM_VMGPU_EVICT_* flags: DRM_VMGPU_EVICT_NONRESIDENT takes it
+ * out of the device's reach from any segment, the aperture included.
+ */
+int vmgpu_bo_evict_flags(vmgpu_bo *bo, uint32_t flags);
 
 /*
  * Lock (DRM_VMGPU_LOCK_* flags) and Lock2 (no flags): CPU access until

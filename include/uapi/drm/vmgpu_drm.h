@@ -151,6 +151,13 @@ struct drm_vmgpu_query_segments {
  * and after GPU writes before the CPU reads (seed "I/O coherency").
  */
 #define DRM_VMGPU_DEVICE_NONCOHERENT		(1 << 2)
+/*
+ * The device reaches system memory by IOMMU address (the seed's
+ * GpuVaIoMmu addressing model): allocations with
+ * %DRM_VMGPU_ALLOC_NOTIFY_IOMMU_UNMAP get NotifyIoMmuUnmap. Without it,
+ * they get none.
+ */
+#define DRM_VMGPU_DEVICE_IOMMU_DMA		(1 << 3)
 
 /**
  * struct drm_vmgpu_query_device - answer to %DRM_VMGPU_QUERY_DEVICE
@@ -183,8 +190,9 @@ struct drm_vmgpu_query_device {
 	__u64 host_aperture_size;
 	/**
 	 * @paging_va_size: bytes of GPU virtual address space the paging
-	 * process maps allocations through; larger paging operations are done
-	 * in chunks of this size.
+	 * process maps allocations through (seed "Allocation notification");
+	 * notifications for larger allocations are sent in chunks of this
+	 * size.
 	 */
 	__u64 paging_va_size;
 	/**
@@ -262,8 +270,18 @@ struct drm_vmgpu_query {
  * contract); the CPU always sees them linear (see &drm_vmgpu_gem_lock).
  * The set must have a memory segment.
  *
- * %DRM_VMGPU_ALLOC_NOTIFY_EVICTION, %DRM_VMGPU_ALLOC_NOTIFY_IOMMU_UNMAP:
- * stored and reported; acted on by the notification features.
+ * %DRM_VMGPU_ALLOC_NOTIFY_EVICTION: seed "Allocation notification".
+ * Before the allocation leaves the aperture segment or system memory under
+ * device access (made non-resident, moved into a memory segment), the
+ * device is told, so that it resolves state only it holds for the pages:
+ * it decompresses what user jobs compressed (COMPRESS) and writes back
+ * its cached lines. Never sent for an eviction from a memory segment. An
+ * allocation compressed without it loses its data when it leaves.
+ *
+ * %DRM_VMGPU_ALLOC_NOTIFY_IOMMU_UNMAP: on a device with
+ * %DRM_VMGPU_DEVICE_IOMMU_DMA, the device is told before the allocation's
+ * system pages are unmapped from the IOMMU, and every paging operation
+ * before it is waited for.
  *
  * New allocations never show earlier contents: the device clears them
  * before userspace can see them. A paging operation that fails (a device
@@ -420,7 +438,10 @@ struct drm_vmgpu_gem_mmap_offset {
  * Evict is WDDM's too: move an allocation out of its memory segment the way
  * memory pressure would, to system memory if the aperture segment is in its
  * set, else out of the GPU's reach. Nothing happens to an allocation already
- * in system memory.
+ * in system memory, unless %DRM_VMGPU_EVICT_NONRESIDENT asks to make it
+ * non-resident: then it also leaves the aperture segment or the system
+ * memory the device reaches, out of the GPU's reach (NotifyEviction first,
+ * see %DRM_VMGPU_ALLOC_NOTIFY_EVICTION).
  *
  * Both return once the paging operations are queued; CPU access through a
  * mapping waits for them.
@@ -428,11 +449,17 @@ struct drm_vmgpu_gem_mmap_offset {
 struct drm_vmgpu_gem_make_resident {
 	/** @handle: the GEM handle. */
 	__u32 handle;
-	/** @flags: must be zero. */
+	/**
+	 * @flags: MakeResident: must be zero. Evict: zero or
+	 * %DRM_VMGPU_EVICT_NONRESIDENT.
+	 */
 	__u32 flags;
 	/** @reserved: must be zero. */
 	__u64 reserved[2];
 };
+
+/* Evict: out of the GPU's reach, from whatever segment. */
+#define DRM_VMGPU_EVICT_NONRESIDENT		(1 << 0)
 
 /* DRM_VMGPU_VM_BIND_OP_MAP: map a range of an allocation. */
 #define DRM_VMGPU_VM_BIND_OP_MAP		0
@@ -592,7 +619,8 @@ struct drm_vmgpu_patch {
  * Submit one job to a context. @cmds is an array of 64-byte commands in
  * the device's format (include/hw/vmgpu_hw.h, union vmgpu_cmd). The
  * kernel checks and copies them; only NOP, FENCE (flags 0), FILL,
- * TRANSFER and WAIT are allowed and reserved fields are zero. On a GPU-VA
+ * TRANSFER, WAIT, COMPRESS and DECOMPRESS (flags 0) are allowed and
+ * reserved fields are zero. On a GPU-VA
  * engine every address is %VMGPU_SPACE_VIRTUAL with vm 0 (the kernel puts
  * in the file's VM), and @num_allocs and @num_patches are 0. On the
  * physical engine every address is all zero and named by exactly one

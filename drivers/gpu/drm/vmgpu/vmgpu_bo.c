@@ -547,22 +547,39 @@ struct vmgpu_bo *vmgpu_bo_create(struct vmgpu_device *vdev, u64 size, u32 flags,
 	return vbo;
 }
 
+/* Out of the device's reach: the allocation is made non-resident. */
+static int vmgpu_bo_make_nonresident(struct vmgpu_bo *vbo)
+{
+	static const struct ttm_place system = { .mem_type = TTM_PL_SYSTEM };
+	struct ttm_placement placement = { .num_placement = 1, .placement = &system };
+	struct ttm_operation_ctx ctx = { .interruptible = true };
+
+	return ttm_bo_validate(&vbo->tbo, &placement, &ctx);
+}
+
 /**
  * vmgpu_bo_evict() - WDDM Evict for one allocation
  * @vbo: the allocation
+ * @flags: 0, or %DRM_VMGPU_EVICT_NONRESIDENT to take it out of the
+ *	   device's reach from any segment
  *
  * Moves it where memory pressure would; the move is queued, not waited for.
+ * Leaving the aperture or system segment waits for its users, and
+ * notifies the device first if asked to (vmgpu_notify_eviction()).
  *
- * Return: 0 or an error of TTM's (-EINTR, -ERESTARTSYS, -ENOMEM).
+ * Return: 0, an error of TTM's (-EINTR, -ERESTARTSYS, -ENOMEM), or of the
+ * notification (-EIO: the allocation stays where it was).
  */
-int vmgpu_bo_evict(struct vmgpu_bo *vbo)
+int vmgpu_bo_evict(struct vmgpu_bo *vbo, u32 flags)
 {
 	int ret;
 
 	ret = ttm_bo_reserve(&vbo->tbo, true, false, NULL);
 	if (ret)
 		return ret;
-	if (vmgpu_bo_in_memory_segment(vbo))
+	if (flags & DRM_VMGPU_EVICT_NONRESIDENT)
+		ret = vmgpu_bo_make_nonresident(vbo);
+	else if (vmgpu_bo_in_memory_segment(vbo))
 		ret = vmgpu_bo_move_to_system(vbo);
 	ttm_bo_unreserve(&vbo->tbo);
 	return ret;

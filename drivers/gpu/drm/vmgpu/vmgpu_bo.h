@@ -117,7 +117,7 @@ static inline struct vmgpu_device *vmgpu_bo_device(struct vmgpu_bo *vbo)
 struct vmgpu_bo *vmgpu_bo_create(struct vmgpu_device *vdev, u64 size, u32 flags,
 				 u32 segments, u32 preferred);
 int vmgpu_bo_make_resident(struct vmgpu_bo *vbo);
-int vmgpu_bo_evict(struct vmgpu_bo *vbo);
+int vmgpu_bo_evict(struct vmgpu_bo *vbo, u32 flags);
 bool vmgpu_bo_in_memory_segment(struct vmgpu_bo *vbo);
 bool vmgpu_bo_cpu_fits_beyond_bar(struct vmgpu_device *vdev, u64 size);
 int vmgpu_bo_move_to_system(struct vmgpu_bo *vbo);

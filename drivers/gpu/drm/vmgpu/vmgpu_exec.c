@@ -31,10 +31,11 @@
  *
  * EXEC queues one job on a context. Seed "GPU virtual addressing": the
  * kernel does not learn which allocations a GPU-VA job uses. (Jobs of the
- * physical engine name theirs in an allocation list: vmgpu_alloc_list.c.) It checks
- * the commands (only NOP, FENCE, FILL, TRANSFER and WAIT, virtual
- * addresses only, reserved fields zero), writes the file's device VM into
- * every address and copies them; the device checks again by ring mode.
+ * physical engine name theirs in an allocation list: vmgpu_alloc_list.c.)
+ * It checks the commands (only NOP, FENCE, FILL, TRANSFER, WAIT, COMPRESS
+ * and DECOMPRESS, virtual addresses only, reserved fields zero), writes
+ * the file's device VM into every address and copies them; the device
+ * checks again by ring mode.
  * A process can therefore only reach what its own VM maps, and the kernel
  * never parses anything at run time.
  *
@@ -104,6 +105,15 @@ int vmgpu_exec_cmd_addrs(union vmgpu_cmd *cmd, struct vmgpu_cmd_addrs *addrs)
 			{ &cmd->transfer.src, &cmd->transfer.dst },
 			{ le64_to_cpu(cmd->transfer.size), le64_to_cpu(cmd->transfer.size) },
 			2 };
+		return 0;
+	case VMGPU_OP_COMPRESS:
+	case VMGPU_OP_DECOMPRESS:
+		/* Device-only state on the job's own pages: allocation notification. */
+		if (flags || !vmgpu_exec_mbz(cmd->range.reserved,
+					     sizeof(cmd->range.reserved)))
+			return -EINVAL;
+		*addrs = (struct vmgpu_cmd_addrs){ { &cmd->range.addr },
+						   { le64_to_cpu(cmd->range.size) }, 1 };
 		return 0;
 	case VMGPU_OP_WAIT:
 		if (flags || !vmgpu_exec_mbz(cmd->wait.reserved,

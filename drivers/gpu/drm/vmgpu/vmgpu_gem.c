@@ -265,24 +265,31 @@ exit:
 
 static int vmgpu_gem_residency_op(struct drm_device *drm, struct drm_file *file,
 				  const struct drm_vmgpu_gem_make_resident *args,
-				  int (*op)(struct vmgpu_bo *vbo))
+				  u32 valid_flags,
+				  int (*op)(struct vmgpu_bo *vbo, u32 flags))
 {
 	struct drm_gem_object *obj;
 	int idx, ret;
 
-	if (args->flags || args->reserved[0] || args->reserved[1])
+	if ((args->flags & ~valid_flags) || args->reserved[0] || args->reserved[1])
 		return -EINVAL;
 	if (!drm_dev_enter(drm, &idx))
 		return -ENODEV;
 	obj = drm_gem_object_lookup(file, args->handle);
 	if (obj) {
-		ret = op(gem_to_vmgpu_bo(obj));
+		ret = op(gem_to_vmgpu_bo(obj), args->flags);
 		drm_gem_object_put(obj);
 	} else {
 		ret = -ENOENT;
 	}
 	drm_dev_exit(idx);
 	return ret;
+}
+
+/* MakeResident has no flags: vmgpu_gem_residency_op() let none through. */
+static int vmgpu_gem_make_resident(struct vmgpu_bo *vbo, u32 flags)
+{
+	return vmgpu_bo_make_resident(vbo);
 }
 
 /**
@@ -297,7 +304,7 @@ static int vmgpu_gem_residency_op(struct drm_device *drm, struct drm_file *file,
 int vmgpu_gem_make_resident_ioctl(struct drm_device *drm, void *data,
 				  struct drm_file *file)
 {
-	return vmgpu_gem_residency_op(drm, file, data, vmgpu_bo_make_resident);
+	return vmgpu_gem_residency_op(drm, file, data, 0, vmgpu_gem_make_resident);
 }
 
 /**
@@ -306,12 +313,13 @@ int vmgpu_gem_make_resident_ioctl(struct drm_device *drm, void *data,
  * @data: a &struct drm_vmgpu_gem_make_resident
  * @file: the caller
  *
- * Return: 0, -EINVAL for non-zero flags or reserved words, -ENOENT for an
- * unknown handle, or what vmgpu_bo_evict() returns.
+ * Return: 0, -EINVAL for unknown flags or non-zero reserved words, -ENOENT
+ * for an unknown handle, or what vmgpu_bo_evict() returns.
  */
 int vmgpu_gem_evict_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
 {
-	return vmgpu_gem_residency_op(drm, file, data, vmgpu_bo_evict);
+	return vmgpu_gem_residency_op(drm, file, data, DRM_VMGPU_EVICT_NONRESIDENT,
+				      vmgpu_bo_evict);
 }
 
 /**

@@ -85,6 +85,32 @@ TRACE_EVENT(vmgpu_hap,
 		      __entry->map ? "maps" : "gives back", __entry->pages)
 );
 
+/*
+ * One chunk of a NotifyAlloc (flags: VMGPU_NOTIFY_FLAG_*) through the
+ * paging process GPU VA; bo is the allocation, or its pages for
+ * NotifyIoMmuUnmap.
+ */
+TRACE_EVENT(vmgpu_notify,
+	    TP_PROTO(const void *bo, u16 flags, u64 size, u64 offset, u64 chunk, int error),
+	    TP_ARGS(bo, flags, size, offset, chunk, error),
+	    TP_STRUCT__entry(__field(const void *, bo)
+			     __field(u16, flags)
+			     __field(u64, size)
+			     __field(u64, offset)
+			     __field(u64, chunk)
+			     __field(int, error)),
+	    TP_fast_assign(__entry->bo = bo;
+			   __entry->flags = flags;
+			   __entry->size = size;
+			   __entry->offset = offset;
+			   __entry->chunk = chunk;
+			   __entry->error = error;),
+	    TP_printk("bo %p %s size 0x%llx chunk 0x%llx+0x%llx error %d", __entry->bo,
+		      __print_flags(__entry->flags, "|", { 1, "eviction" }, { 2, "iommu-unmap" }),
+		      __entry->size,
+		      __entry->offset, __entry->chunk, __entry->error)
+);
+
 /* A VM_BIND request of a GPU VA space; vm: its device VM, -1 none yet. */
 TRACE_EVENT(vmgpu_vm_bind,
 	    TP_PROTO(int vm, u32 op, u64 addr, u64 range),

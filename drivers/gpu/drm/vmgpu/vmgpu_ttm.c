@@ -20,6 +20,7 @@
 #include "vmgpu_gart.h"
 #include "vmgpu_hap.h"
 #include "vmgpu_migrate.h"
+#include "vmgpu_notify.h"
 #include "vmgpu_res_cursor.h"
 #include "vmgpu_swizzle.h"
 #include "vmgpu_trace.h"
@@ -36,23 +37,33 @@
  * an eviction nor the allocation that caused it waits on the CPU.
  */
 
+/*
+ * The pages of an allocation: whether they need a NotifyIoMmuUnmap is kept
+ * with them, since a TTM ghost may be the one that unpopulates them.
+ */
+struct vmgpu_tt {
+	struct ttm_tt base;
+	bool notify_iommu_unmap;
+};
+
 static struct ttm_tt *vmgpu_ttm_tt_create(struct ttm_buffer_object *tbo,
 					  u32 page_flags)
 {
-	enum ttm_caching caching = vmgpu_bo_is_vmgpu(tbo) &&
-				   (to_vmgpu_bo(tbo)->flags & DRM_VMGPU_ALLOC_CACHED) ?
+	struct vmgpu_bo *vbo = vmgpu_bo_is_vmgpu(tbo) ? to_vmgpu_bo(tbo) : NULL;
+	enum ttm_caching caching = vbo && (vbo->flags & DRM_VMGPU_ALLOC_CACHED) ?
 				   ttm_cached : ttm_write_combined;
-	struct ttm_tt *tt;
+	struct vmgpu_tt *vtt;
 
-	tt = kzalloc(sizeof(*tt), GFP_KERNEL);
-	if (!tt)
+	vtt = kzalloc(sizeof(*vtt), GFP_KERNEL);
+	if (!vtt)
 		return NULL;
+	vtt->notify_iommu_unmap = vbo && (vbo->flags & DRM_VMGPU_ALLOC_NOTIFY_IOMMU_UNMAP);
 	/* The sg variant also allocates dma_address[]: the device needs bus addresses. */
-	if (ttm_sg_tt_init(tt, tbo, page_flags, caching)) {
-		kfree(tt);
+	if (ttm_sg_tt_init(&vtt->base, tbo, page_flags, caching)) {
+		kfree(vtt);
 		return NULL;
 	}
-	return tt;
+	return &vtt->base;
 }
 
 static int vmgpu_ttm_tt_populate(struct ttm_device *bdev, struct ttm_tt *tt,
@@ -61,15 +72,18 @@ static int vmgpu_ttm_tt_populate(struct ttm_device *bdev, struct ttm_tt *tt,
 	return ttm_pool_alloc(&bdev->pool, tt, ctx);
 }
 
+/* Destruction, swap-out and ghosts: the pages lose their DMA mappings. */
 static void vmgpu_ttm_tt_unpopulate(struct ttm_device *bdev, struct ttm_tt *tt)
 {
+	if (container_of(tt, struct vmgpu_tt, base)->notify_iommu_unmap)
+		vmgpu_notify_iommu_unmap(container_of(bdev, struct vmgpu_device, ttm), tt);
 	ttm_pool_free(&bdev->pool, tt);
 }
 
 static void vmgpu_ttm_tt_destroy(struct ttm_device *bdev, struct ttm_tt *tt)
 {
 	ttm_tt_fini(tt);
-	kfree(tt);
+	kfree(container_of(tt, struct vmgpu_tt, base));
 }
 
 static void vmgpu_ttm_evict_flags(struct ttm_buffer_object *tbo,
@@ -141,6 +155,21 @@ static int vmgpu_ttm_move_by_device(struct ttm_buffer_object *tbo, bool evict,
 	return ret;
 }
 
+/*
+ * Before an allocation's system pages leave device access, idle (seed:
+ * NotifyEviction is sent for an eviction from the aperture segment or the
+ * implicit system segment). Not for the system pages a memory segment's
+ * eviction passes through (a temporary placement, never under device
+ * access on their own).
+ */
+static int vmgpu_ttm_leave_system_segment(struct ttm_buffer_object *tbo)
+{
+	if (!vmgpu_bo_is_vmgpu(tbo) || !tbo->resource ||
+	    (tbo->resource->placement & TTM_PL_FLAG_TEMPORARY))
+		return 0;
+	return vmgpu_notify_eviction(to_vmgpu_bo(tbo));
+}
+
 static int vmgpu_ttm_move(struct ttm_buffer_object *tbo, bool evict,
 			  struct ttm_operation_ctx *ctx,
 			  struct ttm_resource *new_mem, struct ttm_place *hop)
@@ -164,6 +193,9 @@ static int vmgpu_ttm_move(struct ttm_buffer_object *tbo, bool evict,
 			goto hop_through_tt;
 		/* Same pages: wait for users, then drop the aperture range. */
 		ret = ttm_bo_wait_ctx(tbo, ctx);
+		if (ret)
+			return ret;
+		ret = vmgpu_ttm_leave_system_segment(tbo);
 		if (ret)
 			return ret;
 		vmgpu_cache_release_pages(tbo);
@@ -205,8 +237,18 @@ static int vmgpu_ttm_move(struct ttm_buffer_object *tbo, bool evict,
 	} else if (old_type == TTM_PL_SYSTEM) {
 		ret = -EMULTIHOP;
 	} else {
+		/* Out of the system segment into a memory segment: notify first. */
+		if (old_type == TTM_PL_TT && vbo &&
+		    (vbo->flags & DRM_VMGPU_ALLOC_NOTIFY_EVICTION)) {
+			ret = ttm_bo_wait_ctx(tbo, ctx);
+			if (!ret)
+				ret = vmgpu_ttm_leave_system_segment(tbo);
+			if (ret)
+				goto exit;
+		}
 		ret = vmgpu_ttm_move_by_device(tbo, evict, new_mem, false);
 	}
+exit:
 	drm_dev_exit(idx);
 	if (ret != -EMULTIHOP)
 		return ret;
