@@ -3,8 +3,10 @@
  *
  * With the noncoherent property the guest may set CACHE_MODE to
  * NONCOHERENT. The engine's data accesses to system memory (FILL, DISCARD
- * and TRANSFER, after aperture and GPU page-table translation) then go
- * through this cache, keyed by bus page address; vmgpu-mem.c decides which
+ * and TRANSFER, after aperture and GPU page-table translation, and the page
+ * rewrites of COMPRESS, DECOMPRESS and NOTIFY) then go through this cache,
+ * keyed by bus page address. The lines hold the stored bytes: compression's
+ * encoding is done above the cache. vmgpu-mem.c decides which
  * accesses those are, and ring fetches, table walks, FENCE and WAIT never
  * come here. A read miss fills the line from memory; a write miss fills it
  * too, then the write changes the line only and makes it dirty. Memory
@@ -290,4 +292,26 @@ VmgpuCmdStatus vmgpu_cache_flush(VmgpuState *s, const struct vmgpu_cmd_range *c,
     }
     trace_vmgpu_cache_flush_done(cache->used);
     return VMGPU_CMD_DONE;
+}
+
+/*
+ * NOTIFY: write back the line of the bus page bus if it is dirty, then drop
+ * it. A write back that fails leaves the line cached and dirty, as
+ * CACHE_FLUSH does. Coherent mode keeps no lines: nothing to do.
+ */
+bool vmgpu_cache_release(VmgpuState *s, uint64_t bus, VmgpuMemError *err)
+{
+    VmgpuCache *c = &s->cache;
+    uint64_t tag = bus & ~VMGPU_CACHE_LINE_MASK;
+    VmgpuCacheLine *line = g_hash_table_lookup(c->map, &tag);
+
+    if (!line) {
+        return true;
+    }
+    if (line->dirty && !vmgpu_cache_writeback(s, line, err)) {
+        return false;
+    }
+    trace_vmgpu_cache_invalidate(line->tag, false);
+    vmgpu_cache_unlink(c, line);
+    return true;
 }

@@ -35,8 +35,9 @@ static uint32_t vmgpu_copy_page_left(uint64_t addr, uint64_t done)
     return VMGPU_PAGE_SIZE - ((addr + done) & (VMGPU_PAGE_SIZE - 1));
 }
 
+/* FILL, or DISCARD (discard: the pattern is stored raw, see vmgpu-mem.c). */
 VmgpuCmdStatus vmgpu_copy_fill(VmgpuState *s, const struct vmgpu_addr *dst,
-                               uint64_t size, uint32_t pattern,
+                               uint64_t size, uint32_t pattern, bool discard,
                                uint64_t *done, uint64_t *budget,
                                VmgpuMemError *err)
 {
@@ -53,7 +54,8 @@ VmgpuCmdStatus vmgpu_copy_fill(VmgpuState *s, const struct vmgpu_addr *dst,
     while (*done < size && *budget) {
         uint32_t chunk = MIN(size - *done, vmgpu_copy_page_left(addr, *done));
 
-        if (!vmgpu_mem_data_rw(s, dst, *done, page, chunk, true, err)) {
+        if (!vmgpu_mem_data_rw(s, dst, *done, page, chunk, true, discard,
+                               err)) {
             return VMGPU_CMD_FAILED;
         }
         *done += chunk;
@@ -98,14 +100,16 @@ VmgpuCmdStatus vmgpu_copy_transfer(VmgpuState *s,
         uint32_t chunk = MIN(size - *done, vmgpu_copy_page_left(src, *done));
 
         chunk = MIN(chunk, vmgpu_copy_page_left(dst, *done));
-        if (!vmgpu_mem_data_rw(s, &c->src, *done, buf, chunk, false, err)) {
+        if (!vmgpu_mem_data_rw(s, &c->src, *done, buf, chunk, false, false,
+                               err)) {
             return VMGPU_CMD_FAILED;
         }
         if (swizzle || unswizzle) {
             vmgpu_swizzle_page(tiled, buf, swizzle);
             memcpy(buf, tiled, sizeof(buf));
         }
-        if (!vmgpu_mem_data_rw(s, &c->dst, *done, buf, chunk, true, err)) {
+        if (!vmgpu_mem_data_rw(s, &c->dst, *done, buf, chunk, true, false,
+                               err)) {
             return VMGPU_CMD_FAILED;
         }
         *done += chunk;

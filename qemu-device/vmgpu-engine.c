@@ -4,13 +4,14 @@
  * Rings live in guest memory; a doorbell (TAIL write) schedules a bottom
  * half that executes commands outside the MMIO write. One run of it is a
  * slice: at most VMGPU_ENGINE_BATCH commands per ring and copy-budget bytes
- * of FILL/TRANSFER work in all, taken from the rings in turn, so that
- * neither a long ring nor one huge copy stalls the main loop. A command
- * left unfinished keeps its place at HEAD with a cursor and goes on in the
- * next slice. NOP with a delay parks the ring, HEAD on the NOP, on a
- * virtual-clock timer; an unmet WAIT parks it until its value may have
- * changed (vmgpu-wait.c). A failing command halts its ring, latches the
- * error and raises the error interrupt; RESUME skips it.
+ * of FILL/TRANSFER work in all (4 KiB per page of COMPRESS, DECOMPRESS and
+ * NOTIFY), taken from the rings in turn, so that neither a long ring nor
+ * one huge copy stalls the main loop. A command left unfinished keeps its
+ * place at HEAD with a cursor and goes on in the next slice. NOP with a
+ * delay parks the ring, HEAD on the NOP, on a virtual-clock timer; an unmet
+ * WAIT parks it until its value may have changed (vmgpu-wait.c). A failing
+ * command halts its ring, latches the error and raises the error
+ * interrupt; RESUME skips it.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -140,6 +141,10 @@ static bool vmgpu_ring_allows(const VmgpuRing *ring, unsigned index,
     case VMGPU_OP_WAIT:
         addrs[0] = &cmd->wait.addr;
         break;
+    case VMGPU_OP_COMPRESS:
+    case VMGPU_OP_DECOMPRESS:
+        addrs[0] = &cmd->range.addr;
+        break;
     case VMGPU_OP_CACHE_FLUSH:
         /* The whole cache names no memory; a range is SYSTEM, never allowed. */
         if (!buffer_is_zero(&cmd->range.addr, sizeof(cmd->range.addr))) {
@@ -224,8 +229,8 @@ static VmgpuCmdStatus vmgpu_exec(VmgpuState *s, VmgpuRing *ring,
             return VMGPU_CMD_FAILED;
         }
         return vmgpu_copy_fill(s, &cmd->fill.dst, le64_to_cpu(cmd->fill.size),
-                               le32_to_cpu(cmd->fill.pattern), &ring->cmd_done,
-                               budget, err);
+                               le32_to_cpu(cmd->fill.pattern), false,
+                               &ring->cmd_done, budget, err);
     case VMGPU_OP_DISCARD:
         if (cmd->hdr.flags || !buffer_is_zero(
                 cmd->range.reserved, sizeof(cmd->range.reserved))) {
@@ -236,8 +241,8 @@ static VmgpuCmdStatus vmgpu_exec(VmgpuState *s, VmgpuRing *ring,
         }
         return vmgpu_copy_fill(s, &cmd->range.addr,
                                le64_to_cpu(cmd->range.size),
-                               VMGPU_DISCARD_PATTERN, &ring->cmd_done, budget,
-                               err);
+                               VMGPU_DISCARD_PATTERN, true, &ring->cmd_done,
+                               budget, err);
     case VMGPU_OP_TRANSFER:
         if (!buffer_is_zero(cmd->transfer.reserved,
                                      sizeof(cmd->transfer.reserved))) {
@@ -261,8 +266,15 @@ static VmgpuCmdStatus vmgpu_exec(VmgpuState *s, VmgpuRing *ring,
         }
         /* Its cursor counts cache slots visited, not bytes. */
         return vmgpu_cache_flush(s, &cmd->range, &ring->cmd_done, budget, err);
+    case VMGPU_OP_NOTIFY:
+    case VMGPU_OP_COMPRESS:
+    case VMGPU_OP_DECOMPRESS:
+        if (!buffer_is_zero(cmd->range.reserved, sizeof(cmd->range.reserved))) {
+            break;
+        }
+        return vmgpu_compress_exec(s, ring - s->rings, &cmd->range,
+                                   &ring->cmd_done, budget, err);
     default:
-        /* NOTIFY, COMPRESS and DECOMPRESS come later. */
         qemu_log_mask(LOG_GUEST_ERROR, "vmgpu: unsupported opcode %u\n",
                       opcode);
         err->code = VMGPU_ERR_BAD_OPCODE;
@@ -321,6 +333,9 @@ static bool vmgpu_cmd_writes_memory(const union vmgpu_cmd *cmd)
     case VMGPU_OP_TRANSFER:
     case VMGPU_OP_DISCARD:
     case VMGPU_OP_CACHE_FLUSH:      /* write backs */
+    case VMGPU_OP_NOTIFY:           /* decodes in place, write backs */
+    case VMGPU_OP_COMPRESS:
+    case VMGPU_OP_DECOMPRESS:
         return true;
     }
     return false;

@@ -10,9 +10,12 @@
  * at a time through the VM's page table (FillVirtual, TransferVirtual).
  *
  * In non-coherent mode the engine's data accesses (vmgpu_mem_data_rw: FILL,
- * DISCARD, TRANSFER) that end at a bus address go through the device cache
+ * DISCARD, TRANSFER, and the page rewrites of COMPRESS, DECOMPRESS and
+ * NOTIFY) that end at a bus address go through the device cache
  * (vmgpu-cache.c); everything else, vmgpu_mem_rw and the table walks, stays
- * coherent.
+ * coherent. Data accesses to system memory also meet the compression state
+ * (vmgpu-compress.c): a VIRTUAL one decodes a compressed page, a physical
+ * write drops its state.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -55,8 +58,8 @@ static bool vmgpu_gart_translate(VmgpuState *s, uint64_t offset,
 }
 
 static bool vmgpu_mem_page_rw(VmgpuState *s, uint32_t space, uint64_t addr,
-                              void *buf, uint32_t len, bool write, bool data,
-                              VmgpuMemError *err);
+                              void *buf, uint32_t len, bool write,
+                              VmgpuAccess access, VmgpuMemError *err);
 
 /*
  * Walk VM vm's 4-level page table for va. Every level's entry says in which
@@ -84,7 +87,8 @@ static bool vmgpu_vm_translate(VmgpuState *s, uint32_t vm, uint64_t va,
         uint64_t pte;
 
         if (!vmgpu_mem_page_rw(s, table_space, table + index * sizeof(pte),
-                               &pte, sizeof(pte), false, false, err)) {
+                               &pte, sizeof(pte), false,
+                               VMGPU_ACCESS_COHERENT, err)) {
             return false;
         }
         pte = le64_to_cpu(pte);
@@ -103,17 +107,41 @@ static bool vmgpu_vm_translate(VmgpuState *s, uint32_t vm, uint64_t va,
     return true;
 }
 
+/* A coherent access to system memory at bus address bus. */
+static bool vmgpu_mem_dma(VmgpuState *s, uint64_t bus, void *buf,
+                          uint32_t len, bool write, VmgpuMemError *err)
+{
+    if (pci_dma_rw(PCI_DEVICE(s), bus, buf, len,
+                   write ? DMA_DIRECTION_FROM_DEVICE : DMA_DIRECTION_TO_DEVICE,
+                   MEMTXATTRS_UNSPECIFIED) != MEMTX_OK) {
+        return vmgpu_mem_fail(err, VMGPU_ERR_DMA, bus);
+    }
+    return true;
+}
+
+/*
+ * A data access of len bytes at bus address bus, within one page: through
+ * the cache in non-coherent mode, else straight to memory. The stored
+ * bytes, whatever the compression state.
+ */
+bool vmgpu_mem_bus_rw(VmgpuState *s, uint64_t bus, void *buf, uint32_t len,
+                      bool write, VmgpuMemError *err)
+{
+    if (s->cache_mode == VMGPU_CACHE_MODE_NONCOHERENT) {
+        return vmgpu_cache_rw(s, bus, buf, len, write, err);
+    }
+    return vmgpu_mem_dma(s, bus, buf, len, write, err);
+}
+
 /*
  * Access len bytes at (space, addr); len never crosses a 4 KiB boundary of
- * addr, so one translation covers it. A data access to system memory goes
- * through the cache in non-coherent mode.
+ * addr, so one translation covers it. Only a coherent access goes straight
+ * to memory; a data access meets the cache and the compression state.
  */
 static bool vmgpu_mem_page_rw(VmgpuState *s, uint32_t space, uint64_t addr,
-                              void *buf, uint32_t len, bool write, bool data,
-                              VmgpuMemError *err)
+                              void *buf, uint32_t len, bool write,
+                              VmgpuAccess access, VmgpuMemError *err)
 {
-    DMADirection dir = write ? DMA_DIRECTION_FROM_DEVICE :
-                               DMA_DIRECTION_TO_DEVICE;
     dma_addr_t bus = addr;
 
     switch (space) {
@@ -133,14 +161,10 @@ static bool vmgpu_mem_page_rw(VmgpuState *s, uint32_t space, uint64_t addr,
         }
         /* fall through */
     case VMGPU_SPACE_SYSTEM:
-        if (data && s->cache_mode == VMGPU_CACHE_MODE_NONCOHERENT) {
-            return vmgpu_cache_rw(s, bus, buf, len, write, err);
+        if (access != VMGPU_ACCESS_COHERENT) {
+            return vmgpu_compress_rw(s, bus, buf, len, write, access, err);
         }
-        if (pci_dma_rw(PCI_DEVICE(s), bus, buf, len, dir,
-                       MEMTXATTRS_UNSPECIFIED) != MEMTX_OK) {
-            return vmgpu_mem_fail(err, VMGPU_ERR_DMA, bus);
-        }
-        return true;
+        return vmgpu_mem_dma(s, bus, buf, len, write, err);
     }
     return vmgpu_mem_fail(err, VMGPU_ERR_BAD_FIELD, space);
 }
@@ -159,7 +183,8 @@ bool vmgpu_mem_check_addr(const struct vmgpu_addr *a, VmgpuMemError *err)
 
 static bool vmgpu_mem_access(VmgpuState *s, const struct vmgpu_addr *a,
                              uint64_t offset, void *buf, uint32_t len,
-                             bool write, bool data, VmgpuMemError *err)
+                             bool write, VmgpuAccess access,
+                             VmgpuMemError *err)
 {
     uint32_t space = le32_to_cpu(a->space);
     uint64_t addr = le64_to_cpu(a->addr) + offset;
@@ -177,7 +202,7 @@ static bool vmgpu_mem_access(VmgpuState *s, const struct vmgpu_addr *a,
             return false;
         }
         if (!vmgpu_mem_page_rw(s, page_space, page_addr, p, chunk, write,
-                               data, err)) {
+                               access, err)) {
             trace_vmgpu_mem_fault(space, addr, err->code);
             return false;
         }
@@ -188,17 +213,71 @@ static bool vmgpu_mem_access(VmgpuState *s, const struct vmgpu_addr *a,
     return true;
 }
 
+/*
+ * Where the page at offset of a lives, for the commands that act on whole
+ * pages (COMPRESS, DECOMPRESS, NOTIFY): *bus is its bus address when it is
+ * in system memory (*system), else it is a VRAM page, checked to exist. A
+ * VIRTUAL page needs a writable entry when the command may rewrite it.
+ */
+bool vmgpu_mem_resolve(VmgpuState *s, const struct vmgpu_addr *a,
+                       uint64_t offset, bool write, bool *system,
+                       uint64_t *bus, VmgpuMemError *err)
+{
+    uint32_t space = le32_to_cpu(a->space);
+    uint64_t addr = le64_to_cpu(a->addr) + offset;
+    uint32_t page_space = space;
+    uint64_t page_addr = addr;
+    dma_addr_t gart_bus;
+
+    if (space == VMGPU_SPACE_VIRTUAL &&
+        !vmgpu_vm_translate(s, le32_to_cpu(a->vm), addr, write,
+                            &page_space, &page_addr, err)) {
+        trace_vmgpu_mem_fault(space, addr, err->code);
+        return false;
+    }
+    *system = true;
+    switch (page_space) {
+    case VMGPU_SPACE_VRAM:
+        *system = false;
+        if (page_addr >= s->vram_size) {
+            trace_vmgpu_mem_fault(space, addr, VMGPU_ERR_RANGE);
+            return vmgpu_mem_fail(err, VMGPU_ERR_RANGE, page_addr);
+        }
+        return true;
+    case VMGPU_SPACE_GART:
+        if (!vmgpu_gart_translate(s, page_addr, &gart_bus, err)) {
+            trace_vmgpu_mem_fault(space, addr, err->code);
+            return false;
+        }
+        *bus = gart_bus;
+        return true;
+    case VMGPU_SPACE_SYSTEM:
+        *bus = page_addr;
+        return true;
+    }
+    return vmgpu_mem_fail(err, VMGPU_ERR_BAD_FIELD, space);
+}
+
 /* A device-internal access (FENCE, WAIT): always coherent. */
 bool vmgpu_mem_rw(VmgpuState *s, const struct vmgpu_addr *a, uint64_t offset,
                   void *buf, uint32_t len, bool write, VmgpuMemError *err)
 {
-    return vmgpu_mem_access(s, a, offset, buf, len, write, false, err);
+    return vmgpu_mem_access(s, a, offset, buf, len, write,
+                            VMGPU_ACCESS_COHERENT, err);
 }
 
-/* A data access of FILL, DISCARD or TRANSFER: cached when non-coherent. */
+/*
+ * A data access of FILL, TRANSFER or DISCARD: cached when non-coherent.
+ * Through VIRTUAL a compressed page is seen decoded, unless raw (DISCARD,
+ * which writes the stored bytes and drops the state whatever the space).
+ */
 bool vmgpu_mem_data_rw(VmgpuState *s, const struct vmgpu_addr *a,
                        uint64_t offset, void *buf, uint32_t len, bool write,
-                       VmgpuMemError *err)
+                       bool raw, VmgpuMemError *err)
 {
-    return vmgpu_mem_access(s, a, offset, buf, len, write, true, err);
+    bool virt = le32_to_cpu(a->space) == VMGPU_SPACE_VIRTUAL;
+
+    return vmgpu_mem_access(s, a, offset, buf, len, write,
+                            virt && !raw ? VMGPU_ACCESS_DECODED :
+                                           VMGPU_ACCESS_RAW, err);
 }

@@ -18,6 +18,7 @@
 #include "hw/pci/pcie.h"
 #include "hw/qdev-properties.h"
 #include "migration/vmstate.h"
+#include "exec/address-spaces.h"
 #include "vmgpu.h"
 #include "trace.h"
 
@@ -62,7 +63,8 @@ static void vmgpu_bad_register(VmgpuState *s, hwaddr addr, uint64_t val,
 
 static uint32_t vmgpu_caps(VmgpuState *s)
 {
-    uint32_t caps = VMGPU_CAP_PAGING_ENGINE | VMGPU_CAP_GPU_MMU;
+    uint32_t caps = VMGPU_CAP_PAGING_ENGINE | VMGPU_CAP_GPU_MMU |
+                    VMGPU_CAP_COMPRESSION;
 
     if (s->rebar) {
         caps |= VMGPU_CAP_REBAR;
@@ -72,6 +74,9 @@ static uint32_t vmgpu_caps(VmgpuState *s)
     }
     if (s->noncoherent) {
         caps |= VMGPU_CAP_NONCOHERENT;
+    }
+    if (s->iommu_dma) {
+        caps |= VMGPU_CAP_IOMMU_DMA;
     }
     return caps;
 }
@@ -264,6 +269,7 @@ static void vmgpu_reset_state(VmgpuState *s)
     vmgpu_engine_reset(s);
     memset(s->vms, 0, sizeof(s->vms));
     vmgpu_cache_reset(s);
+    vmgpu_compress_reset(s);
 }
 
 static void vmgpu_reg_write(VmgpuState *s, hwaddr addr, uint32_t val)
@@ -476,6 +482,11 @@ static bool vmgpu_check_properties(VmgpuState *s, Error **errp)
                    VMGPU_CACHE_MAX_LINES);
         return false;
     }
+    if (!s->compress_pages || s->compress_pages > VMGPU_COMPRESS_MAX_PAGES) {
+        error_setg(errp, "vmgpu: compress-pages must be between 1 and %u",
+                   VMGPU_COMPRESS_MAX_PAGES);
+        return false;
+    }
     return true;
 }
 
@@ -546,6 +557,14 @@ static void vmgpu_realize(PCIDevice *pdev, Error **errp)
     }
     vmgpu_engine_init(s);
     vmgpu_cache_init(s);
+    vmgpu_compress_init(s);
+    /*
+     * CAP_IOMMU_DMA: an IOMMU translates this function's DMA, so system
+     * addresses are IOVAs. The IOMMU must exist when the device is created
+     * (intel-iommu before vmgpu on the command line).
+     */
+    s->iommu_dma =
+        pci_device_iommu_address_space(pdev) != &address_space_memory;
 }
 
 static void vmgpu_exit(PCIDevice *pdev)
@@ -554,6 +573,7 @@ static void vmgpu_exit(PCIDevice *pdev)
 
     vmgpu_engine_exit(s);
     vmgpu_cache_exit(s);
+    vmgpu_compress_exit(s);
     msix_uninit_exclusive_bar(pdev);
     g_free(s->hap_table);
 }
@@ -601,6 +621,8 @@ static const Property vmgpu_properties[] = {
     DEFINE_PROP_BOOL("noncoherent", VmgpuState, noncoherent, false),
     DEFINE_PROP_UINT32("cache-lines", VmgpuState, cache_lines,
                        VMGPU_CACHE_DEFAULT_LINES),
+    DEFINE_PROP_UINT32("compress-pages", VmgpuState, compress_pages,
+                       VMGPU_COMPRESS_MAX_PAGES),
 };
 
 static void vmgpu_class_init(ObjectClass *klass, void *data)

@@ -78,6 +78,13 @@ typedef struct VmgpuCache {
     QTAILQ_HEAD(, VmgpuCacheLine) free;
 } VmgpuCache;
 
+/* How a memory access meets the cache and the compression state. */
+typedef enum VmgpuAccess {
+    VMGPU_ACCESS_COHERENT,      /* FENCE, WAIT, table walks: memory as is */
+    VMGPU_ACCESS_RAW,           /* data: stored bytes; a write drops state */
+    VMGPU_ACCESS_DECODED,       /* data through VIRTUAL: plain words */
+} VmgpuAccess;
+
 typedef struct VmgpuSegment {
     uint64_t base;              /* VRAM offset */
     uint64_t size;
@@ -97,6 +104,7 @@ struct VmgpuState {
     uint64_t copy_budget;       /* FILL/TRANSFER bytes per engine slice */
     bool noncoherent;           /* CACHE_MODE may be NONCOHERENT */
     uint32_t cache_lines;       /* its cache's capacity in 4 KiB lines */
+    uint32_t compress_pages;    /* capacity of the compressed-page set */
 
     /* Memory */
     VmgpuSegment segments[VMGPU_MAX_SEGMENTS];
@@ -127,6 +135,12 @@ struct VmgpuState {
     /* I/O coherency */
     uint32_t cache_mode;        /* VMGPU_CACHE_MODE_* */
     VmgpuCache cache;
+
+    /* Compression: the set of compressed bus pages (vmgpu-compress.c) */
+    GHashTable *compressed;     /* &bus -> the same key */
+
+    /* DMA goes through an IOMMU (VMGPU_CAP_IOMMU_DMA), known at realize */
+    bool iommu_dma;
 
     /* Interrupts and errors */
     uint32_t int_status;
@@ -170,7 +184,7 @@ void vmgpu_wait_drop(VmgpuRing *ring);
 
 /* vmgpu-copy.c */
 VmgpuCmdStatus vmgpu_copy_fill(VmgpuState *s, const struct vmgpu_addr *dst,
-                               uint64_t size, uint32_t pattern,
+                               uint64_t size, uint32_t pattern, bool discard,
                                uint64_t *done, uint64_t *budget,
                                VmgpuMemError *err);
 VmgpuCmdStatus vmgpu_copy_transfer(VmgpuState *s,
@@ -184,7 +198,12 @@ bool vmgpu_mem_rw(VmgpuState *s, const struct vmgpu_addr *a, uint64_t offset,
                   void *buf, uint32_t len, bool write, VmgpuMemError *err);
 bool vmgpu_mem_data_rw(VmgpuState *s, const struct vmgpu_addr *a,
                        uint64_t offset, void *buf, uint32_t len, bool write,
-                       VmgpuMemError *err);
+                       bool raw, VmgpuMemError *err);
+bool vmgpu_mem_bus_rw(VmgpuState *s, uint64_t bus, void *buf, uint32_t len,
+                      bool write, VmgpuMemError *err);
+bool vmgpu_mem_resolve(VmgpuState *s, const struct vmgpu_addr *a,
+                       uint64_t offset, bool write, bool *system,
+                       uint64_t *bus, VmgpuMemError *err);
 
 /* vmgpu-cache.c */
 void vmgpu_cache_init(VmgpuState *s);
@@ -196,6 +215,18 @@ bool vmgpu_cache_rw(VmgpuState *s, uint64_t bus, void *buf, uint32_t len,
 VmgpuCmdStatus vmgpu_cache_flush(VmgpuState *s, const struct vmgpu_cmd_range *c,
                                  uint64_t *cursor, uint64_t *budget,
                                  VmgpuMemError *err);
+bool vmgpu_cache_release(VmgpuState *s, uint64_t bus, VmgpuMemError *err);
+
+/* vmgpu-compress.c */
+void vmgpu_compress_init(VmgpuState *s);
+void vmgpu_compress_exit(VmgpuState *s);
+void vmgpu_compress_reset(VmgpuState *s);
+bool vmgpu_compress_rw(VmgpuState *s, uint64_t bus, void *buf, uint32_t len,
+                       bool write, VmgpuAccess access, VmgpuMemError *err);
+VmgpuCmdStatus vmgpu_compress_exec(VmgpuState *s, unsigned ring,
+                                   const struct vmgpu_cmd_range *c,
+                                   uint64_t *done, uint64_t *budget,
+                                   VmgpuMemError *err);
 
 /* vmgpu-hap.c */
 extern const MemoryRegionOps vmgpu_hap_ops;

@@ -38,7 +38,7 @@ typedef uint64_t vmgpu_le64;
 #define VMGPU_MMIO_SIZE			0x20000
 #define VMGPU_MAGIC			0x55504756	/* "VGPU" */
 #define VMGPU_VERSION_MAJOR		1
-#define VMGPU_VERSION_MINOR		2
+#define VMGPU_VERSION_MINOR		3
 
 /* Page sizes the device understands. */
 #define VMGPU_PAGE_SHIFT		12
@@ -300,6 +300,16 @@ enum vmgpu_opcode {
 #define VMGPU_NOTIFY_FLAG_IOMMU_UNMAP	(1u << 1)
 #define VMGPU_CACHE_FLAG_WRITEBACK	(1u << 0)
 #define VMGPU_CACHE_FLAG_INVALIDATE	(1u << 1)
+
+/*
+ * Compression (COMPRESS, DECOMPRESS, NOTIFY). The device keeps a set of
+ * compressed 4 KiB system pages, keyed by bus address, at most
+ * VMGPU_COMPRESS_MAX_PAGES. Each 32-bit little-endian word of such a page
+ * is stored XORed with VMGPU_COMPRESS_XOR: VIRTUAL data accesses see the
+ * plain words, physical accesses the stored ones.
+ */
+#define VMGPU_COMPRESS_XOR		0x5a5ac0deu
+#define VMGPU_COMPRESS_MAX_PAGES	65536
 
 /* Filled into discarded ranges so that reliance on them shows. */
 #define VMGPU_DISCARD_PATTERN		0xd15ca4deu

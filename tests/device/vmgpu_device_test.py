@@ -20,6 +20,7 @@ from vmgpu_qtest import (  # noqa: E402
     cmd_fill, cmd_nop, cmd_range, cmd_transfer, enable_vm, expect_halt, map_gart,
     pattern_bytes, run_qemu, swizzle_offset, u64)
 import vmgpu_cache_test  # noqa: E402
+import vmgpu_compress_test  # noqa: E402
 import vmgpu_user_ring_test  # noqa: E402
 
 
@@ -27,8 +28,9 @@ import vmgpu_user_ring_test  # noqa: E402
 
 def test_identification(qt, dev):
     assert dev.reg("VMGPU_REG_MAGIC") == HW["VMGPU_MAGIC"]
-    assert dev.reg("VMGPU_REG_VERSION") == (1 << 16 | 2), "not contract v1.2"
+    assert dev.reg("VMGPU_REG_VERSION") == (1 << 16 | 3), "not contract v1.3"
     assert dev.reg("VMGPU_REG_CAPS") & HW["VMGPU_CAP_PAGING_ENGINE"]
+    assert dev.reg("VMGPU_REG_CAPS") & HW["VMGPU_CAP_COMPRESSION"]
     assert dev.reg("VMGPU_REG_VRAM_SIZE_LO") == VRAM_SIZE
     assert dev.reg("VMGPU_REG_NUM_SEGMENTS") == 2
 
@@ -525,6 +527,7 @@ TESTS = [
     test_realize_failure_after_msix, test_segments_overflow_rejected,
     test_copy_budget_validated,
     *vmgpu_cache_test.TESTS,
+    *vmgpu_compress_test.TESTS,
 ]
 
 

@@ -44,7 +44,9 @@ def run_qemu(qemu, device_args, *extra, qmp=()):
 
 
 class QTest:
-    def __init__(self, qemu, device_args):
+    def __init__(self, qemu, device_args, pre_args=()):
+        """pre_args go before the vmgpu device on the command line (an
+        IOMMU must be created before the devices it translates for)."""
         self.qemu = qemu
         self.dir = tempfile.mkdtemp(prefix="vmgpu-qtest-")
         path = os.path.join(self.dir, "qtest.sock")
@@ -55,7 +57,7 @@ class QTest:
             [qemu, "-L", "/usr/share/seabios", "-L", "/usr/share/qemu",
              "-machine", "q35", "-accel", "qtest", "-nodefaults",
              "-display", "none", "-m", "64M", "-qtest", f"unix:{path}",
-             "-qtest-log", "/dev/null",
+             "-qtest-log", "/dev/null", *pre_args,
              "-device", device_args, "-d", "guest_errors",
              "-D", os.path.join(self.dir, "qemu.log")],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
