@@ -121,6 +121,7 @@ static int write_file(const char *path, const char *text)
 
 TEST(tracepoints_record_moves)
 {
+	struct drm_vmgpu_gem_info info;
 	char line[512];
 	int moves = 0, transfers = 0;
 	vmgpu_device *dev;
@@ -137,6 +138,8 @@ TEST(tracepoints_record_moves)
 	ASSERT_NE(NULL, bo);
 	ASSERT_EQ(0, vmgpu_bo_evict(bo));
 	ASSERT_EQ(0, vmgpu_bo_make_resident(bo));
+	/* Queued is not run: the commands are traced as they enter the ring. */
+	ASSERT_EQ(0, vmgpu_bo_info_flags(bo, DRM_VMGPU_GEM_INFO_WAIT, &info));
 	vmgpu_bo_unref(bo);
 	vmgpu_device_unref(dev);
 	ASSERT_EQ(0, write_file(TRACING "/events/vmgpu/enable", "0"));

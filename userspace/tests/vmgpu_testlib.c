@@ -184,7 +184,8 @@ int vmgpu_test_debugfs_path(const char *name, char *path, size_t len)
 
 int vmgpu_test_write_file(const char *path, const char *text)
 {
-	int fd = open(path, O_WRONLY);
+	/* O_TRUNC: writing nothing to tracefs "trace" only clears it so. */
+	int fd = open(path, O_WRONLY | O_TRUNC);
 	int ret;
 
 	if (fd < 0)

@@ -1,0 +1,337 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Allocation notifications (seed "Allocation notification") and the paging
+ * process GPU VA.
+ *
+ * A user job compresses its allocation (COMPRESS): the device stores the
+ * pages encoded and only it can decode them. An allocation created with
+ * DRM_VMGPU_ALLOC_NOTIFY_EVICTION keeps its data when it leaves the
+ * aperture segment or the system segment (the kernel sends NotifyEviction
+ * and the device decompresses); one without it shows the loss the
+ * notification prevents. Notifications go in chunks of the paging process
+ * GPU VA, whose size follows the seed's rule (the configuration says what
+ * the device asks for: VMGPU_PAGING_VA_MB), and never for an eviction from
+ * a memory segment. NotifyIoMmuUnmap comes only when the device uses the
+ * IOMMU addressing model (VMGPU_IOMMU), before the pages are unmapped.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "vmgpu_submit.h"
+#include "vmgpu_testlib.h"
+
+#define VA		0x600000000ull
+#define PAGE		4096ull
+#define TRACING		"/sys/kernel/tracing"
+#define NOTIFY_EVENT	TRACING "/events/vmgpu/vmgpu_notify/enable"
+
+FIXTURE(notify) {
+	vmgpu_device *dev;
+	vmgpu_context *ctx;
+	struct drm_vmgpu_query_device info;
+	uint32_t aperture;
+};
+
+FIXTURE_SETUP(notify)
+{
+	ASSERT_EQ(0, vmgpu_device_open(&self->dev));
+	ASSERT_EQ(0, vmgpu_query_device(self->dev, &self->info));
+	self->aperture = vmgpu_test_aperture(self->dev);
+	ASSERT_NE(0, self->aperture);
+	ASSERT_EQ(0, vmgpu_context_create(self->dev, DRM_VMGPU_ENGINE_GPU_VA0, &self->ctx));
+	/* A missing tracefs or event is a failure: the feature is not there. */
+	ASSERT_EQ(0, access(NOTIFY_EVENT, W_OK));
+}
+
+FIXTURE_TEARDOWN(notify)
+{
+	vmgpu_test_write_file(NOTIFY_EVENT, "0");
+	vmgpu_context_unref(self->ctx);
+	vmgpu_device_unref(self->dev);
+}
+
+static int trace_start(void)
+{
+	int ret = vmgpu_test_write_file(TRACING "/trace", "");
+
+	return ret ?: vmgpu_test_write_file(NOTIFY_EVENT, "1");
+}
+
+/* Chunks of kind ("eviction", "iommu-unmap") traced for an allocation of size. */
+static int trace_chunks(const char *kind, uint64_t size)
+{
+	char line[512], sz[40];
+	FILE *trace;
+	int n = 0;
+
+	if (vmgpu_test_write_file(NOTIFY_EVENT, "0"))
+		return -1;
+	trace = fopen(TRACING "/trace", "r");
+	if (!trace)
+		return -1;
+	snprintf(sz, sizeof(sz), " size 0x%llx ", (unsigned long long)size);
+	while (fgets(line, sizeof(line), trace))
+		n += strstr(line, "vmgpu_notify:") && strstr(line, kind) &&
+		     strstr(line, sz) && strstr(line, "error 0");
+	fclose(trace);
+	return n;
+}
+
+static uint64_t chunks_for(FIXTURE_DATA(notify) *self, uint64_t size)
+{
+	return (size + self->info.paging_va_size - 1) / self->info.paging_va_size;
+}
+
+/*
+ * A CPU-visible allocation in system memory with the given notification
+ * flags, mapped at VA: in the aperture segment if physical, else in the
+ * system segment.
+ */
+static int create_mapped(FIXTURE_DATA(notify) *self, uint64_t size, uint32_t flags,
+			 int physical, vmgpu_bo **bo, uint32_t **cpu)
+{
+	const struct vmgpu_bo_create_info info = {
+		.size = size,
+		.flags = DRM_VMGPU_ALLOC_CPU_ACCESS | flags |
+			 (physical ? DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY : 0),
+		.segments = 1u << self->aperture,
+		.preferred_segment = self->aperture,
+	};
+	int ret = vmgpu_bo_create(self->dev, &info, bo);
+
+	if (!ret)
+		ret = vmgpu_bo_map(*bo, (void **)cpu);
+	if (!ret)
+		ret = vmgpu_vm_map(*bo, 0, VA, size, 0);
+	return ret;
+}
+
+/* Unmapped from the VA space and closed: nothing keeps it any more. */
+static void destroy(vmgpu_device *dev, vmgpu_bo *bo)
+{
+	vmgpu_vm_unmap(dev, VA, vmgpu_bo_size(bo));
+	vmgpu_bo_unref(bo);
+}
+
+static int gpu_range(FIXTURE_DATA(notify) *self, uint16_t opcode, uint64_t size)
+{
+	union vmgpu_cmd c = { 0 };
+
+	c.range.hdr.opcode = opcode;
+	c.range.addr = va_addr(VA);
+	c.range.size = size;
+	return run(self->ctx, vmgpu_device_fd(self->dev), &c, 1);
+}
+
+/* The words checked: the first 16 of every page and all of the last page. */
+static int checked(uint64_t i, uint64_t words)
+{
+	return (i % (PAGE / 4)) < 16 || i >= words - PAGE / 4;
+}
+
+static void cpu_fill(uint32_t *cpu, uint64_t size)
+{
+	uint64_t i, words = size / 4;
+
+	for (i = 0; i < words; i++)
+		if (checked(i, words))
+			cpu[i] = (uint32_t)vmgpu_test_word(0x0071f1, i);
+}
+
+/* Checked words that differ from the pattern XOR xor. */
+static uint64_t cpu_differs(const uint32_t *cpu, uint64_t size, uint32_t xor)
+{
+	uint64_t i, words = size / 4, bad = 0;
+
+	for (i = 0; i < words; i++)
+		if (checked(i, words))
+			bad += cpu[i] != ((uint32_t)vmgpu_test_word(0x0071f1, i) ^ xor);
+	return bad;
+}
+
+/*
+ * Fill, have a user job compress, check that the device stored it encoded,
+ * then make it non-resident. Returns the eviction chunks traced.
+ */
+static int compress_and_evict(struct __test_metadata *_metadata,
+			      FIXTURE_DATA(notify) *self, vmgpu_bo *bo, uint32_t *cpu,
+			      uint64_t size)
+{
+	struct drm_vmgpu_gem_info info;
+
+	cpu_fill(cpu, size);
+	EXPECT_EQ(0, vmgpu_bo_cache_sync(bo, DRM_VMGPU_CACHE_SYNC_TO_DEVICE, 0, size));
+	EXPECT_EQ(0, gpu_range(self, VMGPU_OP_COMPRESS, size));
+	EXPECT_EQ(0, vmgpu_bo_cache_sync(bo, DRM_VMGPU_CACHE_SYNC_TO_CPU, 0, size));
+	/* The control: the pages hold what only the device can decode. */
+	EXPECT_EQ(0, cpu_differs(cpu, size, VMGPU_COMPRESS_XOR));
+
+	EXPECT_EQ(0, trace_start());
+	EXPECT_EQ(0, vmgpu_bo_evict_flags(bo, DRM_VMGPU_EVICT_NONRESIDENT));
+	EXPECT_EQ(0, vmgpu_bo_info_flags(bo, DRM_VMGPU_GEM_INFO_WAIT, &info));
+	EXPECT_EQ(0, info.residency & DRM_VMGPU_RESIDENCY_RESIDENT);
+	return trace_chunks("eviction", vmgpu_bo_size(bo));
+}
+
+/* The rule of the seed, from what the configuration makes the device ask. */
+TEST_F(notify, paging_va_size_follows_the_rule)
+{
+	const char *env = getenv("VMGPU_PAGING_VA_MB");
+	struct drm_vmgpu_query_segments *s;
+	uint64_t largest = 0, expect;
+	uint32_t i;
+
+	ASSERT_NE(NULL, env) TH_LOG("VMGPU_PAGING_VA_MB not set by the configuration");
+	ASSERT_EQ(0, vmgpu_query_segments(self->dev, &s));
+	for (i = 0; i < s->num_segments; i++)
+		if (s->segments[i].kind == DRM_VMGPU_SEGMENT_MEMORY &&
+		    s->segments[i].size > largest)
+			largest = s->segments[i].size;
+	free(s);
+	expect = strtoull(env, NULL, 0) << 20;
+	if (!expect) {
+		expect = largest / 4 / PAGE * PAGE;
+		if (expect < VMGPU_SCHED_LOG_SIZE)
+			expect = VMGPU_SCHED_LOG_SIZE;
+	}
+	EXPECT_EQ(expect, self->info.paging_va_size);
+}
+
+TEST_F(notify, iommu_model_follows_the_configuration)
+{
+	const char *env = getenv("VMGPU_IOMMU");
+
+	ASSERT_NE(NULL, env) TH_LOG("VMGPU_IOMMU not set by the configuration");
+	EXPECT_EQ(!strcmp(env, "on"), !!(self->info.flags & DRM_VMGPU_DEVICE_IOMMU_DMA));
+}
+
+/* Evicted from the aperture segment: notified, decompressed, data intact. */
+TEST_F(notify, eviction_from_aperture_keeps_compressed_data)
+{
+	const uint64_t size = 256 * 1024;
+	vmgpu_bo *bo;
+	uint32_t *cpu;
+
+	ASSERT_EQ(0, create_mapped(self, size, DRM_VMGPU_ALLOC_NOTIFY_EVICTION, 1, &bo, &cpu));
+	EXPECT_EQ(chunks_for(self, size), compress_and_evict(_metadata, self, bo, cpu, size));
+	EXPECT_EQ(0, cpu_differs(cpu, size, 0));
+	destroy(self->dev, bo);
+}
+
+/*
+ * The same without the flag: no notification, and the pages leave the
+ * device still encoded, which is the loss NotifyEviction prevents. The
+ * state stays with the device: back under device access, DECOMPRESS
+ * restores the data.
+ */
+TEST_F(notify, eviction_without_flag_loses_compressed_data)
+{
+	const uint64_t size = 256 * 1024;
+	vmgpu_bo *bo;
+	uint32_t *cpu;
+
+	ASSERT_EQ(0, create_mapped(self, size, 0, 1, &bo, &cpu));
+	EXPECT_EQ(0, compress_and_evict(_metadata, self, bo, cpu, size));
+	EXPECT_EQ(0, cpu_differs(cpu, size, VMGPU_COMPRESS_XOR));
+
+	ASSERT_EQ(0, vmgpu_bo_make_resident(bo));
+	EXPECT_EQ(0, gpu_range(self, VMGPU_OP_DECOMPRESS, size));
+	EXPECT_EQ(0, vmgpu_bo_cache_sync(bo, DRM_VMGPU_CACHE_SYNC_TO_CPU, 0, size));
+	EXPECT_EQ(0, cpu_differs(cpu, size, 0));
+	destroy(self->dev, bo);
+}
+
+/*
+ * Evicted from the system segment, larger than the paging VA: the
+ * notification goes in ceil(size / paging VA) chunks, and every chunk is
+ * decompressed.
+ */
+TEST_F(notify, eviction_from_system_segment_in_chunks)
+{
+	uint64_t size = 2 * self->info.paging_va_size + PAGE;
+	vmgpu_bo *bo;
+	uint32_t *cpu;
+
+	ASSERT_EQ(0, create_mapped(self, size, DRM_VMGPU_ALLOC_NOTIFY_EVICTION, 0, &bo, &cpu));
+	EXPECT_EQ(3, chunks_for(self, size));
+	EXPECT_EQ(3, compress_and_evict(_metadata, self, bo, cpu, size));
+	EXPECT_EQ(0, cpu_differs(cpu, size, 0));
+	destroy(self->dev, bo);
+}
+
+/*
+ * Never for an eviction from a memory segment, straight out of the
+ * device's reach or to the aperture; the first eviction from the aperture
+ * afterwards is notified.
+ */
+TEST_F(notify, none_for_eviction_from_memory_segment)
+{
+	const uint64_t size = 64 * 1024;
+	const struct vmgpu_bo_create_info create = {
+		.size = size,
+		.flags = DRM_VMGPU_ALLOC_NOTIFY_EVICTION,
+		.segments = 1u << 1 | 1u << self->aperture,
+		.preferred_segment = 1,
+	};
+	vmgpu_bo *bo;
+
+	ASSERT_EQ(0, vmgpu_bo_create(self->dev, &create, &bo));
+	ASSERT_EQ(1, segment_of(bo));
+	ASSERT_EQ(0, trace_start());
+	ASSERT_EQ(0, vmgpu_bo_evict_flags(bo, DRM_VMGPU_EVICT_NONRESIDENT));
+	EXPECT_EQ(0, trace_chunks("eviction", size));
+
+	ASSERT_EQ(0, vmgpu_bo_make_resident(bo));
+	ASSERT_EQ(1, segment_of(bo));
+	ASSERT_EQ(0, trace_start());
+	ASSERT_EQ(0, vmgpu_bo_evict(bo));
+	EXPECT_NE(1, segment_of(bo));
+	EXPECT_EQ(0, trace_chunks("eviction", size));
+
+	ASSERT_EQ(0, trace_start());
+	ASSERT_EQ(0, vmgpu_bo_evict_flags(bo, DRM_VMGPU_EVICT_NONRESIDENT));
+	EXPECT_EQ(1, trace_chunks("eviction", size));
+	vmgpu_bo_unref(bo);
+}
+
+/*
+ * NotifyIoMmuUnmap before a destroyed allocation's pages are unmapped,
+ * only in the IOMMU addressing model and only with the flag.
+ */
+TEST_F(notify, iommu_unmap_on_destroy)
+{
+	uint64_t size = self->info.paging_va_size + PAGE;
+	int iommu = !!(self->info.flags & DRM_VMGPU_DEVICE_IOMMU_DMA);
+	uint32_t flags[] = { DRM_VMGPU_ALLOC_NOTIFY_IOMMU_UNMAP, 0 };
+	unsigned int i;
+
+	for (i = 0; i < 2; i++) {
+		uint64_t before, used = ~0ull;
+		int64_t deadline = now_ms() + 10000;
+		vmgpu_bo *bo;
+		uint32_t *cpu;
+
+		ASSERT_EQ(0, vmgpu_test_segment_used(self->dev, 0, &before));
+		ASSERT_EQ(0, create_mapped(self, size, flags[i], 0, &bo, &cpu));
+		EXPECT_EQ(0, gpu_range(self, VMGPU_OP_COMPRESS, size));
+		ASSERT_EQ(0, trace_start());
+		destroy(self->dev, bo);
+		/* TTM unpopulates the pages before it frees the backing. */
+		while (used > before && now_ms() < deadline) {
+			ASSERT_EQ(0, vmgpu_test_segment_used(self->dev, 0, &used));
+			if (used > before)
+				usleep(1000);
+		}
+		ASSERT_LE(used, before) TH_LOG("the allocation was not freed");
+		EXPECT_EQ(flags[i] && iommu ? chunks_for(self, size) : 0,
+			  trace_chunks("iommu-unmap", size)) TH_LOG("flags 0x%x", flags[i]);
+	}
+}
+
+TEST_HARNESS_MAIN
