@@ -54,6 +54,8 @@ MUTANTS=(
 	"notify-one-chunk%%vmgpu_notify.c%%s/u64 chunk = vdev->paging_vm.size >> VMGPU_PAGE_SHIFT;/u64 chunk = vdev->paging_vm.size >> (VMGPU_PAGE_SHIFT + 1);/%%onesegment%%vmgpu_notify_test/notify.eviction_from_system_segment_in_chunks"
 	"notify-memory-segment%%vmgpu_ttm.c%%s/ \|\|\n\t    \(tbo->resource->placement & TTM_PL_FLAG_TEMPORARY\)\)/)/%%rebar%%vmgpu_notify_test/notify.none_for_eviction_from_memory_segment"
 	"notify-no-iommu-unmap%%vmgpu_ttm.c%%s/\t\tvmgpu_notify_iommu_unmap\(container_of/\t\tif (0) vmgpu_notify_iommu_unmap(container_of/%%rebar%%vmgpu_notify_test/notify.iommu_unmap_on_destroy"
+	"notify-no-iommu-unmap-noncoherent%%vmgpu_ttm.c%%s/\t\tvmgpu_notify_iommu_unmap\(container_of/\t\tif (0) vmgpu_notify_iommu_unmap(container_of/%%noncoherent%%vmgpu_notify_test/notify.iommu_unmap_leaves_no_dirty_line"
+	"notify-no-wait%%vmgpu_notify.c%%s/\t\tdma_fence_wait\(fence, false\);\n//%%rebar%%vmgpu_notify_test/notify.iommu_unmap_waits_for_earlier_paging"
 )
 
 wanted=("$@")

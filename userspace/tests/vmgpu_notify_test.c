@@ -119,6 +119,25 @@ static void destroy(vmgpu_device *dev, vmgpu_bo *bo)
 	vmgpu_bo_unref(bo);
 }
 
+/*
+ * Freed once the system segment's use is back to what it was: TTM
+ * unpopulates the pages before it frees the backing.
+ */
+static int wait_freed(vmgpu_device *dev, uint64_t before)
+{
+	int64_t deadline = now_ms() + 10000;
+	uint64_t used;
+
+	do {
+		if (vmgpu_test_segment_used(dev, 0, &used))
+			return -1;
+		if (used <= before)
+			return 0;
+		usleep(1000);
+	} while (now_ms() < deadline);
+	return -1;
+}
+
 static int gpu_range(FIXTURE_DATA(notify) *self, uint16_t opcode, uint64_t size)
 {
 	union vmgpu_cmd c = { 0 };
@@ -127,6 +146,14 @@ static int gpu_range(FIXTURE_DATA(notify) *self, uint16_t opcode, uint64_t size)
 	c.range.addr = va_addr(VA);
 	c.range.size = size;
 	return run(self->ctx, vmgpu_device_fd(self->dev), &c, 1);
+}
+
+/* The UMD's part on a non-coherent device (seed "I/O coherency"). */
+static int cache_sync(FIXTURE_DATA(notify) *self, vmgpu_bo *bo, uint32_t dir, uint64_t size)
+{
+	if (!(self->info.flags & DRM_VMGPU_DEVICE_NONCOHERENT))
+		return 0;
+	return vmgpu_bo_cache_sync(bo, dir, 0, size);
 }
 
 /* The words checked: the first 16 of every page and all of the last page. */
@@ -166,9 +193,9 @@ static int compress_and_evict(struct __test_metadata *_metadata,
 	struct drm_vmgpu_gem_info info;
 
 	cpu_fill(cpu, size);
-	EXPECT_EQ(0, vmgpu_bo_cache_sync(bo, DRM_VMGPU_CACHE_SYNC_TO_DEVICE, 0, size));
+	EXPECT_EQ(0, cache_sync(self, bo, DRM_VMGPU_CACHE_SYNC_TO_DEVICE, size));
 	EXPECT_EQ(0, gpu_range(self, VMGPU_OP_COMPRESS, size));
-	EXPECT_EQ(0, vmgpu_bo_cache_sync(bo, DRM_VMGPU_CACHE_SYNC_TO_CPU, 0, size));
+	EXPECT_EQ(0, cache_sync(self, bo, DRM_VMGPU_CACHE_SYNC_TO_CPU, size));
 	/* The control: the pages hold what only the device can decode. */
 	EXPECT_EQ(0, cpu_differs(cpu, size, VMGPU_COMPRESS_XOR));
 
@@ -242,7 +269,7 @@ TEST_F(notify, eviction_without_flag_loses_compressed_data)
 
 	ASSERT_EQ(0, vmgpu_bo_make_resident(bo));
 	EXPECT_EQ(0, gpu_range(self, VMGPU_OP_DECOMPRESS, size));
-	EXPECT_EQ(0, vmgpu_bo_cache_sync(bo, DRM_VMGPU_CACHE_SYNC_TO_CPU, 0, size));
+	EXPECT_EQ(0, cache_sync(self, bo, DRM_VMGPU_CACHE_SYNC_TO_CPU, size));
 	EXPECT_EQ(0, cpu_differs(cpu, size, 0));
 	destroy(self->dev, bo);
 }
@@ -252,7 +279,7 @@ TEST_F(notify, eviction_without_flag_loses_compressed_data)
  * notification goes in ceil(size / paging VA) chunks, and every chunk is
  * decompressed.
  */
-TEST_F(notify, eviction_from_system_segment_in_chunks)
+TEST_F_TIMEOUT(notify, eviction_from_system_segment_in_chunks, 300)
 {
 	uint64_t size = 2 * self->info.paging_va_size + PAGE;
 	vmgpu_bo *bo;
@@ -312,8 +339,7 @@ TEST_F(notify, iommu_unmap_on_destroy)
 	unsigned int i;
 
 	for (i = 0; i < 2; i++) {
-		uint64_t before, used = ~0ull;
-		int64_t deadline = now_ms() + 10000;
+		uint64_t before;
 		vmgpu_bo *bo;
 		uint32_t *cpu;
 
@@ -322,16 +348,84 @@ TEST_F(notify, iommu_unmap_on_destroy)
 		EXPECT_EQ(0, gpu_range(self, VMGPU_OP_COMPRESS, size));
 		ASSERT_EQ(0, trace_start());
 		destroy(self->dev, bo);
-		/* TTM unpopulates the pages before it frees the backing. */
-		while (used > before && now_ms() < deadline) {
-			ASSERT_EQ(0, vmgpu_test_segment_used(self->dev, 0, &used));
-			if (used > before)
-				usleep(1000);
-		}
-		ASSERT_LE(used, before) TH_LOG("the allocation was not freed");
+		ASSERT_EQ(0, wait_freed(self->dev, before)) TH_LOG("the allocation was not freed");
 		EXPECT_EQ(flags[i] && iommu ? chunks_for(self, size) : 0,
 			  trace_chunks("iommu-unmap", size)) TH_LOG("flags 0x%x", flags[i]);
 	}
+}
+
+/*
+ * Ordering: the pages are unmapped only once every paging operation
+ * submitted before the notification is done. The paging ring is kept
+ * busy for 500 ms first; destroying an idle allocation then takes that
+ * long with the notification, and no time without it (no IOMMU).
+ */
+TEST_F(notify, iommu_unmap_waits_for_earlier_paging)
+{
+	const uint64_t size = 64 * 1024;
+	int iommu = !!(self->info.flags & DRM_VMGPU_DEVICE_IOMMU_DMA);
+	uint64_t before;
+	int64_t start, took;
+	vmgpu_bo *bo;
+	uint32_t *cpu;
+
+	ASSERT_EQ(0, vmgpu_test_segment_used(self->dev, 0, &before));
+	ASSERT_EQ(0, create_mapped(self, size, DRM_VMGPU_ALLOC_NOTIFY_IOMMU_UNMAP, 0, &bo, &cpu));
+	ASSERT_EQ(0, gpu_range(self, VMGPU_OP_COMPRESS, size));
+	ASSERT_EQ(0, vmgpu_test_debugfs_write("inject_paging_delay", "500"));
+	start = now_ms();
+	destroy(self->dev, bo);
+	ASSERT_EQ(0, wait_freed(self->dev, before));
+	took = now_ms() - start;
+	if (iommu) {
+		EXPECT_LE(450, took);
+	} else {
+		EXPECT_GT(450, took);
+	}
+}
+
+/*
+ * Non-coherent device behind the IOMMU: a user job leaves dirty lines of
+ * a flagged allocation in the device's cache; the allocation is destroyed
+ * and its pages go back to the pool. Instead of a whole-cache flush, the
+ * notification writes back and drops just its lines before the unmap, so
+ * that a later cache eviction writes nothing to the unmapped address (a
+ * DMA fault that fails the job that needed the room) or to pages that
+ * have a new owner (the sentinel, which likely gets them). Coherent
+ * configurations run the same sequence with nothing cached.
+ */
+TEST_F(notify, iommu_unmap_leaves_no_dirty_line)
+{
+	const uint64_t size = 256 * 1024, evict = 8 << 20;
+	const uint32_t sentinel = 0x5e171e15;
+	vmgpu_bo *bo, *sbo, *big;
+	uint32_t *cpu, *scpu, *bcpu;
+	union vmgpu_cmd cmd;
+	uint64_t i, bad = 0;
+
+	ASSERT_EQ(0, create_mapped(self, size, DRM_VMGPU_ALLOC_NOTIFY_IOMMU_UNMAP, 0, &bo, &cpu));
+	cmd = cmd_fill(VA, size, 0xd1d1d1d1);
+	ASSERT_EQ(0, run(self->ctx, vmgpu_device_fd(self->dev), &cmd, 1));
+	destroy(self->dev, bo);
+
+	/* The pool's most recently freed pages: likely the ones just freed. */
+	ASSERT_EQ(0, create_mapped(self, size, 0, 0, &sbo, &scpu));
+	for (i = 0; i < size / 4; i++)
+		scpu[i] = sentinel;
+	ASSERT_EQ(0, vmgpu_vm_unmap(self->dev, VA, size));
+
+	/* Twice the device's cache: every line it held is evicted. */
+	ASSERT_EQ(0, create_mapped(self, evict, 0, 0, &big, &bcpu));
+	cmd = cmd_fill(VA, evict, 0x0b160b16);
+	EXPECT_EQ(0, run(self->ctx, vmgpu_device_fd(self->dev), &cmd, 1));
+	/* A faulted job bans its context: the next submission would fail. */
+	cmd = cmd_nop(0);
+	EXPECT_EQ(0, run(self->ctx, vmgpu_device_fd(self->dev), &cmd, 1));
+	for (i = 0; i < size / 4; i++)
+		bad += scpu[i] != sentinel;
+	EXPECT_EQ(0, bad) TH_LOG("the destroyed allocation's lines were written back");
+	destroy(self->dev, big);
+	vmgpu_bo_unref(sbo);
 }
 
 TEST_HARNESS_MAIN

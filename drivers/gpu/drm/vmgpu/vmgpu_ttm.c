@@ -72,10 +72,17 @@ static int vmgpu_ttm_tt_populate(struct ttm_device *bdev, struct ttm_tt *tt,
 	return ttm_pool_alloc(&bdev->pool, tt, ctx);
 }
 
+/* Whether the device gets NotifyIoMmuUnmap before these pages are unmapped. */
+static bool vmgpu_ttm_tt_notifies_unmap(struct ttm_device *bdev, struct ttm_tt *tt)
+{
+	return tt && container_of(tt, struct vmgpu_tt, base)->notify_iommu_unmap &&
+	       (container_of(bdev, struct vmgpu_device, ttm)->caps & VMGPU_CAP_IOMMU_DMA);
+}
+
 /* Destruction, swap-out and ghosts: the pages lose their DMA mappings. */
 static void vmgpu_ttm_tt_unpopulate(struct ttm_device *bdev, struct ttm_tt *tt)
 {
-	if (container_of(tt, struct vmgpu_tt, base)->notify_iommu_unmap)
+	if (vmgpu_ttm_tt_notifies_unmap(bdev, tt))
 		vmgpu_notify_iommu_unmap(container_of(bdev, struct vmgpu_device, ttm), tt);
 	ttm_pool_free(&bdev->pool, tt);
 }
@@ -297,13 +304,17 @@ static unsigned long vmgpu_ttm_io_mem_pfn(struct ttm_buffer_object *tbo,
 
 /*
  * The allocation's backing is freed: so are its host-aperture pages, and
- * its system pages leave the device's cache first.
+ * its system pages leave the device's cache first: by the whole-cache
+ * flush, or, for pages that get NotifyIoMmuUnmap when TTM unpopulates
+ * them next, by that notification alone, which writes back and drops
+ * just their lines.
  */
 static void vmgpu_ttm_delete_mem_notify(struct ttm_buffer_object *tbo)
 {
 	if (vmgpu_bo_is_vmgpu(tbo))
 		vmgpu_hap_unmap(to_vmgpu_bo(tbo));
-	if (tbo->resource && tbo->resource->mem_type == TTM_PL_TT)
+	if (tbo->resource && tbo->resource->mem_type == TTM_PL_TT &&
+	    !vmgpu_ttm_tt_notifies_unmap(tbo->bdev, tbo->ttm))
 		vmgpu_cache_release_pages(tbo);
 }
 

@@ -8,6 +8,7 @@
  */
 
 #include <kunit/test.h>
+#include <linux/sizes.h>
 
 #define EXEC_TEST_VM	5
 
@@ -47,13 +48,30 @@ static void exec_allows_user_commands(struct kunit *test)
 	cmd = (union vmgpu_cmd){};
 	cmd.nop.delay_us = cpu_to_le32(VMGPU_NOP_MAX_DELAY_US);
 	KUNIT_EXPECT_EQ(test, vmgpu_exec_check_cmd(&cmd, EXEC_TEST_VM), 0);
+
+	/* Device-only state on the job's own pages (allocation notification). */
+	cmd = (union vmgpu_cmd){};
+	cmd.range.hdr.opcode = cpu_to_le16(VMGPU_OP_COMPRESS);
+	cmd.range.addr.space = cpu_to_le32(VMGPU_SPACE_VIRTUAL);
+	cmd.range.size = cpu_to_le64(SZ_64K);
+	KUNIT_EXPECT_EQ(test, vmgpu_exec_check_cmd(&cmd, EXEC_TEST_VM), 0);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(cmd.range.addr.vm), EXEC_TEST_VM);
+	cmd.range.addr.vm = 0;
+	cmd.range.hdr.opcode = cpu_to_le16(VMGPU_OP_DECOMPRESS);
+	KUNIT_EXPECT_EQ(test, vmgpu_exec_check_cmd(&cmd, EXEC_TEST_VM), 0);
+	cmd.range.addr.vm = 0;
+	cmd.range.hdr.flags = cpu_to_le16(1);
+	KUNIT_EXPECT_EQ(test, vmgpu_exec_check_cmd(&cmd, EXEC_TEST_VM), -EINVAL);
+	cmd.range.hdr.flags = 0;
+	cmd.range.reserved[3] = cpu_to_le64(1);
+	KUNIT_EXPECT_EQ(test, vmgpu_exec_check_cmd(&cmd, EXEC_TEST_VM), -EINVAL);
 }
 
 static void exec_refuses_escapes(struct kunit *test)
 {
 	static const u16 privileged[] = {
-		VMGPU_OP_DISCARD, VMGPU_OP_NOTIFY, VMGPU_OP_COMPRESS,
-		VMGPU_OP_DECOMPRESS, VMGPU_OP_CACHE_FLUSH, VMGPU_OP_COUNT,
+		VMGPU_OP_DISCARD, VMGPU_OP_NOTIFY, VMGPU_OP_CACHE_FLUSH,
+		VMGPU_OP_COUNT,
 	};
 	union vmgpu_cmd cmd;
 	unsigned int i;
