@@ -444,7 +444,9 @@ struct drm_vmgpu_gem_mmap_offset {
  * see %DRM_VMGPU_ALLOC_NOTIFY_EVICTION).
  *
  * Both return once the paging operations are queued; CPU access through a
- * mapping waits for them.
+ * mapping waits for them. Leaving the aperture or system segment waits
+ * for the allocation's users, and for its NotifyEviction if it has one;
+ * if that notification fails, Evict fails and the allocation stays.
  */
 struct drm_vmgpu_gem_make_resident {
 	/** @handle: the GEM handle. */

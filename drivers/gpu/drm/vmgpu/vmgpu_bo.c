@@ -358,6 +358,28 @@ void vmgpu_bo_set_paging(struct vmgpu_bo *vbo, struct dma_fence *fence, bool cop
 }
 
 /**
+ * vmgpu_bo_lose_contents() - mark an allocation's contents lost
+ * @vbo: the allocation, reserved, whose data could not be kept
+ * @what: the operation that failed, for the log
+ * @error: its error
+ *
+ * GEM_INFO reports it, CPU access fails with -EIO, and the device's
+ * lost-contents counter grows (DOC: outcome of paging operations).
+ */
+void vmgpu_bo_lose_contents(struct vmgpu_bo *vbo, const char *what, int error)
+{
+	struct vmgpu_device *vdev = vmgpu_bo_device(vbo);
+
+	dma_resv_assert_held(vbo->tbo.base.resv);
+	if (vbo->contents_lost)
+		return;
+	vbo->contents_lost = true;
+	atomic64_inc(&vdev->contents_lost);
+	drm_err_ratelimited(&vdev->drm, "allocation %p: %s failed (%d), its contents are lost\n",
+			    vbo, what, error);
+}
+
+/**
  * vmgpu_bo_needs_scrub() - whether the backing must be cleared before use
  * @vbo: the allocation, reserved
  *
@@ -392,10 +414,7 @@ bool vmgpu_bo_needs_scrub(struct vmgpu_bo *vbo)
 
 	vbo->needs_scrub = true;
 	if (copied && vbo->has_contents && !vbo->contents_lost) {
-		vbo->contents_lost = true;
-		atomic64_inc(&vdev->contents_lost);
-		drm_err_ratelimited(&vdev->drm, "allocation %p: a move failed (%d), its contents are lost\n",
-				    vbo, error);
+		vmgpu_bo_lose_contents(vbo, "a move", error);
 	} else {
 		drm_dbg_driver(&vdev->drm, "allocation %p: a clear failed (%d), clearing again\n",
 			       vbo, error);
@@ -563,12 +582,15 @@ static int vmgpu_bo_make_nonresident(struct vmgpu_bo *vbo)
  * @flags: 0, or %DRM_VMGPU_EVICT_NONRESIDENT to take it out of the
  *	   device's reach from any segment
  *
- * Moves it where memory pressure would; the move is queued, not waited for.
- * Leaving the aperture or system segment waits for its users, and
- * notifies the device first if asked to (vmgpu_notify_eviction()).
+ * Moves it where memory pressure would; a move by the device is queued,
+ * not waited for. Leaving the aperture or system segment waits for its
+ * users, and for the device's NotifyEviction first if it asked for one
+ * (vmgpu_notify_eviction()).
  *
- * Return: 0, an error of TTM's (-EINTR, -ERESTARTSYS, -ENOMEM), or of the
- * notification (-EIO: the allocation stays where it was).
+ * Return: 0; an error of TTM's (-EINTR, -ERESTARTSYS, -ENOMEM, -EBUSY
+ * when its users do not finish, -EINVAL for a pinned allocation); or of
+ * the notification (-ENOMEM, -EIO, -ETIMEDOUT, -ECANCELED), after which
+ * the allocation stays where it was.
  */
 int vmgpu_bo_evict(struct vmgpu_bo *vbo, u32 flags)
 {

@@ -36,7 +36,10 @@
  *   them: before an allocation's system pages are unmapped from the device
  *   (moved out of its reach, swapped, freed), the cache is flushed and the
  *   flush waited for, so that no write back lands in pages that are no
- *   longer the allocation's.
+ *   longer the allocation's. Pages that get NotifyIoMmuUnmap before they
+ *   are freed have just their own lines written back and dropped by it
+ *   instead, or the whole cache if the notification fails (DOC:
+ *   allocation notifications).
  * - User jobs' accesses are the UMD's to keep coherent, as the seed says:
  *   it calls DRM_IOCTL_VMGPU_GEM_CACHE_SYNC after CPU writes before the GPU
  *   reads, and after GPU writes before the CPU reads. The ioctl does the
@@ -44,8 +47,14 @@
  *   where the CPU side is coherent) and flushes the device's cache.
  */
 
-/* Write back and drop every line of the device's cache; wait for it. */
-static int vmgpu_cache_flush_wait(struct vmgpu_device *vdev)
+/**
+ * vmgpu_cache_flush_wait() - write back and drop every line of the
+ * device's cache, and wait for it
+ * @vdev: the device, inside drm_dev_enter()
+ *
+ * Return: 0, or the error of the flush or of its submission.
+ */
+int vmgpu_cache_flush_wait(struct vmgpu_device *vdev)
 {
 	union vmgpu_cmd cmd = {};
 	struct dma_fence *fence;

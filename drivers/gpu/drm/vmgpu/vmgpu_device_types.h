@@ -259,6 +259,16 @@ struct vmgpu_device {
 	 */
 	bool noncoherent;
 	/**
+	 * @notify: the device takes NOTIFY (contract 1.3): allocation
+	 * notifications are sent.
+	 */
+	bool notify;
+	/**
+	 * @iommu_dma: the device DMAs by IOMMU address (CAP_IOMMU_DMA) and
+	 * the kernel translates its DMA: the seed's IOMMU addressing model.
+	 */
+	bool iommu_dma;
+	/**
 	 * @irq: Linux interrupt numbers of the MSI-X vectors, looked up
 	 * once: pci_irq_vector() takes a mutex that allocates under it, which
 	 * the fence-signalling paths must not.

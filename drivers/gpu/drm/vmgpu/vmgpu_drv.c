@@ -3,6 +3,7 @@
  * Copyright 2026 The vmgpu authors
  */
 
+#include <linux/iommu.h>
 #include <linux/module.h>
 #include <linux/pci.h>
 
@@ -97,6 +98,7 @@ MODULE_PARM_DESC(noncoherent, "Run a device that offers it in its non-coherent m
 
 static int vmgpu_hw_init(struct vmgpu_device *vdev)
 {
+	struct iommu_domain *domain;
 	u32 magic = vmgpu_read32(vdev, VMGPU_REG_MAGIC);
 
 	vdev->hw_version = vmgpu_read32(vdev, VMGPU_REG_VERSION);
@@ -108,6 +110,11 @@ static int vmgpu_hw_init(struct vmgpu_device *vdev)
 	}
 	vmgpu_write32(vdev, VMGPU_REG_RESET, VMGPU_RESET_VALUE);
 	vdev->caps = vmgpu_read32(vdev, VMGPU_REG_CAPS);
+	vdev->notify = (vdev->hw_version & 0xffff) >= 3;
+	/* With translation off (iommu=pt), bus addresses are not IOVAs. */
+	domain = iommu_get_domain_for_dev(vdev->drm.dev);
+	vdev->iommu_dma = (vdev->caps & VMGPU_CAP_IOMMU_DMA) && domain &&
+			  iommu_is_dma_domain(domain);
 	/* I/O coherency: see vmgpu_cache.c. */
 	if ((vdev->caps & VMGPU_CAP_NONCOHERENT) && vmgpu_noncoherent) {
 		vmgpu_write32(vdev, VMGPU_REG_CACHE_MODE, VMGPU_CACHE_MODE_NONCOHERENT);

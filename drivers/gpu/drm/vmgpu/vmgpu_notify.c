@@ -7,9 +7,11 @@
 
 #include <drm/drm_drv.h>
 #include <drm/drm_print.h>
+#include <drm/ttm/ttm_placement.h>
 #include <drm/ttm/ttm_tt.h>
 
 #include "vmgpu_bo.h"
+#include "vmgpu_cache.h"
 #include "vmgpu_device.h"
 #include "vmgpu_drm.h"
 #include "vmgpu_job.h"
@@ -34,29 +36,43 @@
  *   decompresses the pages in place and writes back its cached lines, so
  *   the data survives. As the seed says, it is never sent for an eviction
  *   from a memory segment, including the system pages such an eviction
- *   passes through on its way out of the device's reach.
- * - NotifyIoMmuUnmap, only when the device uses the IOMMU addressing model
- *   (%VMGPU_CAP_IOMMU_DMA), before the pages' DMA mappings are removed
- *   (TTM unpopulates them: destruction, swap-out, and the ghost that
- *   keeps the pages a move read). The device drops what it keeps keyed by
- *   those bus addresses; then every paging operation submitted before is
- *   waited for, and only then are the pages unmapped.
+ *   passes through on its way out of the device's reach (a temporary
+ *   placement).
+ * - NotifyIoMmuUnmap, only in the IOMMU addressing model (the device DMAs
+ *   by IOVA and the kernel translates its DMA), before the pages' DMA
+ *   mappings are removed: when TTM unpopulates them (destruction,
+ *   swap-out, a ghost that kept pages a move read, a populate error). The
+ *   device writes back and drops its lines of those pages and forgets
+ *   their compression state; then every paging operation submitted before
+ *   is waited for, and only then are the pages unmapped. It replaces the
+ *   whole-cache flush those pages would get otherwise (vmgpu_cache.c),
+ *   which is still done if the notification fails.
  *
  * Each notification follows the seed's steps, in chunks of at most the
  * paging process GPU VA size (DOC: paging process GPU VA): map the chunk
- * there, build NOTIFY, submit it on the paging ring, wait, unmap.
+ * there, build NOTIFY, submit it on the paging ring, wait, unmap. The
+ * wait is the CPU's, so a flagged allocation's eviction is not pipelined
+ * like other moves.
  *
- * Where it runs: both come from TTM callbacks in process context, with the
- * allocation reserved and idle, never from the dma-fence signalling path.
- * Linux 6.12's TTM unpopulates from buffer release (the delayed-delete
- * worker), swap-out (ttm_global_swapout(), called when populating past
- * TTM's page limit and on suspend) and device teardown; it has no shrinker
- * for buffer objects (its pool shrinker frees only pages already
- * unmapped), so reclaim never reaches a flagged allocation and every path
- * can wait.
+ * Where they run, in Linux 6.12's TTM: NotifyEviction from the move
+ * callback, with the allocation reserved; an eviction asked not to wait
+ * for the GPU (ctx->no_wait_gpu) is refused with -EBUSY, and a failed
+ * notification during an eviction for memory pressure is -EBUSY too, so
+ * that TTM tries another allocation instead of giving up. NotifyIoMmuUnmap
+ * from ttm_tt_unpopulate(), which 6.12 calls in process context: the
+ * release of the last reference (the GEM close ioctl, vmgpu's and TTM's
+ * delete workers), swap-out (ttm_global_swapout() from populate and from
+ * TTM's debugfs tt_shrink), move error paths and pipeline gutting, and
+ * ttm_device_clear_dma_mappings() at removal, without reservation, where
+ * drm_dev_enter() fails and nothing is sent. 6.12 has no shrinker for
+ * buffer objects (its pool shrinker frees only pages already unmapped),
+ * so reclaim never reaches a flagged allocation. This assumes that no
+ * last reference is dropped from a fence callback or a scheduler's
+ * free_job, which holds for vmgpu's own jobs (they hold no allocation).
  *
  * When a NotifyEviction fails, so does the move: the allocation stays where
- * it is, its device state intact, and the caller gets the error.
+ * it is, its device state intact, and the caller gets the error. If the
+ * device is gone, the allocation moves and its contents are marked lost.
  */
 
 /* One chunk: its pages mapped at the start of the paging VA, NOTIFY, wait. */
@@ -88,25 +104,25 @@ static int vmgpu_notify_chunk(struct vmgpu_device *vdev, const dma_addr_t *pages
 	} else {
 		/*
 		 * The paging ring runs its jobs in submission order: this is
-		 * also the wait for every paging operation queued before.
+		 * also the wait for every paging operation queued before. The
+		 * entries stay until NOTIFY is done, hence no interruption.
 		 */
 		dma_fence_wait(fence, false);
-		ret = fence->error;
+		ret = min(dma_fence_get_status(fence), 0);
 		dma_fence_put(fence);
 	}
 	vmgpu_paging_vm_unmap(vdev, count);
 	return ret;
 }
 
-/* Every page of @tt, in chunks of the paging VA; @bo names it in traces. */
+/* Every page of @tt, in chunks of the paging VA; @key names it in traces. */
 static int vmgpu_notify(struct vmgpu_device *vdev, struct ttm_tt *tt, u16 flags,
-			const void *bo)
+			const void *key)
 {
 	u64 chunk = vdev->paging_vm.size >> VMGPU_PAGE_SHIFT;
 	u64 done;
 	int idx, ret = 0;
 
-	BUILD_BUG_ON(PAGE_SIZE != VMGPU_PAGE_SIZE);
 	if (!drm_dev_enter(&vdev->drm, &idx))
 		return -ENODEV;
 	mutex_lock(&vdev->paging_vm.lock);
@@ -114,8 +130,8 @@ static int vmgpu_notify(struct vmgpu_device *vdev, struct ttm_tt *tt, u16 flags,
 		u64 count = min_t(u64, chunk, tt->num_pages - done);
 
 		ret = vmgpu_notify_chunk(vdev, tt->dma_address + done, count, flags);
-		trace_vmgpu_notify(bo, flags, (u64)tt->num_pages << PAGE_SHIFT,
-				   done << PAGE_SHIFT, count << PAGE_SHIFT, ret);
+		trace_vmgpu_notify(key, flags, (u64)tt->num_pages << VMGPU_PAGE_SHIFT,
+				   done << VMGPU_PAGE_SHIFT, count << VMGPU_PAGE_SHIFT, ret);
 	}
 	mutex_unlock(&vdev->paging_vm.lock);
 	drm_dev_exit(idx);
@@ -123,49 +139,81 @@ static int vmgpu_notify(struct vmgpu_device *vdev, struct ttm_tt *tt, u16 flags,
 }
 
 /**
+ * vmgpu_notify_eviction_needed() - whether an allocation leaving its
+ * system pages gets NotifyEviction first
+ * @tbo: the allocation, reserved, in TTM_PL_TT
+ *
+ * Return: true for a populated allocation with
+ * %DRM_VMGPU_ALLOC_NOTIFY_EVICTION in the aperture or system segment (not
+ * passing through a temporary placement) on a device that takes NOTIFY.
+ */
+bool vmgpu_notify_eviction_needed(struct ttm_buffer_object *tbo)
+{
+	dma_resv_assert_held(tbo->base.resv);
+	return vmgpu_bo_is_vmgpu(tbo) &&
+	       (to_vmgpu_bo(tbo)->flags & DRM_VMGPU_ALLOC_NOTIFY_EVICTION) &&
+	       to_vmgpu_device(tbo->base.dev)->notify &&
+	       tbo->resource && !(tbo->resource->placement & TTM_PL_FLAG_TEMPORARY) &&
+	       tbo->ttm && ttm_tt_is_populated(tbo->ttm);
+}
+
+/**
  * vmgpu_notify_eviction() - NotifyEviction before system pages leave
  * device access
- * @vbo: the allocation, reserved and idle, in the aperture segment or the
- *	 system segment (TTM_PL_TT), about to leave it
+ * @vbo: the allocation, reserved and idle, for which
+ *	 vmgpu_notify_eviction_needed() holds
  *
- * Nothing for an allocation without %DRM_VMGPU_ALLOC_NOTIFY_EVICTION. After
- * removal there is no device state left to resolve.
- *
- * Return: 0, or the error of the notification (the move must fail).
+ * Return: 0 (also once the device is gone: the contents are then marked
+ * lost), or the error of the notification, after which the allocation
+ * must not move: -ENOMEM, or the paging operation's error (-EIO,
+ * -ETIMEDOUT, -ECANCELED).
  */
 int vmgpu_notify_eviction(struct vmgpu_bo *vbo)
 {
-	struct ttm_tt *tt = vbo->tbo.ttm;
 	int ret;
 
-	dma_resv_assert_held(vbo->tbo.base.resv);
-	if (!(vbo->flags & DRM_VMGPU_ALLOC_NOTIFY_EVICTION) || !tt ||
-	    !ttm_tt_is_populated(tt))
-		return 0;
-	ret = vmgpu_notify(vmgpu_bo_device(vbo), tt, VMGPU_NOTIFY_FLAG_EVICTION, vbo);
-	return ret == -ENODEV ? 0 : ret;
+	ret = vmgpu_notify(vmgpu_bo_device(vbo), vbo->tbo.ttm, VMGPU_NOTIFY_FLAG_EVICTION, vbo);
+	if (ret != -ENODEV)
+		return ret;
+	vmgpu_bo_lose_contents(vbo, "NotifyEviction", ret);
+	return 0;
+}
+
+/**
+ * vmgpu_notify_iommu_model() - whether NotifyIoMmuUnmap is sent at all
+ * @vdev: the device
+ *
+ * Return: true if the device takes NOTIFY and DMAs by IOVA.
+ */
+bool vmgpu_notify_iommu_model(struct vmgpu_device *vdev)
+{
+	return vdev->notify && vdev->iommu_dma;
 }
 
 /**
  * vmgpu_notify_iommu_unmap() - NotifyIoMmuUnmap before system pages are
  * DMA-unmapped
- * @vdev: the device
+ * @vdev: the device, in the IOMMU addressing model
  * @tt: populated pages of an allocation with
  *	%DRM_VMGPU_ALLOC_NOTIFY_IOMMU_UNMAP, idle, about to be unpopulated
  *
- * Only on a device that uses the IOMMU addressing model. Returns once the
- * notification and every paging operation before it are done. A failure
- * is logged: the pages go all the same, which only a device reset would
- * make safe.
+ * Returns once the notification and every paging operation before it are
+ * done. If it fails, the whole device cache is flushed instead; if that
+ * fails too, the error is logged: the pages go all the same, which only a
+ * device reset would make safe.
  */
 void vmgpu_notify_iommu_unmap(struct vmgpu_device *vdev, struct ttm_tt *tt)
 {
-	int ret;
+	int idx, ret;
 
-	if (!(vdev->caps & VMGPU_CAP_IOMMU_DMA))
-		return;
 	ret = vmgpu_notify(vdev, tt, VMGPU_NOTIFY_FLAG_IOMMU_UNMAP, tt);
-	if (ret && ret != -ENODEV)
-		drm_err_ratelimited(&vdev->drm, "NotifyIoMmuUnmap failed (%d) before unmapping pages\n",
+	if (!ret || ret == -ENODEV)
+		return;
+	if (drm_dev_enter(&vdev->drm, &idx)) {
+		ret = vdev->noncoherent ? vmgpu_cache_flush_wait(vdev) : 0;
+		drm_dev_exit(idx);
+	}
+	if (ret)
+		drm_err_ratelimited(&vdev->drm, "NotifyIoMmuUnmap and the cache flush failed (%d) before unmapping pages\n",
 				    ret);
 }

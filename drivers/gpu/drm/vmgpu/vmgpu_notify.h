@@ -5,11 +5,16 @@
 #ifndef _VMGPU_NOTIFY_H_
 #define _VMGPU_NOTIFY_H_
 
+#include <linux/types.h>
+
+struct ttm_buffer_object;
 struct ttm_tt;
 struct vmgpu_bo;
 struct vmgpu_device;
 
+bool vmgpu_notify_eviction_needed(struct ttm_buffer_object *tbo);
 int vmgpu_notify_eviction(struct vmgpu_bo *vbo);
+bool vmgpu_notify_iommu_model(struct vmgpu_device *vdev);
 void vmgpu_notify_iommu_unmap(struct vmgpu_device *vdev, struct ttm_tt *tt);
 
 #endif

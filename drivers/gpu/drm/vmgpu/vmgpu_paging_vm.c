@@ -26,8 +26,9 @@
  * module parameter paging_va_mb if set (for testing), else the size the
  * device asks for (PAGING_VA_SIZE_MB, a QEMU property), else the greater
  * of a quarter of the largest memory segment and the hardware scheduling
- * log buffers (%VMGPU_SCHED_LOG_SIZE). Operations on larger allocations
- * are done in chunks of that size.
+ * log buffers (%VMGPU_SCHED_LOG_SIZE), and at most 4 GiB, since its page
+ * tables stay resident. Notifications for larger allocations are sent in
+ * chunks of that size.
  *
  * The page tables cover the whole space and are built at probe, in system
  * memory, and stay there (resident) until the device goes: mapping into
@@ -41,6 +42,12 @@ module_param_named(paging_va_mb, vmgpu_paging_va_mb, uint, 0444);
 MODULE_PARM_DESC(paging_va_mb,
 		 "Paging process GPU VA size in MiB, for testing (default 0: the device's or WDDM's rule)");
 
+/*
+ * The page tables are resident (4 KiB per 2 MiB of VA): however large a
+ * size is asked for, no more than this.
+ */
+#define VMGPU_PAGING_VA_MAX	SZ_4G
+
 /* What one entry of a table at @level maps: 4 KiB at level 0. */
 #define VMGPU_PAGING_VM_ENTRY_SHIFT(level)	(VMGPU_PAGE_SHIFT + 9 * (level))
 
@@ -51,14 +58,17 @@ MODULE_PARM_DESC(paging_va_mb,
  * @largest_segment: bytes of the largest memory segment, 0 if none
  *
  * Return: @requested if non-zero, else the greater of a quarter of
- * @largest_segment and %VMGPU_SCHED_LOG_SIZE, in whole pages.
+ * @largest_segment and %VMGPU_SCHED_LOG_SIZE, in whole pages; at most
+ * %VMGPU_PAGING_VA_MAX.
  */
 u64 vmgpu_paging_va_rule(u64 requested, u64 largest_segment)
 {
-	if (requested)
-		return requested;
-	return max_t(u64, round_down(largest_segment / 4, VMGPU_PAGE_SIZE),
-		     VMGPU_SCHED_LOG_SIZE);
+	u64 size = requested;
+
+	if (!size)
+		size = max_t(u64, round_down(largest_segment / 4, VMGPU_PAGE_SIZE),
+			     VMGPU_SCHED_LOG_SIZE);
+	return min_t(u64, size, VMGPU_PAGING_VA_MAX);
 }
 
 static u64 vmgpu_paging_va_size(struct vmgpu_device *vdev)
@@ -71,6 +81,9 @@ static u64 vmgpu_paging_va_size(struct vmgpu_device *vdev)
 		requested = (u64)vmgpu_read32(vdev, VMGPU_REG_PAGING_VA_SIZE_MB) << 20;
 	for (i = 0; i < vdev->num_segments; i++)
 		largest = max(largest, vdev->segments[i].size);
+	if (requested > VMGPU_PAGING_VA_MAX)
+		drm_warn(&vdev->drm, "paging process GPU VA of %llu MiB asked for, %llu MiB used\n",
+			 requested >> 20, (u64)VMGPU_PAGING_VA_MAX >> 20);
 	return vmgpu_paging_va_rule(requested, largest);
 }
 

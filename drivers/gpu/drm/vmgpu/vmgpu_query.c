@@ -75,7 +75,7 @@ static int vmgpu_query_device(struct vmgpu_device *vdev,
 		info.flags |= DRM_VMGPU_DEVICE_HOST_APERTURE;
 	if (vdev->noncoherent)
 		info.flags |= DRM_VMGPU_DEVICE_NONCOHERENT;
-	if (vdev->caps & VMGPU_CAP_IOMMU_DMA)
+	if (vdev->iommu_dma)
 		info.flags |= DRM_VMGPU_DEVICE_IOMMU_DMA;
 
 	if (!query->size) {

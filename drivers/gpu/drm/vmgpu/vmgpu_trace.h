@@ -91,22 +91,24 @@ TRACE_EVENT(vmgpu_hap,
  * NotifyIoMmuUnmap.
  */
 TRACE_EVENT(vmgpu_notify,
-	    TP_PROTO(const void *bo, u16 flags, u64 size, u64 offset, u64 chunk, int error),
-	    TP_ARGS(bo, flags, size, offset, chunk, error),
+	    TP_PROTO(const void *key, u16 flags, u64 size, u64 offset, u64 chunk, int error),
+	    TP_ARGS(key, flags, size, offset, chunk, error),
 	    TP_STRUCT__entry(__field(const void *, bo)
 			     __field(u16, flags)
 			     __field(u64, size)
 			     __field(u64, offset)
 			     __field(u64, chunk)
 			     __field(int, error)),
-	    TP_fast_assign(__entry->bo = bo;
+	    TP_fast_assign(__entry->bo = key;
 			   __entry->flags = flags;
 			   __entry->size = size;
 			   __entry->offset = offset;
 			   __entry->chunk = chunk;
 			   __entry->error = error;),
 	    TP_printk("bo %p %s size 0x%llx chunk 0x%llx+0x%llx error %d", __entry->bo,
-		      __print_flags(__entry->flags, "|", { 1, "eviction" }, { 2, "iommu-unmap" }),
+		      __print_flags(__entry->flags, "|",
+				    { VMGPU_NOTIFY_FLAG_EVICTION, "eviction" },
+				    { VMGPU_NOTIFY_FLAG_IOMMU_UNMAP, "iommu-unmap" }),
 		      __entry->size,
 		      __entry->offset, __entry->chunk, __entry->error)
 );

@@ -34,7 +34,8 @@
  * The TTM device callbacks: system pages come from TTM's pool, DMA-mapped
  * through the IOMMU; moves become paging operations (seed "GPU segments")
  * whose fence TTM pipelines with ttm_bo_move_accel_cleanup(), so neither
- * an eviction nor the allocation that caused it waits on the CPU.
+ * an eviction nor the allocation that caused it waits on the CPU, unless
+ * the allocation asked for NotifyEviction (vmgpu_notify.c).
  */
 
 /*
@@ -72,25 +73,31 @@ static int vmgpu_ttm_tt_populate(struct ttm_device *bdev, struct ttm_tt *tt,
 	return ttm_pool_alloc(&bdev->pool, tt, ctx);
 }
 
-/* Whether the device gets NotifyIoMmuUnmap before these pages are unmapped. */
-static bool vmgpu_ttm_tt_notifies_unmap(struct ttm_device *bdev, struct ttm_tt *tt)
+static struct vmgpu_tt *to_vmgpu_tt(struct ttm_tt *tt)
 {
-	return tt && container_of(tt, struct vmgpu_tt, base)->notify_iommu_unmap &&
-	       (container_of(bdev, struct vmgpu_device, ttm)->caps & VMGPU_CAP_IOMMU_DMA);
+	return container_of(tt, struct vmgpu_tt, base);
+}
+
+/* Whether the device gets NotifyIoMmuUnmap before these pages are unmapped. */
+static bool vmgpu_ttm_tt_notifies_unmap(struct vmgpu_device *vdev, struct ttm_tt *tt)
+{
+	return tt && to_vmgpu_tt(tt)->notify_iommu_unmap && vmgpu_notify_iommu_model(vdev);
 }
 
 /* Destruction, swap-out and ghosts: the pages lose their DMA mappings. */
 static void vmgpu_ttm_tt_unpopulate(struct ttm_device *bdev, struct ttm_tt *tt)
 {
-	if (vmgpu_ttm_tt_notifies_unmap(bdev, tt))
-		vmgpu_notify_iommu_unmap(container_of(bdev, struct vmgpu_device, ttm), tt);
+	struct vmgpu_device *vdev = container_of(bdev, struct vmgpu_device, ttm);
+
+	if (vmgpu_ttm_tt_notifies_unmap(vdev, tt))
+		vmgpu_notify_iommu_unmap(vdev, tt);
 	ttm_pool_free(&bdev->pool, tt);
 }
 
 static void vmgpu_ttm_tt_destroy(struct ttm_device *bdev, struct ttm_tt *tt)
 {
 	ttm_tt_fini(tt);
-	kfree(container_of(tt, struct vmgpu_tt, base));
+	kfree(to_vmgpu_tt(tt));
 }
 
 static void vmgpu_ttm_evict_flags(struct ttm_buffer_object *tbo,
@@ -163,18 +170,27 @@ static int vmgpu_ttm_move_by_device(struct ttm_buffer_object *tbo, bool evict,
 }
 
 /*
- * Before an allocation's system pages leave device access, idle (seed:
+ * Before an allocation's system pages leave device access (seed:
  * NotifyEviction is sent for an eviction from the aperture segment or the
- * implicit system segment). Not for the system pages a memory segment's
- * eviction passes through (a temporary placement, never under device
- * access on their own).
+ * implicit system segment), once its users are done. The notification
+ * waits for the paging ring: refused if TTM may not wait for the GPU, and
+ * under memory pressure a failure only makes TTM pick another allocation.
  */
-static int vmgpu_ttm_leave_system_segment(struct ttm_buffer_object *tbo)
+static int vmgpu_ttm_leave_system_segment(struct ttm_buffer_object *tbo, bool evict,
+					  struct ttm_operation_ctx *ctx)
 {
-	if (!vmgpu_bo_is_vmgpu(tbo) || !tbo->resource ||
-	    (tbo->resource->placement & TTM_PL_FLAG_TEMPORARY))
+	int ret;
+
+	if (!vmgpu_notify_eviction_needed(tbo))
 		return 0;
-	return vmgpu_notify_eviction(to_vmgpu_bo(tbo));
+	if (ctx->no_wait_gpu)
+		return -EBUSY;
+	ret = ttm_bo_wait_ctx(tbo, ctx);
+	if (!ret)
+		ret = vmgpu_notify_eviction(to_vmgpu_bo(tbo));
+	if (ret && evict && ret != -ERESTARTSYS && ret != -EINTR)
+		ret = -EBUSY;
+	return ret;
 }
 
 static int vmgpu_ttm_move(struct ttm_buffer_object *tbo, bool evict,
@@ -202,7 +218,7 @@ static int vmgpu_ttm_move(struct ttm_buffer_object *tbo, bool evict,
 		ret = ttm_bo_wait_ctx(tbo, ctx);
 		if (ret)
 			return ret;
-		ret = vmgpu_ttm_leave_system_segment(tbo);
+		ret = vmgpu_ttm_leave_system_segment(tbo, evict, ctx);
 		if (ret)
 			return ret;
 		vmgpu_cache_release_pages(tbo);
@@ -245,17 +261,11 @@ static int vmgpu_ttm_move(struct ttm_buffer_object *tbo, bool evict,
 		ret = -EMULTIHOP;
 	} else {
 		/* Out of the system segment into a memory segment: notify first. */
-		if (old_type == TTM_PL_TT && vbo &&
-		    (vbo->flags & DRM_VMGPU_ALLOC_NOTIFY_EVICTION)) {
-			ret = ttm_bo_wait_ctx(tbo, ctx);
-			if (!ret)
-				ret = vmgpu_ttm_leave_system_segment(tbo);
-			if (ret)
-				goto exit;
-		}
-		ret = vmgpu_ttm_move_by_device(tbo, evict, new_mem, false);
+		ret = old_type == TTM_PL_TT ?
+		      vmgpu_ttm_leave_system_segment(tbo, evict, ctx) : 0;
+		if (!ret)
+			ret = vmgpu_ttm_move_by_device(tbo, evict, new_mem, false);
 	}
-exit:
 	drm_dev_exit(idx);
 	if (ret != -EMULTIHOP)
 		return ret;
@@ -314,7 +324,7 @@ static void vmgpu_ttm_delete_mem_notify(struct ttm_buffer_object *tbo)
 	if (vmgpu_bo_is_vmgpu(tbo))
 		vmgpu_hap_unmap(to_vmgpu_bo(tbo));
 	if (tbo->resource && tbo->resource->mem_type == TTM_PL_TT &&
-	    !vmgpu_ttm_tt_notifies_unmap(tbo->bdev, tbo->ttm))
+	    !vmgpu_ttm_tt_notifies_unmap(to_vmgpu_device(tbo->base.dev), tbo->ttm))
 		vmgpu_cache_release_pages(tbo);
 }
 
