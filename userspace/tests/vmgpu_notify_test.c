@@ -195,22 +195,29 @@ static uint64_t cpu_differs(const uint32_t *cpu, uint64_t size, uint32_t xor)
 }
 
 /*
- * Fill, have a user job compress, check that the device stored it encoded,
- * then make it non-resident. Returns the eviction chunks traced.
+ * Fill from the CPU, have a user job compress (the allocation mapped at
+ * VA), and check the control: the pages hold what only the device can
+ * decode.
  */
+static void fill_and_compress(struct __test_metadata *_metadata,
+			      FIXTURE_DATA(notify) *self, vmgpu_bo *bo, uint32_t *cpu,
+			      uint64_t size)
+{
+	cpu_fill(cpu, size);
+	ASSERT_EQ(0, cache_sync(self, bo, DRM_VMGPU_CACHE_SYNC_TO_DEVICE, size));
+	ASSERT_EQ(0, gpu_range(self, VMGPU_OP_COMPRESS, size));
+	ASSERT_EQ(0, cache_sync(self, bo, DRM_VMGPU_CACHE_SYNC_TO_CPU, size));
+	ASSERT_EQ(0, cpu_differs(cpu, size, VMGPU_COMPRESS_XOR));
+}
+
+/* Compressed, then made non-resident: returns the eviction chunks traced. */
 static int compress_and_evict(struct __test_metadata *_metadata,
 			      FIXTURE_DATA(notify) *self, vmgpu_bo *bo, uint32_t *cpu,
 			      uint64_t size)
 {
 	struct drm_vmgpu_gem_info info;
 
-	cpu_fill(cpu, size);
-	EXPECT_EQ(0, cache_sync(self, bo, DRM_VMGPU_CACHE_SYNC_TO_DEVICE, size));
-	EXPECT_EQ(0, gpu_range(self, VMGPU_OP_COMPRESS, size));
-	EXPECT_EQ(0, cache_sync(self, bo, DRM_VMGPU_CACHE_SYNC_TO_CPU, size));
-	/* The control: the pages hold what only the device can decode. */
-	EXPECT_EQ(0, cpu_differs(cpu, size, VMGPU_COMPRESS_XOR));
-
+	fill_and_compress(_metadata, self, bo, cpu, size);
 	EXPECT_EQ(0, trace_start());
 	EXPECT_EQ(0, vmgpu_bo_evict_flags(bo, DRM_VMGPU_EVICT_NONRESIDENT));
 	EXPECT_EQ(0, vmgpu_bo_info_flags(bo, DRM_VMGPU_GEM_INFO_WAIT, &info));
@@ -399,11 +406,7 @@ TEST_F_TIMEOUT(notify, swap_out_notifies_both, 120)
 	 */
 	ASSERT_EQ(0, create_mapped(self, size, DRM_VMGPU_ALLOC_NOTIFY_EVICTION |
 				   DRM_VMGPU_ALLOC_NOTIFY_IOMMU_UNMAP, 1, &bo, &cpu));
-	cpu_fill(cpu, size);
-	ASSERT_EQ(0, cache_sync(self, bo, DRM_VMGPU_CACHE_SYNC_TO_DEVICE, size));
-	ASSERT_EQ(0, gpu_range(self, VMGPU_OP_COMPRESS, size));
-	ASSERT_EQ(0, cache_sync(self, bo, DRM_VMGPU_CACHE_SYNC_TO_CPU, size));
-	ASSERT_EQ(0, cpu_differs(cpu, size, VMGPU_COMPRESS_XOR));
+	fill_and_compress(_metadata, self, bo, cpu, size);
 
 	ASSERT_EQ(0, trace_start());
 	/* Other idle allocations may go first: TTM swaps one per call. */
@@ -515,11 +518,7 @@ TEST_F(notify, move_into_memory_segment_notifies_first)
 	ASSERT_NE(1, segment_of(bo));
 	ASSERT_EQ(0, vmgpu_bo_map(bo, (void **)&cpu));
 	ASSERT_EQ(0, vmgpu_vm_map(bo, 0, VA, size, 0));
-	cpu_fill(cpu, size);
-	ASSERT_EQ(0, cache_sync(self, bo, DRM_VMGPU_CACHE_SYNC_TO_DEVICE, size));
-	ASSERT_EQ(0, gpu_range(self, VMGPU_OP_COMPRESS, size));
-	ASSERT_EQ(0, cache_sync(self, bo, DRM_VMGPU_CACHE_SYNC_TO_CPU, size));
-	ASSERT_EQ(0, cpu_differs(cpu, size, VMGPU_COMPRESS_XOR));
+	fill_and_compress(_metadata, self, bo, cpu, size);
 
 	ASSERT_EQ(0, trace_start());
 	ASSERT_EQ(0, vmgpu_bo_make_resident(bo));

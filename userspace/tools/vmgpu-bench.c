@@ -525,6 +525,47 @@ static void bench_lock(vmgpu_device *dev, uint32_t aperture, uint32_t beyond, bo
 	printf("ratio: lock_host_aperture_vs_visible %.2f\n", lent / visible);
 }
 
+/*
+ * Seed "Allocation notification": what NotifyEviction costs. A 16 MiB
+ * allocation in system memory under device access is made non-resident
+ * and resident again, with and without the flag; each round ends when
+ * the allocation is settled.
+ */
+#define NOTIFY_SIZE	(16ull << 20)
+#define NOTIFY_ROUNDS	8
+
+static double nonresident_round_s(vmgpu_device *dev, uint32_t aperture, uint32_t flags)
+{
+	vmgpu_bo *bo = create(dev, NOTIFY_SIZE, flags, 1u << aperture, aperture);
+	struct drm_vmgpu_gem_info info;
+	double start, total = 0;
+	int i, ret;
+
+	for (i = 0; i < NOTIFY_ROUNDS; i++) {
+		start = now();
+		ret = vmgpu_bo_evict_flags(bo, DRM_VMGPU_EVICT_NONRESIDENT);
+		if (!ret)
+			ret = vmgpu_bo_make_resident(bo);
+		if (!ret)
+			ret = vmgpu_bo_info_flags(bo, DRM_VMGPU_GEM_INFO_WAIT, &info);
+		if (ret)
+			fail("non-resident round", ret);
+		total += now() - start;
+	}
+	vmgpu_bo_unref(bo);
+	return total / NOTIFY_ROUNDS;
+}
+
+static void bench_notify(vmgpu_device *dev, uint32_t aperture)
+{
+	double plain = nonresident_round_s(dev, aperture, 0);
+	double notified = nonresident_round_s(dev, aperture, DRM_VMGPU_ALLOC_NOTIFY_EVICTION);
+
+	printf("bench: nonresident_round %.1f us\n", plain * 1e6);
+	printf("bench: nonresident_round_notify_eviction %.1f us\n", notified * 1e6);
+	printf("ratio: nonresident_round_notify_vs_plain %.2f\n", notified / plain);
+}
+
 int main(void)
 {
 	struct drm_vmgpu_query_segments *s;
@@ -554,6 +595,7 @@ int main(void)
 	bench_eviction(dev, aperture);
 	bench_alloc(dev, "alloc_aperture", aperture);
 	bench_alloc(dev, "alloc_memory1", 1);
+	bench_notify(dev, aperture);
 
 	ret = vmgpu_context_create(dev, DRM_VMGPU_ENGINE_GPU_VA0, &ctx);
 	if (ret)

@@ -58,20 +58,11 @@ int vmgpu_cache_flush_wait(struct vmgpu_device *vdev)
 {
 	union vmgpu_cmd cmd = {};
 	struct dma_fence *fence;
-	struct vmgpu_job *job;
 	int ret;
 
 	cmd.hdr.opcode = cpu_to_le16(VMGPU_OP_CACHE_FLUSH);
 	cmd.hdr.flags = cpu_to_le16(VMGPU_CACHE_FLAG_WRITEBACK | VMGPU_CACHE_FLAG_INVALIDATE);
-	job = vmgpu_job_alloc(vmgpu_paging_ring(vdev), 1);
-	if (IS_ERR(job))
-		return PTR_ERR(job);
-	ret = vmgpu_job_add(job, &cmd);
-	if (ret) {
-		vmgpu_job_discard(job);
-		return ret;
-	}
-	fence = vmgpu_job_submit(job, NULL);
+	fence = vmgpu_job_submit_cmd(vmgpu_paging_ring(vdev), &cmd, NULL);
 	if (IS_ERR(fence))
 		return PTR_ERR(fence);
 	dma_fence_wait(fence, false);

@@ -110,12 +110,8 @@ static ssize_t vmgpu_inject_error_write(struct file *f, const char __user *buf,
 	if (!drm_dev_enter(&vdev->drm, &idx))
 		return -ENODEV;
 	for (i = 0; i < ARRAY_SIZE(fences); i++) {
-		struct vmgpu_job *job = vmgpu_job_alloc(vmgpu_paging_ring(vdev), 1);
-
-		if (IS_ERR(job))
-			break;
-		vmgpu_job_add(job, i == 1 ? &bad : &nop);
-		fences[i] = vmgpu_job_submit(job, NULL);
+		fences[i] = vmgpu_job_submit_cmd(vmgpu_paging_ring(vdev), i == 1 ? &bad : &nop,
+						 NULL);
 		if (IS_ERR(fences[i])) {
 			fences[i] = NULL;
 			break;

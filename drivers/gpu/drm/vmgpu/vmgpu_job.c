@@ -182,3 +182,27 @@ struct dma_fence *vmgpu_job_submit(struct vmgpu_job *job, struct dma_resv *resv)
 	}
 	return vmgpu_job_push(job);
 }
+
+/**
+ * vmgpu_job_submit_cmd() - submit a job of one command
+ * @ring: its ring
+ * @cmd: the command
+ * @resv: its dependencies, or NULL
+ *
+ * Return: the finished fence (a reference for the caller) or an ERR_PTR.
+ */
+struct dma_fence *vmgpu_job_submit_cmd(struct vmgpu_ring *ring, const union vmgpu_cmd *cmd,
+				       struct dma_resv *resv)
+{
+	struct vmgpu_job *job = vmgpu_job_alloc(ring, 1);
+	int ret;
+
+	if (IS_ERR(job))
+		return ERR_CAST(job);
+	ret = vmgpu_job_add(job, cmd);
+	if (ret) {
+		vmgpu_job_discard(job);
+		return ERR_PTR(ret);
+	}
+	return vmgpu_job_submit(job, resv);
+}

@@ -22,5 +22,7 @@ struct dma_fence *vmgpu_job_push(struct vmgpu_job *job);
 void vmgpu_job_discard(struct vmgpu_job *job);
 void vmgpu_job_free(struct vmgpu_job *job);
 struct dma_fence *vmgpu_job_submit(struct vmgpu_job *job, struct dma_resv *resv);
+struct dma_fence *vmgpu_job_submit_cmd(struct vmgpu_ring *ring, const union vmgpu_cmd *cmd,
+				       struct dma_resv *resv);
 
 #endif

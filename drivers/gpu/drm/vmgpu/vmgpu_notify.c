@@ -81,7 +81,6 @@ static int vmgpu_notify_chunk(struct vmgpu_device *vdev, const dma_addr_t *pages
 {
 	union vmgpu_cmd cmd = {};
 	struct dma_fence *fence;
-	struct vmgpu_job *job;
 	int ret;
 
 	cmd.range.hdr.opcode = cpu_to_le16(VMGPU_OP_NOTIFY);
@@ -89,16 +88,8 @@ static int vmgpu_notify_chunk(struct vmgpu_device *vdev, const dma_addr_t *pages
 	cmd.range.addr.space = cpu_to_le32(VMGPU_SPACE_VIRTUAL);
 	cmd.range.addr.vm = cpu_to_le32(VMGPU_VM_PAGING);
 	cmd.range.size = cpu_to_le64(count << VMGPU_PAGE_SHIFT);
-	job = vmgpu_job_alloc(vmgpu_paging_ring(vdev), 1);
-	if (IS_ERR(job))
-		return PTR_ERR(job);
-	ret = vmgpu_job_add(job, &cmd);
-	if (ret) {
-		vmgpu_job_discard(job);
-		return ret;
-	}
 	vmgpu_paging_vm_map(vdev, pages, count);
-	fence = vmgpu_job_submit(job, NULL);
+	fence = vmgpu_job_submit_cmd(vmgpu_paging_ring(vdev), &cmd, NULL);
 	if (IS_ERR(fence)) {
 		ret = PTR_ERR(fence);
 	} else {
