@@ -9,8 +9,10 @@
  * moves plain bytes) and above the non-coherent cache (whose lines hold
  * the stored bytes):
  *
- * - a data access through VIRTUAL sees a compressed page decoded and
- *   writes it encoded;
+ * - a data access through VIRTUAL, in a VM other than the paging VM 0,
+ *   sees a compressed page decoded and writes it encoded;
+ * - the paging VM's data accesses are physical ones: the kernel's moves and
+ *   clears go through it and handle the stored bytes;
  * - a physical data access (SYSTEM, GART) sees the stored bytes; a
  *   physical write, and a DISCARD through any space, drops the page's
  *   state once done: the page is raw from then on;

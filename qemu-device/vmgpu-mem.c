@@ -14,7 +14,8 @@
  * NOTIFY) that end at a bus address go through the device cache
  * (vmgpu-cache.c); everything else, vmgpu_mem_rw and the table walks, stays
  * coherent. Data accesses to system memory also meet the compression state
- * (vmgpu-compress.c): a VIRTUAL one decodes a compressed page, a physical
+ * (vmgpu-compress.c): a VIRTUAL one (but in the paging VM) decodes a
+ * compressed page, a physical
  * write drops its state.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -269,13 +270,16 @@ bool vmgpu_mem_rw(VmgpuState *s, const struct vmgpu_addr *a, uint64_t offset,
 /*
  * A data access of FILL, TRANSFER or DISCARD: cached when non-coherent.
  * Through VIRTUAL a compressed page is seen decoded, unless raw (DISCARD,
- * which writes the stored bytes and drops the state whatever the space).
+ * which writes the stored bytes and drops the state whatever the space),
+ * or through the paging VM 0: the kernel's moves and clears go through it
+ * and handle stored bytes, as physical accesses do.
  */
 bool vmgpu_mem_data_rw(VmgpuState *s, const struct vmgpu_addr *a,
                        uint64_t offset, void *buf, uint32_t len, bool write,
                        bool raw, VmgpuMemError *err)
 {
-    bool virt = le32_to_cpu(a->space) == VMGPU_SPACE_VIRTUAL;
+    bool virt = le32_to_cpu(a->space) == VMGPU_SPACE_VIRTUAL &&
+                le32_to_cpu(a->vm) != VMGPU_VM_PAGING;
 
     return vmgpu_mem_access(s, a, offset, buf, len, write,
                             virt && !raw ? VMGPU_ACCESS_DECODED :

@@ -186,6 +186,22 @@ def test_compress_dropped_by_raw_writes(qt, dev):
         assert virt_reads(dev, VA1, 1) == memory, f"{what}: still compressed"
 
 
+def test_paging_vm_sees_stored_bytes(qt, dev):
+    # The kernel's moves and clears go through VM 0: they copy what is
+    # stored, and a write drops the state, as physical accesses do.
+    data = pattern_bytes(68, PAGE)
+    fresh(dev, [(10, data)])
+    map_vm(dev, 0, VM0_ROOT, VA0, [("SYSTEM", page(10))])
+    map_vm(dev, 1, VM1_ROOT, VA1, [("SYSTEM", page(10))])
+    run(dev, compress("SYSTEM", page(10), PAGE))
+    assert virt_reads(dev, VA0, 0) == encode(data), "VM 0 read decoded"
+    assert virt_reads(dev, VA1, 1) == data, "VM 1 read not decoded"
+    run(dev, cmd_fill(addr("VIRTUAL", VA0 + 0x100, 0), 0x100, 0xF222))
+    memory = encode(data)[:0x100] + words(0xF222, 0x100) + encode(data)[0x200:]
+    assert qt.read(page(10), PAGE) == memory, "VM 0 FILL not stored raw"
+    assert virt_reads(dev, VA1, 1) == memory, "VM 0 FILL did not drop the state"
+
+
 def test_notify_eviction_decodes(qt, dev):
     data, other = pattern_bytes(65, PAGE), pattern_bytes(66, PAGE)
     fresh(dev, [(8, data), (9, other)])
@@ -210,15 +226,17 @@ def test_notify_iommu_unmap(qt, dev):
         assert idev.reg("VMGPU_REG_CAPS") & HW["VMGPU_CAP_IOMMU_DMA"], "no CAP_IOMMU_DMA"
         iqt.write(page(10), data)
         map_vm(idev, 0, VM0_ROOT, VA0, [("SYSTEM", page(10)), ("SYSTEM", page(11))])
+        # VM 1 reads decode (VM 0's data accesses see stored bytes).
+        map_vm(idev, 1, VM1_ROOT, VA1, [("SYSTEM", page(10)), ("SYSTEM", page(11))])
         run(idev, compress("VIRTUAL", VA0, 2 * PAGE))
         run(idev, notify(UNMAP, VA0, PAGE))
         assert iqt.read(page(10), 2 * PAGE) == encode(data), "IOMMU_UNMAP decoded"
         # The state is gone from the first page only.
-        assert virt_reads(idev, VA0, 0, 2 * PAGE) == encode(data)[:PAGE] + data[PAGE:]
+        assert virt_reads(idev, VA1, 1, 2 * PAGE) == encode(data)[:PAGE] + data[PAGE:]
         # Both flags: EVICTION (decode) first.
         run(idev, notify(EVICT | UNMAP, VA0 + PAGE, PAGE))
         assert iqt.read(page(11), PAGE) == data[PAGE:]
-        assert virt_reads(idev, VA0 + PAGE, 0) == data[PAGE:], "still compressed"
+        assert virt_reads(idev, VA1 + PAGE, 1) == data[PAGE:], "still compressed"
         assert idev.reg("VMGPU_REG_ERROR_COUNT") == 0
 
 
@@ -514,6 +532,7 @@ def test_iommu_dma_cap(qt, dev):
 TESTS = [
     test_compress_system_page, test_compress_swizzled_transfer, test_compress_same_bus_page,
     test_compress_vram_pages_skipped, test_compress_dropped_by_raw_writes,
+    test_paging_vm_sees_stored_bytes,
     test_notify_eviction_decodes, test_notify_iommu_unmap, test_notify_iommu_unmap_noncoherent,
     test_notify_noncoherent, test_notify_writeback_fault, test_compress_on_user_rings,
     test_compress_notify_bad_fields, test_notify_vm_fault, test_compress_capacity,
