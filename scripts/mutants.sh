@@ -56,6 +56,8 @@ MUTANTS=(
 	"notify-no-iommu-unmap%%vmgpu_ttm.c%%s/\t\tvmgpu_notify_iommu_unmap\(vdev, tt\);/\t\t;/%%rebar%%vmgpu_notify_test/notify.iommu_unmap_on_destroy"
 	"notify-no-iommu-unmap-noncoherent%%vmgpu_ttm.c%%s/\t\tvmgpu_notify_iommu_unmap\(vdev, tt\);/\t\t;/%%noncoherent%%vmgpu_notify_test/notify.iommu_unmap_leaves_no_dirty_line"
 	"notify-no-wait%%vmgpu_notify.c%%s/\t\tdma_fence_wait\(fence, false\);\n//%%rebar%%vmgpu_notify_test/notify.iommu_unmap_waits_for_earlier_paging"
+	"paging-va-fill-half%%vmgpu_migrate.c%%s/u64 chunk = vdev->paging_vm.size, size = tbo->base.size, done;/u64 chunk = vdev->paging_vm.size \/ 2, size = tbo->base.size, done;/%%rebar%%vmgpu_notify_test/notify.paging_ops_in_chunks_of_the_paging_va"
+	"paging-va-no-pte-flush%%vmgpu_migrate.c%%s/return op->flush \? vmgpu_paging_op_add\(op, &flush\) : 0;/return 0;/%%noncoherent%%vmgpu_coherency_test/coh.moves_need_no_sync"
 )
 
 wanted=("$@")

@@ -549,4 +549,68 @@ TEST_F(notify, evict_flags_checked)
 	vmgpu_bo_unref(bo);
 }
 
+/* Chunks of paging operation op (2: Fill, 3: Transfer) traced since trace_start(). */
+static int paging_chunks(unsigned int op)
+{
+	char line[512], want[16];
+	FILE *trace;
+	int n = 0;
+
+	if (vmgpu_test_write_file(TRACING "/events/vmgpu/vmgpu_paging_chunk/enable", "0"))
+		return -1;
+	trace = fopen(TRACING "/trace", "r");
+	if (!trace)
+		return -1;
+	snprintf(want, sizeof(want), " op %u ", op);
+	while (fgets(line, sizeof(line), trace))
+		n += strstr(line, "vmgpu_paging_chunk:") && strstr(line, want);
+	fclose(trace);
+	return n;
+}
+
+static int paging_trace_start(void)
+{
+	int ret = vmgpu_test_write_file(TRACING "/trace", "");
+
+	return ret ?: vmgpu_test_write_file(TRACING "/events/vmgpu/vmgpu_paging_chunk/enable", "1");
+}
+
+/*
+ * Item 5 of the seed's list: Fill and Transfer go through the paging
+ * process VA, in chunks of it. An allocation of twice the VA and a page
+ * is cleared in 3 Fills; its moves out of and back into segment 1 are 5
+ * Transfers each (a side of a Transfer gets half the VA).
+ */
+TEST_F_TIMEOUT(notify, paging_ops_in_chunks_of_the_paging_va, 120)
+{
+	uint64_t pva = self->info.paging_va_size, half = pva / 2 / PAGE * PAGE;
+	uint64_t size = 2 * pva + PAGE;
+	const struct vmgpu_bo_create_info create = {
+		.size = size,
+		.segments = 1u << 1 | 1u << self->aperture,
+		.preferred_segment = 1,
+	};
+	vmgpu_bo *bo;
+
+	ASSERT_EQ(0, paging_trace_start());
+	ASSERT_EQ(0, vmgpu_bo_create(self->dev, &create, &bo));
+	ASSERT_EQ(1, segment_of(bo));
+	/* Rounded to the segment's pages, still just over twice the VA. */
+	size = vmgpu_bo_size(bo);
+	ASSERT_EQ(3, (size + pva - 1) / pva);
+	ASSERT_EQ(5, (size + half - 1) / half);
+	EXPECT_EQ(3, paging_chunks(VMGPU_OP_FILL));
+
+	ASSERT_EQ(0, paging_trace_start());
+	ASSERT_EQ(0, vmgpu_bo_evict(bo));
+	ASSERT_NE(1, segment_of(bo));
+	EXPECT_EQ(5, paging_chunks(VMGPU_OP_TRANSFER));
+
+	ASSERT_EQ(0, paging_trace_start());
+	ASSERT_EQ(0, vmgpu_bo_make_resident(bo));
+	ASSERT_EQ(1, segment_of(bo));
+	EXPECT_EQ(5, paging_chunks(VMGPU_OP_TRANSFER));
+	vmgpu_bo_unref(bo);
+}
+
 TEST_HARNESS_MAIN

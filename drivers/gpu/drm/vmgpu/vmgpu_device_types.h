@@ -176,13 +176,10 @@ struct vmgpu_paging_vm {
 	/** @size: bytes of VA, from 0; a multiple of the page size. */
 	u64 size;
 	/**
-	 * @lock: one user of the space at a time, from writing its entries
-	 * until the commands that used them are done. Taken inside
-	 * reservations.
+	 * @leaf_bus: bus addresses of the last-level tables, in VA order.
+	 * Only the paging ring writes them (vmgpu_paging_vm_map()).
 	 */
-	struct mutex lock;
-	/** @leaves: CPU view of the last-level tables, in VA order. */
-	__le64 **leaves;
+	dma_addr_t *leaf_bus;
 };
 
 /**

@@ -11,6 +11,7 @@
 #include "vmgpu_fence.h"
 #include "vmgpu_job.h"
 #include "vmgpu_job_types.h"
+#include "vmgpu_paging_vm.h"
 #include "vmgpu_trace.h"
 
 /**
@@ -148,6 +149,7 @@ void vmgpu_job_free(struct vmgpu_job *job)
 	else
 		vmgpu_fence_free(job->hw_fence);
 	dma_fence_put(job->prev);
+	vmgpu_paging_vm_staging_free(job->ring->vdev, job->pte_staging);
 	if (job->ctx)
 		vmgpu_context_put(job->ctx);
 	kvfree(job);

@@ -14,6 +14,7 @@
 #include "hw/vmgpu_hw.h"
 
 struct vmgpu_context;
+struct vmgpu_pte_staging;
 struct vmgpu_ring;
 
 /**
@@ -73,6 +74,11 @@ struct vmgpu_job {
 	bool hw_fence_live;
 	/** @prev: see &vmgpu_hw_fence.prev; the job holds a reference. */
 	struct dma_fence *prev;
+	/**
+	 * @pte_staging: paging-VA entries its commands (or an earlier job's
+	 * of the same operation) read; freed with the job.
+	 */
+	struct vmgpu_pte_staging *pte_staging;
 	/** @num_cmds: commands in @cmds. */
 	u32 num_cmds;
 	/** @max_cmds: room in @cmds. */

@@ -12,18 +12,26 @@
 #include "vmgpu_device.h"
 #include "vmgpu_inject.h"
 #include "vmgpu_job.h"
+#include "vmgpu_job_types.h"
 #include "vmgpu_migrate.h"
+#include "vmgpu_paging_vm.h"
 #include "vmgpu_res_cursor.h"
+#include "vmgpu_trace.h"
 #include "vmgpu_vm.h"
 
 /**
  * DOC: paging operations for moves
  *
  * Seed "GPU segments": data moves into and out of memory segments by
- * paging operations. A backing is walked as runs of contiguous device
- * addresses (see the resource cursor): a copy walks the source and the
- * destination together and emits one Transfer per overlap of their runs,
- * a clear emits one Fill per run.
+ * paging operations. Seed "Allocation notification": they reach the
+ * allocation through the paging process GPU VA, in chunks of at most its
+ * size (DOC: paging process GPU VA). A clear maps each chunk of the
+ * backing at the start of the space and Fills it; a copy maps a chunk of
+ * the source in the first half and the same chunk of the destination in
+ * the second half, and Transfers between them. However scattered the
+ * pages (a backing is walked page by page with the resource cursor), a
+ * chunk is one Fill or Transfer, after one entry-writing command per page
+ * table it touches.
  *
  * An operation too large for one ring-sized job is split over several,
  * all or nothing: every job is allocated, filled and has its dependencies
@@ -54,6 +62,9 @@ struct vmgpu_paging_op {
 	union vmgpu_cmd fault;
 	/* Non-coherent mode: the operation starts and ends with a flush. */
 	bool flush;
+	/* Paging-VA entries, handed to the last job when pushed. */
+	struct vmgpu_pte_staging *staging;
+	struct vmgpu_device *vdev;
 };
 
 /* Write back and drop every line of the device's cache. */
@@ -70,6 +81,7 @@ static void vmgpu_paging_op_discard(struct vmgpu_paging_op *op)
 {
 	u32 i;
 
+	vmgpu_paging_vm_staging_free(op->vdev, op->staging);
 	for (i = 0; i < op->num_jobs && op->jobs[i]; i++)
 		vmgpu_job_discard(op->jobs[i]);
 	kfree(op->jobs);
@@ -103,6 +115,12 @@ static int vmgpu_paging_op_add(struct vmgpu_paging_op *op, const union vmgpu_cmd
 	return vmgpu_paging_op_push(op, &op->fault);
 }
 
+/* For vmgpu_paging_vm_map(): the entries are part of the work. */
+static int vmgpu_paging_op_add_cb(void *op, const union vmgpu_cmd *cmd)
+{
+	return vmgpu_paging_op_add(op, cmd);
+}
+
 /*
  * Jobs for @num_cmds commands. A test may have asked for this operation to
  * fail (see vmgpu_inject.c): it is then one command the device rejects
@@ -116,6 +134,8 @@ static int vmgpu_paging_op_init(struct vmgpu_paging_op *op, struct vmgpu_device 
 	u32 max = vmgpu_job_max_cmds(ring);
 	u32 i;
 
+	op->vdev = vdev;
+	op->staging = NULL;
 	op->injected = vmgpu_inject_paging_fault(vdev, &op->fault);
 	op->fault_added = false;
 	op->flush = vdev->noncoherent;
@@ -149,7 +169,7 @@ static int vmgpu_paging_op_init(struct vmgpu_paging_op *op, struct vmgpu_device 
  * wrote (DOC: I/O coherency).
  */
 static int vmgpu_paging_op_begin(struct vmgpu_paging_op *op, struct vmgpu_device *vdev,
-				 struct ttm_buffer_object *tbo, u32 num_cmds)
+				 struct ttm_buffer_object *tbo, u32 num_cmds, u32 num_staging)
 {
 	u32 invalidations;
 	int ret;
@@ -158,6 +178,11 @@ static int vmgpu_paging_op_begin(struct vmgpu_paging_op *op, struct vmgpu_device
 	ret = vmgpu_paging_op_init(op, vdev, num_cmds, invalidations);
 	if (ret)
 		return ret;
+	op->staging = vmgpu_paging_vm_staging_alloc(vdev, num_staging);
+	if (!op->staging) {
+		vmgpu_paging_op_discard(op);
+		return -ENOMEM;
+	}
 	ret = vmgpu_vm_bo_invalidate_cmds(tbo, vmgpu_paging_op_push_cb, op,
 					  &invalidations);
 	if (!ret && op->flush) {
@@ -198,6 +223,9 @@ static struct dma_fence *vmgpu_paging_op_submit(struct vmgpu_paging_op *op,
 			return ERR_PTR(ret);
 		}
 	}
+	/* The last job ends after every read of the entries. */
+	op->jobs[op->num_jobs - 1]->pte_staging = op->staging;
+	op->staging = NULL;
 	for (i = 0; i < op->num_jobs; i++) {
 		struct dma_fence *next;
 
@@ -216,37 +244,91 @@ static void vmgpu_set_addr(struct vmgpu_addr *a, u32 space, u64 addr)
 	a->addr = cpu_to_le64(addr);
 }
 
-/* Walk source and destination; count the transfers, and add them if @op. */
-static int vmgpu_copy_walk(struct vmgpu_device *vdev, struct ttm_buffer_object *tbo,
-			   struct ttm_resource *from, struct ttm_resource *to, u16 flags,
-			   struct vmgpu_paging_op *op, u32 *count)
+/* Bytes of each Transfer side, and the Fill chunk: see DOC above. */
+static u64 vmgpu_copy_chunk(struct vmgpu_device *vdev)
 {
+	return round_down(vdev->paging_vm.size / 2, VMGPU_PAGE_SIZE);
+}
+
+/*
+ * The commands of one chunk: entries for @sides ranges of @n bytes, at 0
+ * and at the copy chunk, a flush in non-coherent mode, and the work.
+ */
+static u32 vmgpu_chunk_cmds(struct vmgpu_device *vdev, u64 n, u32 sides, u32 *staging)
+{
+	u32 runs = vmgpu_paging_vm_runs(0, n);
+
+	if (sides > 1)
+		runs += vmgpu_paging_vm_runs(vmgpu_copy_chunk(vdev), n);
+	*staging += runs;
+	return runs + (vdev->noncoherent ? 1 : 0) + 1;
+}
+
+/* The paging-VA commands of a whole operation, and its staging pages. */
+static u32 vmgpu_op_cmds(struct vmgpu_device *vdev, u64 size, u64 chunk, u32 sides,
+			 u32 *staging)
+{
+	u32 cmds = 0;
+	u64 done;
+
+	*staging = 0;
+	for (done = 0; done < size; done += chunk)
+		cmds += vmgpu_chunk_cmds(vdev, min(chunk, size - done), sides, staging);
+	return cmds;
+}
+
+/* Map one side of a chunk, for the operation's work. */
+static int vmgpu_op_map(struct vmgpu_paging_op *op, struct vmgpu_device *vdev, u64 va,
+			struct vmgpu_res_cursor *cur, u64 n)
+{
+	return vmgpu_paging_vm_map(vdev, op->staging, va, cur, n,
+				   vmgpu_paging_op_add_cb, op);
+}
+
+/* Entries written through the cache reach the tables the device walks. */
+static int vmgpu_op_mapped(struct vmgpu_paging_op *op)
+{
+	union vmgpu_cmd flush = vmgpu_cache_flush_all();
+
+	return op->flush ? vmgpu_paging_op_add(op, &flush) : 0;
+}
+
+static void vmgpu_set_va(struct vmgpu_addr *a, u64 va)
+{
+	vmgpu_set_addr(a, VMGPU_SPACE_VIRTUAL, va);
+	a->vm = cpu_to_le32(VMGPU_VM_PAGING);
+}
+
+/* Copy the whole backing, a chunk at a time. */
+static int vmgpu_copy_chunks(struct vmgpu_device *vdev, struct ttm_buffer_object *tbo,
+			     struct ttm_resource *from, struct ttm_resource *to, u16 flags,
+			     struct vmgpu_paging_op *op)
+{
+	u64 chunk = vmgpu_copy_chunk(vdev), size = tbo->base.size, done;
 	struct vmgpu_res_cursor src, dst;
 	int ret;
 
-	ret = vmgpu_res_first(vdev, from, tbo->ttm, tbo->base.size, &src);
+	ret = vmgpu_res_first(vdev, from, tbo->ttm, size, &src);
 	if (!ret)
-		ret = vmgpu_res_first(vdev, to, tbo->ttm, tbo->base.size, &dst);
-	if (ret)
-		return ret;
+		ret = vmgpu_res_first(vdev, to, tbo->ttm, size, &dst);
+	for (done = 0; done < size && !ret; done += chunk) {
+		u64 n = min(chunk, size - done);
+		union vmgpu_cmd cmd = {};
 
-	*count = 0;
-	while (src.remaining && !ret) {
-		u64 len = min(src.size, dst.size);
-
-		if (op) {
-			union vmgpu_cmd cmd = {};
-
-			cmd.transfer.hdr.opcode = cpu_to_le16(VMGPU_OP_TRANSFER);
-			cmd.transfer.hdr.flags = cpu_to_le16(flags);
-			vmgpu_set_addr(&cmd.transfer.src, src.space, src.start);
-			vmgpu_set_addr(&cmd.transfer.dst, dst.space, dst.start);
-			cmd.transfer.size = cpu_to_le64(len);
-			ret = vmgpu_paging_op_add(op, &cmd);
-		}
-		(*count)++;
-		vmgpu_res_next(&src, len);
-		vmgpu_res_next(&dst, len);
+		ret = vmgpu_op_map(op, vdev, 0, &src, n);
+		if (!ret)
+			ret = vmgpu_op_map(op, vdev, chunk, &dst, n);
+		if (!ret)
+			ret = vmgpu_op_mapped(op);
+		if (ret)
+			break;
+		cmd.transfer.hdr.opcode = cpu_to_le16(VMGPU_OP_TRANSFER);
+		cmd.transfer.hdr.flags = cpu_to_le16(flags);
+		vmgpu_set_va(&cmd.transfer.src, 0);
+		vmgpu_set_va(&cmd.transfer.dst, chunk);
+		cmd.transfer.size = cpu_to_le64(n);
+		ret = vmgpu_paging_op_add(op, &cmd);
+		trace_vmgpu_paging_chunk(tbo, VMGPU_OP_TRANSFER, done, n);
 	}
 	return ret;
 }
@@ -274,16 +356,14 @@ struct dma_fence *vmgpu_migrate_copy(struct vmgpu_device *vdev,
 				     struct dma_fence *prev)
 {
 	struct vmgpu_paging_op op;
-	u32 count;
+	u32 count, staging;
 	int ret;
 
-	ret = vmgpu_copy_walk(vdev, tbo, from, to, flags, NULL, &count);
+	count = vmgpu_op_cmds(vdev, tbo->base.size, vmgpu_copy_chunk(vdev), 2, &staging);
+	ret = vmgpu_paging_op_begin(&op, vdev, tbo, count, staging);
 	if (ret)
 		return ERR_PTR(ret);
-	ret = vmgpu_paging_op_begin(&op, vdev, tbo, count);
-	if (ret)
-		return ERR_PTR(ret);
-	ret = vmgpu_copy_walk(vdev, tbo, from, to, flags, &op, &count);
+	ret = vmgpu_copy_chunks(vdev, tbo, from, to, flags, &op);
 	if (ret) {
 		vmgpu_paging_op_discard(&op);
 		return ERR_PTR(ret);
@@ -306,28 +386,31 @@ struct dma_fence *vmgpu_migrate_clear(struct vmgpu_device *vdev,
 				      struct ttm_resource *res,
 				      struct dma_fence *prev)
 {
+	u64 chunk = vdev->paging_vm.size, size = tbo->base.size, done;
 	struct vmgpu_res_cursor cur;
 	struct vmgpu_paging_op op;
-	u32 count = 0;
+	u32 count, staging;
 	int ret;
 
-	ret = vmgpu_res_first(vdev, res, tbo->ttm, tbo->base.size, &cur);
+	count = vmgpu_op_cmds(vdev, size, chunk, 1, &staging);
+	ret = vmgpu_paging_op_begin(&op, vdev, tbo, count, staging);
 	if (ret)
 		return ERR_PTR(ret);
-	for (; cur.remaining; vmgpu_res_next(&cur, cur.size))
-		count++;
-	ret = vmgpu_paging_op_begin(&op, vdev, tbo, count);
-	if (ret)
-		return ERR_PTR(ret);
-
-	vmgpu_res_first(vdev, res, tbo->ttm, tbo->base.size, &cur);
-	for (; cur.remaining && !ret; vmgpu_res_next(&cur, cur.size)) {
+	ret = vmgpu_res_first(vdev, res, tbo->ttm, size, &cur);
+	for (done = 0; done < size && !ret; done += chunk) {
+		u64 n = min(chunk, size - done);
 		union vmgpu_cmd cmd = {};
 
+		ret = vmgpu_op_map(&op, vdev, 0, &cur, n);
+		if (!ret)
+			ret = vmgpu_op_mapped(&op);
+		if (ret)
+			break;
 		cmd.fill.hdr.opcode = cpu_to_le16(VMGPU_OP_FILL);
-		vmgpu_set_addr(&cmd.fill.dst, cur.space, cur.start);
-		cmd.fill.size = cpu_to_le64(cur.size);
+		vmgpu_set_va(&cmd.fill.dst, 0);
+		cmd.fill.size = cpu_to_le64(n);
 		ret = vmgpu_paging_op_add(&op, &cmd);
+		trace_vmgpu_paging_chunk(tbo, VMGPU_OP_FILL, done, n);
 	}
 	if (ret) {
 		vmgpu_paging_op_discard(&op);

@@ -15,8 +15,10 @@
 #include "vmgpu_device.h"
 #include "vmgpu_drm.h"
 #include "vmgpu_job.h"
+#include "vmgpu_job_types.h"
 #include "vmgpu_notify.h"
 #include "vmgpu_paging_vm.h"
+#include "vmgpu_res_cursor.h"
 #include "vmgpu_trace.h"
 
 /**
@@ -49,10 +51,10 @@
  *   which is still done if the notification fails.
  *
  * Each notification follows the seed's steps, in chunks of at most the
- * paging process GPU VA size (DOC: paging process GPU VA): map the chunk
- * there, build NOTIFY, submit it on the paging ring, wait, unmap. The
- * wait is the CPU's, so a flagged allocation's eviction is not pipelined
- * like other moves.
+ * paging process GPU VA size (DOC: paging process GPU VA): one job on the
+ * paging ring maps the chunk there, sends NOTIFY and unmaps the chunk;
+ * the CPU waits for it before the next. That wait is why a flagged
+ * allocation's eviction is not pipelined like other moves.
  *
  * Where they run, in Linux 6.12's TTM: NotifyEviction from the move
  * callback, with the allocation reserved; an eviction asked not to wait
@@ -75,34 +77,65 @@
  * device is gone, the allocation moves and its contents are marked lost.
  */
 
-/* One chunk: its pages mapped at the start of the paging VA, NOTIFY, wait. */
-static int vmgpu_notify_chunk(struct vmgpu_device *vdev, const dma_addr_t *pages,
-			      u64 count, u16 flags)
+/* For vmgpu_paging_vm_map() and _unmap(). */
+static int vmgpu_notify_add(void *job, const union vmgpu_cmd *cmd)
 {
+	return vmgpu_job_add(job, cmd);
+}
+
+/*
+ * One chunk, as the seed lists the steps: map it into the paging VA, NOTIFY,
+ * unmap, all on the paging ring (DOC: paging process GPU VA); then wait.
+ */
+static int vmgpu_notify_chunk(struct vmgpu_device *vdev, struct vmgpu_res_cursor *cur,
+			      u64 n, u16 flags)
+{
+	u32 runs = vmgpu_paging_vm_runs(0, n);
 	union vmgpu_cmd cmd = {};
 	struct dma_fence *fence;
+	struct vmgpu_job *job;
 	int ret;
 
-	cmd.range.hdr.opcode = cpu_to_le16(VMGPU_OP_NOTIFY);
-	cmd.range.hdr.flags = cpu_to_le16(flags);
-	cmd.range.addr.space = cpu_to_le32(VMGPU_SPACE_VIRTUAL);
-	cmd.range.addr.vm = cpu_to_le32(VMGPU_VM_PAGING);
-	cmd.range.size = cpu_to_le64(count << VMGPU_PAGE_SHIFT);
-	vmgpu_paging_vm_map(vdev, pages, count);
-	fence = vmgpu_job_submit_cmd(vmgpu_paging_ring(vdev), &cmd, NULL);
-	if (IS_ERR(fence)) {
-		ret = PTR_ERR(fence);
-	} else {
-		/*
-		 * The paging ring runs its jobs in submission order: this is
-		 * also the wait for every paging operation queued before. The
-		 * entries stay until NOTIFY is done, hence no interruption.
-		 */
-		dma_fence_wait(fence, false);
-		ret = min(dma_fence_get_status(fence), 0);
-		dma_fence_put(fence);
+	job = vmgpu_job_alloc(vmgpu_paging_ring(vdev), 2 * runs + 2);
+	if (IS_ERR(job))
+		return PTR_ERR(job);
+	job->pte_staging = vmgpu_paging_vm_staging_alloc(vdev, runs);
+	if (!job->pte_staging) {
+		vmgpu_job_discard(job);
+		return -ENOMEM;
 	}
-	vmgpu_paging_vm_unmap(vdev, count);
+	ret = vmgpu_paging_vm_map(vdev, job->pte_staging, 0, cur, n, vmgpu_notify_add, job);
+	if (!ret && vdev->noncoherent) {
+		cmd.hdr.opcode = cpu_to_le16(VMGPU_OP_CACHE_FLUSH);
+		cmd.hdr.flags = cpu_to_le16(VMGPU_CACHE_FLAG_WRITEBACK |
+					    VMGPU_CACHE_FLAG_INVALIDATE);
+		ret = vmgpu_job_add(job, &cmd);
+	}
+	if (!ret) {
+		cmd = (union vmgpu_cmd){};
+		cmd.range.hdr.opcode = cpu_to_le16(VMGPU_OP_NOTIFY);
+		cmd.range.hdr.flags = cpu_to_le16(flags);
+		cmd.range.addr.space = cpu_to_le32(VMGPU_SPACE_VIRTUAL);
+		cmd.range.addr.vm = cpu_to_le32(VMGPU_VM_PAGING);
+		cmd.range.size = cpu_to_le64(n);
+		ret = vmgpu_job_add(job, &cmd);
+	}
+	if (!ret)
+		ret = vmgpu_paging_vm_unmap(vdev, 0, n, vmgpu_notify_add, job);
+	if (ret) {
+		vmgpu_job_discard(job);
+		return ret;
+	}
+	fence = vmgpu_job_submit(job, NULL);
+	if (IS_ERR(fence))
+		return PTR_ERR(fence);
+	/*
+	 * The paging ring runs its jobs in submission order: this is also
+	 * the wait for every paging operation queued before.
+	 */
+	dma_fence_wait(fence, false);
+	ret = min(dma_fence_get_status(fence), 0);
+	dma_fence_put(fence);
 	return ret;
 }
 
@@ -110,21 +143,19 @@ static int vmgpu_notify_chunk(struct vmgpu_device *vdev, const dma_addr_t *pages
 static int vmgpu_notify(struct vmgpu_device *vdev, struct ttm_tt *tt, u16 flags,
 			const void *key)
 {
-	u64 chunk = vdev->paging_vm.size >> VMGPU_PAGE_SHIFT;
-	u64 done;
-	int idx, ret = 0;
+	u64 size = (u64)tt->num_pages << VMGPU_PAGE_SHIFT, done;
+	struct vmgpu_res_cursor cur;
+	int idx, ret;
 
 	if (!drm_dev_enter(&vdev->drm, &idx))
 		return -ENODEV;
-	mutex_lock(&vdev->paging_vm.lock);
-	for (done = 0; done < tt->num_pages && !ret; done += chunk) {
-		u64 count = min_t(u64, chunk, tt->num_pages - done);
+	ret = vmgpu_res_first_tt(tt, size, &cur);
+	for (done = 0; done < size && !ret; done += vdev->paging_vm.size) {
+		u64 n = min(vdev->paging_vm.size, size - done);
 
-		ret = vmgpu_notify_chunk(vdev, tt->dma_address + done, count, flags);
-		trace_vmgpu_notify(key, flags, (u64)tt->num_pages << VMGPU_PAGE_SHIFT,
-				   done << VMGPU_PAGE_SHIFT, count << VMGPU_PAGE_SHIFT, ret);
+		ret = vmgpu_notify_chunk(vdev, &cur, n, flags);
+		trace_vmgpu_notify(key, flags, size, done, n, ret);
 	}
-	mutex_unlock(&vdev->paging_vm.lock);
 	drm_dev_exit(idx);
 	return ret;
 }

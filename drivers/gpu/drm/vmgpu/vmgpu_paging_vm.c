@@ -6,35 +6,42 @@
 #include <linux/dma-mapping.h>
 #include <linux/moduleparam.h>
 #include <linux/sizes.h>
+#include <linux/slab.h>
 
 #include <drm/drm_managed.h>
 #include <drm/drm_print.h>
 
 #include "vmgpu_device.h"
 #include "vmgpu_paging_vm.h"
+#include "vmgpu_res_cursor.h"
 #include "vmgpu_vm_id.h"
 
 /**
  * DOC: paging process GPU VA
  *
  * Seed "Allocation notification": the paging (system) process has a GPU
- * VA space of its own, through which the kernel maps an allocation before
- * it sends the device a NotifyAlloc for it. It is the device's VM 0, which
- * only the paging ring may use.
+ * VA space of its own, through which paging operations reach an
+ * allocation: NotifyAlloc, and the Fills and Transfers of clears and
+ * moves. It is the device's VM 0, which only the paging ring may use.
  *
  * Its size follows the seed's DXGKQAITYPE_PAGINGPROCESSGPUVASIZE: the
  * module parameter paging_va_mb if set (for testing), else the size the
  * device asks for (PAGING_VA_SIZE_MB, a QEMU property), else the greater
  * of a quarter of the largest memory segment and the hardware scheduling
  * log buffers (%VMGPU_SCHED_LOG_SIZE), and at most 4 GiB, since its page
- * tables stay resident. Notifications for larger allocations are sent in
- * chunks of that size.
+ * tables stay resident. Operations on larger allocations are done in
+ * chunks: at most the whole space for a Fill or a NotifyAlloc, half of it
+ * for each side of a Transfer.
  *
  * The page tables cover the whole space and are built at probe, in system
- * memory, and stay there (resident) until the device goes: mapping into
- * the space never allocates, so it cannot fail on the eviction and unmap
- * paths that need it. The space has one user at a time (&lock): it maps a
- * chunk, has the paging ring use it, waits, and clears the entries.
+ * memory, and stay there (resident) until the device goes. Only the paging
+ * ring writes their entries: each chunk of an operation starts with
+ * Transfers that copy its entries from staging pages (written by the CPU
+ * when the operation is built) into the tables. Since the ring runs in
+ * order, every chunk finds its own entries, however many operations are
+ * queued, and none waits for another on the CPU. In the device's
+ * non-coherent mode those writes go through its cache, which table walks
+ * bypass: a whole-cache flush follows them.
  */
 
 static unsigned int vmgpu_paging_va_mb;
@@ -103,7 +110,7 @@ static int vmgpu_paging_vm_build(struct vmgpu_device *vdev, int level, u64 va,
 	if (!entries)
 		return -ENOMEM;
 	if (!level) {
-		pvm->leaves[va >> VMGPU_PAGING_VM_ENTRY_SHIFT(1)] = entries;
+		pvm->leaf_bus[va >> VMGPU_PAGING_VM_ENTRY_SHIFT(1)] = *bus;
 		return 0;
 	}
 	for (i = 0; i < VMGPU_PT_ENTRIES && va + i * step < pvm->size; i++) {
@@ -132,13 +139,10 @@ int vmgpu_paging_vm_init(struct vmgpu_device *vdev)
 	dma_addr_t root;
 	int ret;
 
-	ret = drmm_mutex_init(&vdev->drm, &pvm->lock);
-	if (ret)
-		return ret;
 	pvm->size = vmgpu_paging_va_size(vdev);
 	leaves = DIV_ROUND_UP_ULL(pvm->size, 1ull << VMGPU_PAGING_VM_ENTRY_SHIFT(1));
-	pvm->leaves = drmm_kcalloc(&vdev->drm, leaves, sizeof(*pvm->leaves), GFP_KERNEL);
-	if (!pvm->leaves)
+	pvm->leaf_bus = drmm_kcalloc(&vdev->drm, leaves, sizeof(*pvm->leaf_bus), GFP_KERNEL);
+	if (!pvm->leaf_bus)
 		return -ENOMEM;
 	ret = vmgpu_paging_vm_build(vdev, VMGPU_PT_LEVELS - 1, 0, &root);
 	if (ret)
@@ -149,53 +153,168 @@ int vmgpu_paging_vm_init(struct vmgpu_device *vdev)
 	return 0;
 }
 
-static __le64 *vmgpu_paging_vm_pte(struct vmgpu_paging_vm *pvm, u64 va)
+/* The bytes from @va to the end of its last-level table, at most @size. */
+static u64 vmgpu_paging_vm_run(u64 va, u64 size)
 {
-	return &pvm->leaves[va >> VMGPU_PAGING_VM_ENTRY_SHIFT(1)]
-			   [(va >> VMGPU_PAGE_SHIFT) & (VMGPU_PT_ENTRIES - 1)];
+	u64 end = (va | GENMASK_ULL(VMGPU_PAGING_VM_ENTRY_SHIFT(1) - 1, 0)) + 1;
+
+	return min(size, end - va);
+}
+
+/* Bus address of the entry that maps @va. */
+static dma_addr_t vmgpu_paging_vm_pte_bus(struct vmgpu_paging_vm *pvm, u64 va)
+{
+	return pvm->leaf_bus[va >> VMGPU_PAGING_VM_ENTRY_SHIFT(1)] +
+	       ((va >> VMGPU_PAGE_SHIFT) & (VMGPU_PT_ENTRIES - 1)) * sizeof(__le64);
 }
 
 /**
- * vmgpu_paging_vm_map() - map system pages at the start of the space
- * @vdev: the device
- * @pages: bus addresses of 4 KiB pages
- * @count: how many, at most the space's size in pages
+ * vmgpu_paging_vm_runs() - commands to map, or unmap, a range of the space
+ * @va: its start, page aligned
+ * @size: its bytes, a page multiple
  *
- * The caller holds &vmgpu_paging_vm.lock and is inside drm_dev_enter().
- * The entries are in effect for commands queued afterwards.
+ * Return: the last-level tables the range touches: one command each, and
+ * for a map one staging page each.
  */
-void vmgpu_paging_vm_map(struct vmgpu_device *vdev, const dma_addr_t *pages, u64 count)
+u32 vmgpu_paging_vm_runs(u64 va, u64 size)
 {
-	struct vmgpu_paging_vm *pvm = &vdev->paging_vm;
-	u64 i;
+	u32 runs = 0;
 
-	lockdep_assert_held(&pvm->lock);
-	for (i = 0; i < count; i++)
-		WRITE_ONCE(*vmgpu_paging_vm_pte(pvm, i << VMGPU_PAGE_SHIFT),
-			   cpu_to_le64(VMGPU_PTE_VALID | VMGPU_PTE_WRITE |
-				       (u64)VMGPU_SPACE_SYSTEM << VMGPU_PTE_SPACE_SHIFT |
-				       pages[i]));
+	for (; size; runs++) {
+		u64 n = vmgpu_paging_vm_run(va, size);
+
+		va += n;
+		size -= n;
+	}
+	return runs;
 }
 
 /**
- * vmgpu_paging_vm_unmap() - clear the first @count entries of the space
+ * vmgpu_paging_vm_staging_alloc() - staging pages for the entries of an
+ * operation
  * @vdev: the device
- * @count: entries that vmgpu_paging_vm_map() wrote
+ * @count: pages, one per vmgpu_paging_vm_runs() of every range mapped
  *
- * Called once the commands that used them are done, under
- * &vmgpu_paging_vm.lock and inside drm_dev_enter(); the register read
- * orders the clears with the engine (hardware contract: no translation
- * cache), so nothing translates through them afterwards.
+ * Return: the staging, or NULL for -ENOMEM.
  */
-void vmgpu_paging_vm_unmap(struct vmgpu_device *vdev, u64 count)
+struct vmgpu_pte_staging *vmgpu_paging_vm_staging_alloc(struct vmgpu_device *vdev, u32 count)
+{
+	struct vmgpu_pte_staging *st;
+	u32 i;
+
+	st = kvzalloc(struct_size(st, pages, count), GFP_KERNEL);
+	if (!st)
+		return NULL;
+	for (i = 0; i < count; i++) {
+		st->pages[i].cpu = dma_alloc_coherent(vdev->drm.dev, VMGPU_PAGE_SIZE,
+						      &st->pages[i].bus, GFP_KERNEL);
+		if (!st->pages[i].cpu) {
+			vmgpu_paging_vm_staging_free(vdev, st);
+			return NULL;
+		}
+		st->count++;
+	}
+	return st;
+}
+
+/**
+ * vmgpu_paging_vm_staging_free() - free staging pages
+ * @vdev: the device
+ * @st: the staging, or NULL; the commands that read it are done or were
+ *	never queued
+ */
+void vmgpu_paging_vm_staging_free(struct vmgpu_device *vdev, struct vmgpu_pte_staging *st)
+{
+	u32 i;
+
+	if (!st)
+		return;
+	for (i = 0; i < st->count; i++)
+		dma_free_coherent(vdev->drm.dev, VMGPU_PAGE_SIZE, st->pages[i].cpu,
+				  st->pages[i].bus);
+	kvfree(st);
+}
+
+/**
+ * vmgpu_paging_vm_map() - the paging ring's commands that map backing into
+ * the space
+ * @vdev: the device
+ * @st: staging, with a free page for each vmgpu_paging_vm_runs() of the range
+ * @va: where, page aligned, inside the space
+ * @cur: the backing, walked for @size bytes and left after them
+ * @size: bytes, a page multiple
+ * @add: adds one command to the paging operation
+ * @arg: for @add
+ *
+ * The entries are written into @st now; the commands copy them into the
+ * tables when the ring gets to them, so a queued operation never sees
+ * entries written for a later one (DOC: paging process GPU VA).
+ *
+ * Return: 0 or the first error of @add.
+ */
+int vmgpu_paging_vm_map(struct vmgpu_device *vdev, struct vmgpu_pte_staging *st, u64 va,
+			struct vmgpu_res_cursor *cur, u64 size,
+			int (*add)(void *arg, const union vmgpu_cmd *cmd), void *arg)
 {
 	struct vmgpu_paging_vm *pvm = &vdev->paging_vm;
-	u64 i;
 
-	lockdep_assert_held(&pvm->lock);
-	for (i = 0; i < count; i++)
-		WRITE_ONCE(*vmgpu_paging_vm_pte(pvm, i << VMGPU_PAGE_SHIFT), 0);
-	vmgpu_read32(vdev, VMGPU_REG_MAGIC);
+	while (size) {
+		struct vmgpu_pte_page *page = &st->pages[st->used++];
+		u64 n = vmgpu_paging_vm_run(va, size), off;
+		union vmgpu_cmd cmd = {};
+		u32 i = 0;
+		int ret;
+
+		for (off = 0; off < n; off += VMGPU_PAGE_SIZE, i++) {
+			page->cpu[i] = cpu_to_le64(VMGPU_PTE_VALID | VMGPU_PTE_WRITE |
+						   (u64)cur->space << VMGPU_PTE_SPACE_SHIFT |
+						   cur->start);
+			vmgpu_res_next(cur, VMGPU_PAGE_SIZE);
+		}
+		cmd.transfer.hdr.opcode = cpu_to_le16(VMGPU_OP_TRANSFER);
+		cmd.transfer.src.space = cpu_to_le32(VMGPU_SPACE_SYSTEM);
+		cmd.transfer.src.addr = cpu_to_le64(page->bus);
+		cmd.transfer.dst.space = cpu_to_le32(VMGPU_SPACE_SYSTEM);
+		cmd.transfer.dst.addr = cpu_to_le64(vmgpu_paging_vm_pte_bus(pvm, va));
+		cmd.transfer.size = cpu_to_le64((u64)i * sizeof(__le64));
+		ret = add(arg, &cmd);
+		if (ret)
+			return ret;
+		va += n;
+		size -= n;
+	}
+	return 0;
+}
+
+/**
+ * vmgpu_paging_vm_unmap() - the paging ring's commands that unmap a range
+ * @vdev: the device
+ * @va: its start, page aligned
+ * @size: its bytes, a page multiple
+ * @add: adds one command to the paging operation
+ * @arg: for @add
+ *
+ * Return: 0 or the first error of @add.
+ */
+int vmgpu_paging_vm_unmap(struct vmgpu_device *vdev, u64 va, u64 size,
+			  int (*add)(void *arg, const union vmgpu_cmd *cmd), void *arg)
+{
+	while (size) {
+		u64 n = vmgpu_paging_vm_run(va, size);
+		union vmgpu_cmd cmd = {};
+		int ret;
+
+		cmd.fill.hdr.opcode = cpu_to_le16(VMGPU_OP_FILL);
+		cmd.fill.dst.space = cpu_to_le32(VMGPU_SPACE_SYSTEM);
+		cmd.fill.dst.addr = cpu_to_le64(vmgpu_paging_vm_pte_bus(&vdev->paging_vm, va));
+		cmd.fill.size = cpu_to_le64((n >> VMGPU_PAGE_SHIFT) * sizeof(__le64));
+		ret = add(arg, &cmd);
+		if (ret)
+			return ret;
+		va += n;
+		size -= n;
+	}
+	return 0;
 }
 
 #if IS_ENABLED(CONFIG_KUNIT)

@@ -96,6 +96,22 @@ int vmgpu_res_first(struct vmgpu_device *vdev, struct ttm_resource *res,
 		cur->size = size;
 		return 0;
 	}
+	return vmgpu_res_first_tt(tt, size, cur);
+}
+
+/**
+ * vmgpu_res_first_tt() - start walking system pages by bus address
+ * @tt: populated pages, DMA-mapped
+ * @size: bytes to walk, at most the pages'
+ * @cur: the cursor
+ *
+ * Return: 0, or -EINVAL if @tt has no bus addresses.
+ */
+int vmgpu_res_first_tt(struct ttm_tt *tt, u64 size, struct vmgpu_res_cursor *cur)
+{
+	if (!ttm_tt_is_populated(tt) || !tt->dma_address)
+		return -EINVAL;
+	*cur = (struct vmgpu_res_cursor){ .remaining = size };
 	cur->space = VMGPU_SPACE_SYSTEM;
 	cur->dma = tt->dma_address;
 	vmgpu_res_dma_run(cur);

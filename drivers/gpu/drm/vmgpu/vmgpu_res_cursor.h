@@ -47,6 +47,7 @@ struct vmgpu_res_cursor {
 
 int vmgpu_res_first(struct vmgpu_device *vdev, struct ttm_resource *res,
 		    struct ttm_tt *tt, u64 size, struct vmgpu_res_cursor *cur);
+int vmgpu_res_first_tt(struct ttm_tt *tt, u64 size, struct vmgpu_res_cursor *cur);
 void vmgpu_res_next(struct vmgpu_res_cursor *cur, u64 bytes);
 
 #endif

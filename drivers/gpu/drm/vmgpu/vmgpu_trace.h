@@ -113,6 +113,25 @@ TRACE_EVENT(vmgpu_notify,
 		      __entry->offset, __entry->chunk, __entry->error)
 );
 
+/*
+ * One chunk of a clear (op 2, Fill) or copy (op 3, Transfer) through the
+ * paging process GPU VA: bytes [offset, offset + size) of the allocation.
+ */
+TRACE_EVENT(vmgpu_paging_chunk,
+	    TP_PROTO(const void *bo, u16 op, u64 offset, u64 size),
+	    TP_ARGS(bo, op, offset, size),
+	    TP_STRUCT__entry(__field(const void *, bo)
+			     __field(u16, op)
+			     __field(u64, offset)
+			     __field(u64, size)),
+	    TP_fast_assign(__entry->bo = bo;
+			   __entry->op = op;
+			   __entry->offset = offset;
+			   __entry->size = size;),
+	    TP_printk("bo %p op %u chunk 0x%llx+0x%llx", __entry->bo, __entry->op,
+		      __entry->offset, __entry->size)
+);
+
 /* A VM_BIND request of a GPU VA space; vm: its device VM, -1 none yet. */
 TRACE_EVENT(vmgpu_vm_bind,
 	    TP_PROTO(int vm, u32 op, u64 addr, u64 range),

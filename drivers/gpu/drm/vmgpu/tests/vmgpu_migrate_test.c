@@ -3,11 +3,12 @@
  * Copyright 2026 The vmgpu authors
  *
  * KUnit: building paging operations (seed "GPU segments": Transfer between
- * a memory segment and system memory). A copy pairs source and destination
- * runs page for page, whatever their fragmentation, in whatever space the
- * device reaches each side through; operations split into ring-sized jobs
- * in order; an injected fault replaces an operation's work. Included by
- * vmgpu_migrate.c.
+ * a memory segment and system memory; seed "Allocation notification":
+ * through the paging process VA, in chunks of it). A copy maps every page
+ * of source and destination, whatever their fragmentation, in whatever
+ * space the device reaches each side through, and moves a chunk with one
+ * Transfer; operations split into ring-sized jobs in order; an injected
+ * fault replaces an operation's work. Included by vmgpu_migrate.c.
  */
 
 #include <kunit/test.h>
@@ -49,52 +50,96 @@ static struct ttm_tt *migrate_tt(struct kunit *test)
 	return tt;
 }
 
-struct migrate_expect {
-	u32 src_space;
-	u64 src;
-	u32 dst_space;
-	u64 dst;
-	u64 size;
-};
+/* The KUnit device's paging VA: 4 MiB, its two tables at made-up addresses. */
+static void migrate_paging_vm(struct vmgpu_device *vdev)
+{
+	static dma_addr_t leaves[] = { 0x700000, 0x701000 };
 
+	vdev->paging_vm.size = SZ_4M;
+	vdev->paging_vm.leaf_bus = leaves;
+}
+
+/* Staging pages in plain memory, at made-up bus addresses. */
+static struct vmgpu_pte_staging *migrate_staging(struct kunit *test, u32 count)
+{
+	struct vmgpu_pte_staging *st;
+	u32 i;
+
+	st = kunit_kzalloc(test, struct_size(st, pages, count), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, st);
+	for (i = 0; i < count; i++) {
+		st->pages[i].cpu = kunit_kzalloc(test, SZ_4K, GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, st->pages[i].cpu);
+		st->pages[i].bus = 0x800000 + i * SZ_4K;
+	}
+	st->count = count;
+	return st;
+}
+
+static void migrate_expect_transfer(struct kunit *test, const union vmgpu_cmd *cmd,
+				    u32 src_space, u64 src, u32 dst_space, u64 dst, u64 size)
+{
+	KUNIT_EXPECT_EQ(test, le16_to_cpu(cmd->hdr.opcode), VMGPU_OP_TRANSFER);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(cmd->transfer.src.space), src_space);
+	KUNIT_EXPECT_EQ(test, le64_to_cpu(cmd->transfer.src.addr), src);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(cmd->transfer.dst.space), dst_space);
+	KUNIT_EXPECT_EQ(test, le64_to_cpu(cmd->transfer.dst.addr), dst);
+	KUNIT_EXPECT_EQ(test, le64_to_cpu(cmd->transfer.size), size);
+}
+
+static void migrate_expect_ptes(struct kunit *test, const __le64 *ptes, u32 space,
+				const u64 *pages, u32 n)
+{
+	u32 i;
+
+	for (i = 0; i < n; i++)
+		KUNIT_EXPECT_EQ_MSG(test, le64_to_cpu(ptes[i]),
+				    VMGPU_PTE_VALID | VMGPU_PTE_WRITE |
+				    (u64)space << VMGPU_PTE_SPACE_SHIFT | pages[i], "page %u", i);
+}
+
+/*
+ * A copy of @n pages between @from (@src_space, @src pages) and @to
+ * (@dst_space, @dst pages), well inside one chunk: the source's entries
+ * into the first table, the destination's into the table at half the
+ * space, then one Transfer between the two windows, however scattered
+ * the pages.
+ */
 static void migrate_check_copy(struct kunit *test, struct vmgpu_device *vdev,
 			       struct ttm_buffer_object *tbo, struct ttm_resource *from,
-			       struct ttm_resource *to, const struct migrate_expect *want,
-			       u32 n)
+			       struct ttm_resource *to, u32 src_space, const u64 *src,
+			       u32 dst_space, const u64 *dst, u32 n)
 {
+	const u32 S = VMGPU_SPACE_SYSTEM, VA = VMGPU_SPACE_VIRTUAL;
 	struct vmgpu_paging_op op;
 	struct vmgpu_job *job;
-	u32 count, i;
+	u32 count, staging;
 
-	KUNIT_ASSERT_EQ(test, 0, vmgpu_copy_walk(vdev, tbo, from, to, 0, NULL, &count));
-	KUNIT_ASSERT_EQ(test, count, n);
+	count = vmgpu_op_cmds(vdev, tbo->base.size, vmgpu_copy_chunk(vdev), 2, &staging);
+	KUNIT_ASSERT_EQ(test, count, 3);
+	KUNIT_ASSERT_EQ(test, staging, 2);
 	KUNIT_ASSERT_EQ(test, 0, vmgpu_paging_op_init(&op, vdev, count, 0));
-	KUNIT_ASSERT_EQ(test, 0, vmgpu_copy_walk(vdev, tbo, from, to, 0, &op, &count));
+	op.staging = migrate_staging(test, staging);
+	KUNIT_ASSERT_EQ(test, 0, vmgpu_copy_chunks(vdev, tbo, from, to, 0, &op));
 	job = op.jobs[0];
-	KUNIT_ASSERT_EQ(test, job->num_cmds, n);
-	for (i = 0; i < n; i++) {
-		const struct vmgpu_cmd_transfer *t = &job->cmds[i].transfer;
-
-		KUNIT_EXPECT_EQ(test, le16_to_cpu(t->hdr.opcode), VMGPU_OP_TRANSFER);
-		KUNIT_EXPECT_EQ(test, le32_to_cpu(t->src.space), want[i].src_space);
-		KUNIT_EXPECT_EQ(test, le64_to_cpu(t->src.addr), want[i].src);
-		KUNIT_EXPECT_EQ(test, le32_to_cpu(t->dst.space), want[i].dst_space);
-		KUNIT_EXPECT_EQ(test, le64_to_cpu(t->dst.addr), want[i].dst);
-		KUNIT_EXPECT_EQ(test, le64_to_cpu(t->size), want[i].size);
-	}
+	KUNIT_ASSERT_EQ(test, job->num_cmds, 3);
+	migrate_expect_transfer(test, &job->cmds[0], S, 0x800000, S, 0x700000, n * 8);
+	migrate_expect_transfer(test, &job->cmds[1], S, 0x801000, S, 0x701000, n * 8);
+	migrate_expect_transfer(test, &job->cmds[2], VA, 0, VA, SZ_2M, n * SZ_4K);
+	migrate_expect_ptes(test, op.staging->pages[0].cpu, src_space, src, n);
+	migrate_expect_ptes(test, op.staging->pages[1].cpu, dst_space, dst, n);
+	op.staging = NULL;
 	vmgpu_paging_op_discard(&op);
 }
 
-/* Scattered VRAM to scattered system pages: one Transfer per overlap. */
-static void migrate_copy_pairs_runs(struct kunit *test)
+/* Scattered VRAM to scattered system pages: each page's entry, in order. */
+static void migrate_copy_maps_every_page(struct kunit *test)
 {
-	const u32 V = VMGPU_SPACE_VRAM, S = VMGPU_SPACE_SYSTEM;
-	const struct migrate_expect want[] = {
-		{ V, SZ_16M, S, 0x10000, SZ_8K },
-		{ V, SZ_16M + 3 * SZ_4K, S, 0x20000, SZ_4K },
-		{ V, SZ_16M + 4 * SZ_4K, S, 0x30000, SZ_4K },
-		{ V, SZ_16M + 7 * SZ_4K, S, 0x31000, SZ_4K },
+	static const u64 vram[] = {
+		SZ_16M, SZ_16M + SZ_4K, SZ_16M + 3 * SZ_4K, SZ_16M + 4 * SZ_4K,
+		SZ_16M + 7 * SZ_4K,
 	};
+	static const u64 sys[] = { 0x10000, 0x11000, 0x20000, 0x30000, 0x31000 };
 	struct vmgpu_device *vdev = vmgpu_kunit_device(test, SZ_16M);
 	struct vmgpu_vram_resource *vres = migrate_vram(test, vdev);
 	struct vmgpu_gart_resource *gres = kunit_kzalloc(test, sizeof(*gres), GFP_KERNEL);
@@ -102,24 +147,25 @@ static void migrate_copy_pairs_runs(struct kunit *test)
 
 	KUNIT_ASSERT_NOT_NULL(test, gres);
 	KUNIT_ASSERT_NOT_NULL(test, tbo);
+	migrate_paging_vm(vdev);
 	gres->base.mem_type = TTM_PL_TT;
 	tbo->ttm = migrate_tt(test);
 	tbo->base.size = 5 * SZ_4K;
-	migrate_check_copy(test, vdev, tbo, &vres->base, &gres->base, want, ARRAY_SIZE(want));
+	migrate_check_copy(test, vdev, tbo, &vres->base, &gres->base, VMGPU_SPACE_VRAM, vram,
+			   VMGPU_SPACE_SYSTEM, sys, ARRAY_SIZE(sys));
 	vmgpu_kunit_vram_res_free(vdev, vres);
 }
 
 /*
- * System memory mapped into the aperture is reached through it: one range
- * of GART addresses, whatever the pages' bus addresses.
+ * System memory mapped into the aperture is reached through it: its
+ * entries name aperture pages, whatever the pages' bus addresses.
  */
 static void migrate_copy_through_aperture(struct kunit *test)
 {
-	const u32 V = VMGPU_SPACE_VRAM, G = VMGPU_SPACE_GART;
-	const struct migrate_expect want[] = {
-		{ G, 5 * SZ_4K, V, SZ_16M, SZ_8K },
-		{ G, 7 * SZ_4K, V, SZ_16M + 3 * SZ_4K, SZ_8K },
-		{ G, 9 * SZ_4K, V, SZ_16M + 7 * SZ_4K, SZ_4K },
+	static const u64 gart[] = { 5 * SZ_4K, 6 * SZ_4K, 7 * SZ_4K, 8 * SZ_4K, 9 * SZ_4K };
+	static const u64 vram[] = {
+		SZ_16M, SZ_16M + SZ_4K, SZ_16M + 3 * SZ_4K, SZ_16M + 4 * SZ_4K,
+		SZ_16M + 7 * SZ_4K,
 	};
 	struct vmgpu_device *vdev = vmgpu_kunit_device(test, SZ_16M);
 	struct vmgpu_vram_resource *vres = migrate_vram(test, vdev);
@@ -129,15 +175,39 @@ static void migrate_copy_through_aperture(struct kunit *test)
 
 	KUNIT_ASSERT_NOT_NULL(test, gres);
 	KUNIT_ASSERT_NOT_NULL(test, tbo);
+	migrate_paging_vm(vdev);
 	KUNIT_ASSERT_EQ(test, 0, drm_mm_insert_node(&vdev->gart.mm, &hole, 5));
 	KUNIT_ASSERT_EQ(test, 0, drm_mm_insert_node(&vdev->gart.mm, &gres->node, 5));
 	gres->base.mem_type = TTM_PL_TT;
 	tbo->ttm = migrate_tt(test);
 	tbo->base.size = 5 * SZ_4K;
-	migrate_check_copy(test, vdev, tbo, &gres->base, &vres->base, want, ARRAY_SIZE(want));
+	migrate_check_copy(test, vdev, tbo, &gres->base, &vres->base, VMGPU_SPACE_GART, gart,
+			   VMGPU_SPACE_VRAM, vram, ARRAY_SIZE(vram));
 	drm_mm_remove_node(&gres->node);
 	drm_mm_remove_node(&hole);
 	vmgpu_kunit_vram_res_free(vdev, vres);
+}
+
+/*
+ * Operations larger than the paging VA go in chunks: a Fill of the whole
+ * space, a Transfer of half of it; each chunk has one entry-writing
+ * command per page table per side, and in non-coherent mode a flush.
+ */
+static void migrate_chunks_by_paging_va(struct kunit *test)
+{
+	struct vmgpu_device *vdev = vmgpu_kunit_device(test, SZ_16M);
+	u32 staging;
+
+	migrate_paging_vm(vdev);
+	KUNIT_EXPECT_EQ(test, vmgpu_copy_chunk(vdev), SZ_2M);
+	/* 2 + 2 + 1 MiB: (1 + 1 + 1) commands each. */
+	KUNIT_EXPECT_EQ(test, vmgpu_op_cmds(vdev, 5 * SZ_1M, SZ_2M, 2, &staging), 9);
+	KUNIT_EXPECT_EQ(test, staging, 6);
+	/* 4 + 1 MiB filled: the first chunk spans both tables. */
+	KUNIT_EXPECT_EQ(test, vmgpu_op_cmds(vdev, 5 * SZ_1M, SZ_4M, 1, &staging), 5);
+	KUNIT_EXPECT_EQ(test, staging, 3);
+	vdev->noncoherent = true;
+	KUNIT_EXPECT_EQ(test, vmgpu_op_cmds(vdev, 5 * SZ_1M, SZ_4M, 1, &staging), 7);
 }
 
 /* Commands fill ring-sized jobs in order; the last job takes the rest. */
@@ -189,8 +259,9 @@ static void migrate_injected_fault(struct kunit *test)
 }
 
 static struct kunit_case vmgpu_migrate_cases[] = {
-	KUNIT_CASE(migrate_copy_pairs_runs),
+	KUNIT_CASE(migrate_copy_maps_every_page),
 	KUNIT_CASE(migrate_copy_through_aperture),
+	KUNIT_CASE(migrate_chunks_by_paging_va),
 	KUNIT_CASE(migrate_op_splits_in_order),
 	KUNIT_CASE(migrate_injected_fault),
 	{}
