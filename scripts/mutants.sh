@@ -51,11 +51,11 @@ MUTANTS=(
 	"cache-sync-no-flush%%vmgpu_cache.c%%s/if \(!ret && vdev->noncoherent && touched\)/if (false)/%%noncoherent%%vmgpu_coherency_test/coh.gpu_write_then_cpu_read"
 	"lock-any-holder%%vmgpu_lock.c%%s/\tif \(vbo->locked_by\) \{/\tif (false) {/%%rebar%%vmgpu_lock_test/lock.one_holder"
 	"notify-no-eviction%%vmgpu_ttm.c%%s/\t\tret = vmgpu_notify_eviction\(to_vmgpu_bo\(tbo\)\);/\t\tret = 0;/%%rebar%%vmgpu_notify_test/notify.eviction_from_aperture_keeps_compressed_data"
-	"notify-one-chunk%%vmgpu_notify.c%%s/u64 chunk = vdev->paging_vm.size >> VMGPU_PAGE_SHIFT;/u64 chunk = vdev->paging_vm.size >> (VMGPU_PAGE_SHIFT + 1);/%%onesegment%%vmgpu_notify_test/notify.eviction_from_system_segment_in_chunks"
+	"notify-one-chunk%%vmgpu_notify.c%%s/chunk = vdev->paging_vm.size, done;/chunk = vdev->paging_vm.size \/ 2, done;/%%onesegment%%vmgpu_notify_test/notify.eviction_from_system_segment_in_chunks"
 	"notify-memory-segment%%vmgpu_notify.c%%s/tbo->resource && !\(tbo->resource->placement & TTM_PL_FLAG_TEMPORARY\) &&/tbo->resource \&\&/%%rebar%%vmgpu_notify_test/notify.none_for_eviction_from_memory_segment"
 	"notify-no-iommu-unmap%%vmgpu_ttm.c%%s/\t\tvmgpu_notify_iommu_unmap\(vdev, tt\);/\t\t;/%%rebar%%vmgpu_notify_test/notify.iommu_unmap_on_destroy"
 	"notify-no-iommu-unmap-noncoherent%%vmgpu_ttm.c%%s/\t\tvmgpu_notify_iommu_unmap\(vdev, tt\);/\t\t;/%%noncoherent%%vmgpu_notify_test/notify.iommu_unmap_leaves_no_dirty_line"
-	"notify-no-wait%%vmgpu_notify.c%%s/\t\tdma_fence_wait\(fence, false\);\n//%%rebar%%vmgpu_notify_test/notify.iommu_unmap_waits_for_earlier_paging"
+	"notify-no-wait%%vmgpu_notify.c%%s/\tdma_fence_wait\(fence, false\);\n//%%rebar%%vmgpu_notify_test/notify.iommu_unmap_waits_for_earlier_paging"
 	"paging-va-fill-half%%vmgpu_migrate.c%%s/u64 chunk = vdev->paging_vm.size, size = tbo->base.size, done;/u64 chunk = vdev->paging_vm.size \/ 2, size = tbo->base.size, done;/%%rebar%%vmgpu_notify_test/notify.paging_ops_in_chunks_of_the_paging_va"
 	"paging-va-no-pte-flush%%vmgpu_migrate.c%%s/return op->flush \? vmgpu_paging_op_add\(op, &flush\) : 0;/return 0;/%%noncoherent%%vmgpu_coherency_test/coh.moves_need_no_sync"
 )

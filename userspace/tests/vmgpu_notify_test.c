@@ -549,23 +549,49 @@ TEST_F(notify, evict_flags_checked)
 	vmgpu_bo_unref(bo);
 }
 
-/* Chunks of paging operation op (2: Fill, 3: Transfer) traced since trace_start(). */
-static int paging_chunks(unsigned int op)
+/*
+ * Chunks of paging operation op (2: Fill, 3: Transfer) traced since
+ * paging_trace_start() for the allocation of size bytes: the one whose
+ * chunks add up to it (others may move meanwhile, e.g. evicted to make
+ * room).
+ */
+static int paging_chunks(unsigned int op, uint64_t size)
 {
-	char line[512], want[16];
+	struct { char bo[24]; uint64_t bytes; int chunks; } seen[64];
+	unsigned long long offset, chunk;
+	char line[512], bo[24];
+	unsigned int got, i, n = 0;
 	FILE *trace;
-	int n = 0;
+	int found = 0;
 
 	if (vmgpu_test_write_file(TRACING "/events/vmgpu/vmgpu_paging_chunk/enable", "0"))
 		return -1;
 	trace = fopen(TRACING "/trace", "r");
 	if (!trace)
 		return -1;
-	snprintf(want, sizeof(want), " op %u ", op);
-	while (fgets(line, sizeof(line), trace))
-		n += strstr(line, "vmgpu_paging_chunk:") && strstr(line, want);
+	while (fgets(line, sizeof(line), trace)) {
+		char *ev = strstr(line, "vmgpu_paging_chunk: ");
+
+		if (!ev || sscanf(ev, "vmgpu_paging_chunk: bo %23s op %u chunk %llx+%llx",
+				  bo, &got, &offset, &chunk) != 4 || got != op)
+			continue;
+		for (i = 0; i < n && strcmp(seen[i].bo, bo); i++)
+			;
+		if (i == n) {
+			if (n == 64)
+				continue;
+			snprintf(seen[n].bo, sizeof(seen[n].bo), "%s", bo);
+			seen[n].bytes = 0;
+			seen[n++].chunks = 0;
+		}
+		seen[i].bytes += chunk;
+		seen[i].chunks++;
+	}
 	fclose(trace);
-	return n;
+	for (i = 0; i < n; i++)
+		if (seen[i].bytes == size)
+			found = seen[i].chunks;
+	return found;
 }
 
 static int paging_trace_start(void)
@@ -599,17 +625,17 @@ TEST_F_TIMEOUT(notify, paging_ops_in_chunks_of_the_paging_va, 120)
 	size = vmgpu_bo_size(bo);
 	ASSERT_EQ(3, (size + pva - 1) / pva);
 	ASSERT_EQ(5, (size + half - 1) / half);
-	EXPECT_EQ(3, paging_chunks(VMGPU_OP_FILL));
+	EXPECT_EQ(3, paging_chunks(VMGPU_OP_FILL, size));
 
 	ASSERT_EQ(0, paging_trace_start());
 	ASSERT_EQ(0, vmgpu_bo_evict(bo));
 	ASSERT_NE(1, segment_of(bo));
-	EXPECT_EQ(5, paging_chunks(VMGPU_OP_TRANSFER));
+	EXPECT_EQ(5, paging_chunks(VMGPU_OP_TRANSFER, size));
 
 	ASSERT_EQ(0, paging_trace_start());
 	ASSERT_EQ(0, vmgpu_bo_make_resident(bo));
 	ASSERT_EQ(1, segment_of(bo));
-	EXPECT_EQ(5, paging_chunks(VMGPU_OP_TRANSFER));
+	EXPECT_EQ(5, paging_chunks(VMGPU_OP_TRANSFER, size));
 	vmgpu_bo_unref(bo);
 }
 

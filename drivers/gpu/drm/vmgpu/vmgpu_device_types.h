@@ -124,6 +124,13 @@ struct vmgpu_ring {
 	 * user engines get theirs from contexts.
 	 */
 	struct drm_sched_entity entity;
+	/**
+	 * @push_lock: arms and pushes jobs on @entity (drm_sched's rule),
+	 * and keeps the jobs of one paging operation together in its
+	 * queue: a chunk's paging-VA entries and its work may be in two
+	 * jobs, and no other job may run between them.
+	 */
+	struct mutex push_lock;
 	/** @live: vmgpu_ring_init() set the ring up. */
 	bool live;
 	/** @mode: user engines: VMGPU_RING_MODE_*, how commands address. */

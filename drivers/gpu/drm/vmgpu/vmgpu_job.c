@@ -125,12 +125,17 @@ int vmgpu_job_prepare(struct vmgpu_job *job, struct dma_resv *resv)
  * vmgpu_job_push() - queue a prepared job
  * @job: the job; the scheduler owns it from now on
  *
+ * For the ring's own entity (the kernel's jobs) the caller holds
+ * &vmgpu_ring.push_lock; a context's jobs are pushed under its lock.
+ *
  * Return: the job's finished fence, a reference for the caller.
  */
 struct dma_fence *vmgpu_job_push(struct vmgpu_job *job)
 {
 	struct dma_fence *fence;
 
+	if (job->entity == &job->ring->entity)
+		lockdep_assert_held(&job->ring->push_lock);
 	drm_sched_job_arm(&job->base);
 	fence = dma_fence_get(&job->base.s_fence->finished);
 	trace_vmgpu_job_submit(fence, job->num_cmds);
@@ -176,13 +181,18 @@ void vmgpu_job_discard(struct vmgpu_job *job)
  */
 struct dma_fence *vmgpu_job_submit(struct vmgpu_job *job, struct dma_resv *resv)
 {
+	struct vmgpu_ring *ring = job->ring;
+	struct dma_fence *fence;
 	int ret = vmgpu_job_prepare(job, resv);
 
 	if (ret) {
 		vmgpu_job_discard(job);
 		return ERR_PTR(ret);
 	}
-	return vmgpu_job_push(job);
+	mutex_lock(&ring->push_lock);
+	fence = vmgpu_job_push(job);
+	mutex_unlock(&ring->push_lock);
+	return fence;
 }
 
 /**

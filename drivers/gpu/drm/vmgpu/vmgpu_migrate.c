@@ -31,7 +31,8 @@
  * the second half, and Transfers between them. However scattered the
  * pages (a backing is walked page by page with the resource cursor), a
  * chunk is one Fill or Transfer, after one entry-writing command per page
- * table it touches.
+ * table it touches, and followed by one that clears them, so that no
+ * entry outlives its chunk.
  *
  * An operation too large for one ring-sized job is split over several,
  * all or nothing: every job is allocated, filled and has its dependencies
@@ -203,6 +204,7 @@ static struct dma_fence *vmgpu_paging_op_submit(struct vmgpu_paging_op *op,
 						struct dma_resv *resv,
 						struct dma_fence *prev)
 {
+	struct vmgpu_ring *ring = vmgpu_paging_ring(op->vdev);
 	struct dma_fence *fence = NULL;
 	u32 i;
 	int ret;
@@ -226,6 +228,7 @@ static struct dma_fence *vmgpu_paging_op_submit(struct vmgpu_paging_op *op,
 	/* The last job ends after every read of the entries. */
 	op->jobs[op->num_jobs - 1]->pte_staging = op->staging;
 	op->staging = NULL;
+	mutex_lock(&ring->push_lock);
 	for (i = 0; i < op->num_jobs; i++) {
 		struct dma_fence *next;
 
@@ -234,6 +237,7 @@ static struct dma_fence *vmgpu_paging_op_submit(struct vmgpu_paging_op *op,
 		dma_fence_put(fence);
 		fence = next;
 	}
+	mutex_unlock(&ring->push_lock);
 	kfree(op->jobs);
 	return fence;
 }
@@ -252,7 +256,8 @@ static u64 vmgpu_copy_chunk(struct vmgpu_device *vdev)
 
 /*
  * The commands of one chunk: entries for @sides ranges of @n bytes, at 0
- * and at the copy chunk, a flush in non-coherent mode, and the work.
+ * and at the copy chunk, a flush in non-coherent mode, the work, and the
+ * entries cleared again.
  */
 static u32 vmgpu_chunk_cmds(struct vmgpu_device *vdev, u64 n, u32 sides, u32 *staging)
 {
@@ -261,7 +266,7 @@ static u32 vmgpu_chunk_cmds(struct vmgpu_device *vdev, u64 n, u32 sides, u32 *st
 	if (sides > 1)
 		runs += vmgpu_paging_vm_runs(vmgpu_copy_chunk(vdev), n);
 	*staging += runs;
-	return runs + (vdev->noncoherent ? 1 : 0) + 1;
+	return 2 * runs + (vdev->noncoherent ? 1 : 0) + 1;
 }
 
 /* The paging-VA commands of a whole operation, and its staging pages. */
@@ -277,12 +282,23 @@ static u32 vmgpu_op_cmds(struct vmgpu_device *vdev, u64 size, u64 chunk, u32 sid
 	return cmds;
 }
 
-/* Map one side of a chunk, for the operation's work. */
+/* Map one side of a chunk, for the operation's work; a source read-only. */
 static int vmgpu_op_map(struct vmgpu_paging_op *op, struct vmgpu_device *vdev, u64 va,
-			struct vmgpu_res_cursor *cur, u64 n)
+			struct vmgpu_res_cursor *cur, u64 n, bool writable)
 {
-	return vmgpu_paging_vm_map(vdev, op->staging, va, cur, n,
+	return vmgpu_paging_vm_map(vdev, op->staging, va, cur, n, writable,
 				   vmgpu_paging_op_add_cb, op);
+}
+
+/*
+ * A chunk's entries are cleared after its work: if a later chunk's entry
+ * writes fail (the ring skips a failed command and goes on), its work
+ * faults on the paging VA instead of reaching pages an earlier operation
+ * mapped, which may have another owner by then.
+ */
+static int vmgpu_op_unmap(struct vmgpu_paging_op *op, struct vmgpu_device *vdev, u64 va, u64 n)
+{
+	return vmgpu_paging_vm_unmap(vdev, va, n, vmgpu_paging_op_add_cb, op);
 }
 
 /* Entries written through the cache reach the tables the device walks. */
@@ -315,9 +331,9 @@ static int vmgpu_copy_chunks(struct vmgpu_device *vdev, struct ttm_buffer_object
 		u64 n = min(chunk, size - done);
 		union vmgpu_cmd cmd = {};
 
-		ret = vmgpu_op_map(op, vdev, 0, &src, n);
+		ret = vmgpu_op_map(op, vdev, 0, &src, n, false);
 		if (!ret)
-			ret = vmgpu_op_map(op, vdev, chunk, &dst, n);
+			ret = vmgpu_op_map(op, vdev, chunk, &dst, n, true);
 		if (!ret)
 			ret = vmgpu_op_mapped(op);
 		if (ret)
@@ -328,7 +344,12 @@ static int vmgpu_copy_chunks(struct vmgpu_device *vdev, struct ttm_buffer_object
 		vmgpu_set_va(&cmd.transfer.dst, chunk);
 		cmd.transfer.size = cpu_to_le64(n);
 		ret = vmgpu_paging_op_add(op, &cmd);
-		trace_vmgpu_paging_chunk(tbo, VMGPU_OP_TRANSFER, done, n);
+		if (!ret)
+			ret = vmgpu_op_unmap(op, vdev, 0, n);
+		if (!ret)
+			ret = vmgpu_op_unmap(op, vdev, chunk, n);
+		if (!ret)
+			trace_vmgpu_paging_chunk(tbo, VMGPU_OP_TRANSFER, done, n);
 	}
 	return ret;
 }
@@ -401,7 +422,7 @@ struct dma_fence *vmgpu_migrate_clear(struct vmgpu_device *vdev,
 		u64 n = min(chunk, size - done);
 		union vmgpu_cmd cmd = {};
 
-		ret = vmgpu_op_map(&op, vdev, 0, &cur, n);
+		ret = vmgpu_op_map(&op, vdev, 0, &cur, n, true);
 		if (!ret)
 			ret = vmgpu_op_mapped(&op);
 		if (ret)
@@ -410,7 +431,10 @@ struct dma_fence *vmgpu_migrate_clear(struct vmgpu_device *vdev,
 		vmgpu_set_va(&cmd.fill.dst, 0);
 		cmd.fill.size = cpu_to_le64(n);
 		ret = vmgpu_paging_op_add(&op, &cmd);
-		trace_vmgpu_paging_chunk(tbo, VMGPU_OP_FILL, done, n);
+		if (!ret)
+			ret = vmgpu_op_unmap(&op, vdev, 0, n);
+		if (!ret)
+			trace_vmgpu_paging_chunk(tbo, VMGPU_OP_FILL, done, n);
 	}
 	if (ret) {
 		vmgpu_paging_op_discard(&op);

@@ -91,12 +91,12 @@ static int vmgpu_notify_chunk(struct vmgpu_device *vdev, struct vmgpu_res_cursor
 			      u64 n, u16 flags)
 {
 	u32 runs = vmgpu_paging_vm_runs(0, n);
-	union vmgpu_cmd cmd = {};
+	union vmgpu_cmd cmd = {}, flush = {};
 	struct dma_fence *fence;
 	struct vmgpu_job *job;
-	int ret;
+	int ret = 0;
 
-	job = vmgpu_job_alloc(vmgpu_paging_ring(vdev), 2 * runs + 2);
+	job = vmgpu_job_alloc(vmgpu_paging_ring(vdev), 2 * runs + 3);
 	if (IS_ERR(job))
 		return PTR_ERR(job);
 	job->pte_staging = vmgpu_paging_vm_staging_alloc(vdev, runs);
@@ -104,13 +104,19 @@ static int vmgpu_notify_chunk(struct vmgpu_device *vdev, struct vmgpu_res_cursor
 		vmgpu_job_discard(job);
 		return -ENOMEM;
 	}
-	ret = vmgpu_paging_vm_map(vdev, job->pte_staging, 0, cur, n, vmgpu_notify_add, job);
-	if (!ret && vdev->noncoherent) {
-		cmd.hdr.opcode = cpu_to_le16(VMGPU_OP_CACHE_FLUSH);
-		cmd.hdr.flags = cpu_to_le16(VMGPU_CACHE_FLAG_WRITEBACK |
-					    VMGPU_CACHE_FLAG_INVALIDATE);
-		ret = vmgpu_job_add(job, &cmd);
-	}
+	/*
+	 * Non-coherent: no stale line of the staging pages is read, and the
+	 * entries written through the cache reach the tables the device walks.
+	 */
+	flush.hdr.opcode = cpu_to_le16(VMGPU_OP_CACHE_FLUSH);
+	flush.hdr.flags = cpu_to_le16(VMGPU_CACHE_FLAG_WRITEBACK | VMGPU_CACHE_FLAG_INVALIDATE);
+	if (vdev->noncoherent)
+		ret = vmgpu_job_add(job, &flush);
+	if (!ret)
+		ret = vmgpu_paging_vm_map(vdev, job->pte_staging, 0, cur, n, true,
+					  vmgpu_notify_add, job);
+	if (!ret && vdev->noncoherent)
+		ret = vmgpu_job_add(job, &flush);
 	if (!ret) {
 		cmd = (union vmgpu_cmd){};
 		cmd.range.hdr.opcode = cpu_to_le16(VMGPU_OP_NOTIFY);
@@ -143,15 +149,19 @@ static int vmgpu_notify_chunk(struct vmgpu_device *vdev, struct vmgpu_res_cursor
 static int vmgpu_notify(struct vmgpu_device *vdev, struct ttm_tt *tt, u16 flags,
 			const void *key)
 {
-	u64 size = (u64)tt->num_pages << VMGPU_PAGE_SHIFT, done;
+	u64 size = (u64)tt->num_pages << VMGPU_PAGE_SHIFT, chunk = vdev->paging_vm.size, done;
+	u32 max_runs = (vmgpu_job_max_cmds(vmgpu_paging_ring(vdev)) - 3) / 2;
 	struct vmgpu_res_cursor cur;
 	int idx, ret;
+
+	/* One job per chunk: a paging VA of several GiB takes several. */
+	chunk = min_t(u64, chunk, (u64)max_runs * VMGPU_PT_ENTRIES * VMGPU_PAGE_SIZE);
 
 	if (!drm_dev_enter(&vdev->drm, &idx))
 		return -ENODEV;
 	ret = vmgpu_res_first_tt(tt, size, &cur);
-	for (done = 0; done < size && !ret; done += vdev->paging_vm.size) {
-		u64 n = min(vdev->paging_vm.size, size - done);
+	for (done = 0; done < size && !ret; done += chunk) {
+		u64 n = min(chunk, size - done);
 
 		ret = vmgpu_notify_chunk(vdev, &cur, n, flags);
 		trace_vmgpu_notify(key, flags, size, done, n, ret);

@@ -243,6 +243,7 @@ void vmgpu_paging_vm_staging_free(struct vmgpu_device *vdev, struct vmgpu_pte_st
  * @va: where, page aligned, inside the space
  * @cur: the backing, walked for @size bytes and left after them
  * @size: bytes, a page multiple
+ * @writable: whether the device may write through the entries
  * @add: adds one command to the paging operation
  * @arg: for @add
  *
@@ -250,23 +251,27 @@ void vmgpu_paging_vm_staging_free(struct vmgpu_device *vdev, struct vmgpu_pte_st
  * tables when the ring gets to them, so a queued operation never sees
  * entries written for a later one (DOC: paging process GPU VA).
  *
- * Return: 0 or the first error of @add.
+ * Return: 0, -ENOSPC if @st has no page left, or the first error of @add.
  */
 int vmgpu_paging_vm_map(struct vmgpu_device *vdev, struct vmgpu_pte_staging *st, u64 va,
-			struct vmgpu_res_cursor *cur, u64 size,
+			struct vmgpu_res_cursor *cur, u64 size, bool writable,
 			int (*add)(void *arg, const union vmgpu_cmd *cmd), void *arg)
 {
 	struct vmgpu_paging_vm *pvm = &vdev->paging_vm;
+	u64 flags = VMGPU_PTE_VALID | (writable ? VMGPU_PTE_WRITE : 0);
 
 	while (size) {
-		struct vmgpu_pte_page *page = &st->pages[st->used++];
 		u64 n = vmgpu_paging_vm_run(va, size), off;
+		struct vmgpu_pte_page *page;
 		union vmgpu_cmd cmd = {};
 		u32 i = 0;
 		int ret;
 
+		if (st->used >= st->count)
+			return -ENOSPC;
+		page = &st->pages[st->used++];
 		for (off = 0; off < n; off += VMGPU_PAGE_SIZE, i++) {
-			page->cpu[i] = cpu_to_le64(VMGPU_PTE_VALID | VMGPU_PTE_WRITE |
+			page->cpu[i] = cpu_to_le64(flags |
 						   (u64)cur->space << VMGPU_PTE_SPACE_SHIFT |
 						   cur->start);
 			vmgpu_res_next(cur, VMGPU_PAGE_SIZE);

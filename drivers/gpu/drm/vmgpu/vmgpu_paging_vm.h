@@ -35,7 +35,7 @@ u32 vmgpu_paging_vm_runs(u64 va, u64 size);
 struct vmgpu_pte_staging *vmgpu_paging_vm_staging_alloc(struct vmgpu_device *vdev, u32 count);
 void vmgpu_paging_vm_staging_free(struct vmgpu_device *vdev, struct vmgpu_pte_staging *st);
 int vmgpu_paging_vm_map(struct vmgpu_device *vdev, struct vmgpu_pte_staging *st, u64 va,
-			struct vmgpu_res_cursor *cur, u64 size,
+			struct vmgpu_res_cursor *cur, u64 size, bool writable,
 			int (*add)(void *arg, const union vmgpu_cmd *cmd), void *arg);
 int vmgpu_paging_vm_unmap(struct vmgpu_device *vdev, u64 va, u64 size,
 			  int (*add)(void *arg, const union vmgpu_cmd *cmd), void *arg);

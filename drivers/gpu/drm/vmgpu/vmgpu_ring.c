@@ -419,6 +419,9 @@ static int vmgpu_ring_init(struct vmgpu_device *vdev, u32 index,
 	ring->mode = mode;
 	ring->num_slots = 1u << order;
 	spin_lock_init(&ring->lock);
+	ret = drmm_mutex_init(&vdev->drm, &ring->push_lock);
+	if (ret)
+		return ret;
 	ret = drmm_mutex_init(&vdev->drm, &ring->reset_lock);
 	if (ret)
 		return ret;

@@ -87,15 +87,27 @@ static void migrate_expect_transfer(struct kunit *test, const union vmgpu_cmd *c
 	KUNIT_EXPECT_EQ(test, le64_to_cpu(cmd->transfer.size), size);
 }
 
-static void migrate_expect_ptes(struct kunit *test, const __le64 *ptes, u32 space,
-				const u64 *pages, u32 n)
+static void migrate_expect_fill(struct kunit *test, const union vmgpu_cmd *cmd, u64 dst,
+				u64 size)
 {
+	KUNIT_EXPECT_EQ(test, le16_to_cpu(cmd->hdr.opcode), VMGPU_OP_FILL);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(cmd->fill.dst.space), VMGPU_SPACE_SYSTEM);
+	KUNIT_EXPECT_EQ(test, le64_to_cpu(cmd->fill.dst.addr), dst);
+	KUNIT_EXPECT_EQ(test, le64_to_cpu(cmd->fill.size), size);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(cmd->fill.pattern), 0);
+}
+
+/* A source is mapped read-only, so that a Transfer the wrong way faults. */
+static void migrate_expect_ptes(struct kunit *test, const __le64 *ptes, u32 space,
+				const u64 *pages, u32 n, bool writable)
+{
+	u64 flags = VMGPU_PTE_VALID | (writable ? VMGPU_PTE_WRITE : 0);
 	u32 i;
 
 	for (i = 0; i < n; i++)
 		KUNIT_EXPECT_EQ_MSG(test, le64_to_cpu(ptes[i]),
-				    VMGPU_PTE_VALID | VMGPU_PTE_WRITE |
-				    (u64)space << VMGPU_PTE_SPACE_SHIFT | pages[i], "page %u", i);
+				    flags | (u64)space << VMGPU_PTE_SPACE_SHIFT | pages[i],
+				    "page %u", i);
 }
 
 /*
@@ -116,18 +128,21 @@ static void migrate_check_copy(struct kunit *test, struct vmgpu_device *vdev,
 	u32 count, staging;
 
 	count = vmgpu_op_cmds(vdev, tbo->base.size, vmgpu_copy_chunk(vdev), 2, &staging);
-	KUNIT_ASSERT_EQ(test, count, 3);
+	KUNIT_ASSERT_EQ(test, count, 5);
 	KUNIT_ASSERT_EQ(test, staging, 2);
 	KUNIT_ASSERT_EQ(test, 0, vmgpu_paging_op_init(&op, vdev, count, 0));
 	op.staging = migrate_staging(test, staging);
 	KUNIT_ASSERT_EQ(test, 0, vmgpu_copy_chunks(vdev, tbo, from, to, 0, &op));
 	job = op.jobs[0];
-	KUNIT_ASSERT_EQ(test, job->num_cmds, 3);
+	KUNIT_ASSERT_EQ(test, job->num_cmds, 5);
 	migrate_expect_transfer(test, &job->cmds[0], S, 0x800000, S, 0x700000, n * 8);
 	migrate_expect_transfer(test, &job->cmds[1], S, 0x801000, S, 0x701000, n * 8);
 	migrate_expect_transfer(test, &job->cmds[2], VA, 0, VA, SZ_2M, n * SZ_4K);
-	migrate_expect_ptes(test, op.staging->pages[0].cpu, src_space, src, n);
-	migrate_expect_ptes(test, op.staging->pages[1].cpu, dst_space, dst, n);
+	/* Then both windows' entries are cleared. */
+	migrate_expect_fill(test, &job->cmds[3], 0x700000, n * 8);
+	migrate_expect_fill(test, &job->cmds[4], 0x701000, n * 8);
+	migrate_expect_ptes(test, op.staging->pages[0].cpu, src_space, src, n, false);
+	migrate_expect_ptes(test, op.staging->pages[1].cpu, dst_space, dst, n, true);
 	op.staging = NULL;
 	vmgpu_paging_op_discard(&op);
 }
@@ -200,14 +215,14 @@ static void migrate_chunks_by_paging_va(struct kunit *test)
 
 	migrate_paging_vm(vdev);
 	KUNIT_EXPECT_EQ(test, vmgpu_copy_chunk(vdev), SZ_2M);
-	/* 2 + 2 + 1 MiB: (1 + 1 + 1) commands each. */
-	KUNIT_EXPECT_EQ(test, vmgpu_op_cmds(vdev, 5 * SZ_1M, SZ_2M, 2, &staging), 9);
+	/* 2 + 2 + 1 MiB: 2 maps, the Transfer, 2 clears each. */
+	KUNIT_EXPECT_EQ(test, vmgpu_op_cmds(vdev, 5 * SZ_1M, SZ_2M, 2, &staging), 15);
 	KUNIT_EXPECT_EQ(test, staging, 6);
 	/* 4 + 1 MiB filled: the first chunk spans both tables. */
-	KUNIT_EXPECT_EQ(test, vmgpu_op_cmds(vdev, 5 * SZ_1M, SZ_4M, 1, &staging), 5);
+	KUNIT_EXPECT_EQ(test, vmgpu_op_cmds(vdev, 5 * SZ_1M, SZ_4M, 1, &staging), 8);
 	KUNIT_EXPECT_EQ(test, staging, 3);
 	vdev->noncoherent = true;
-	KUNIT_EXPECT_EQ(test, vmgpu_op_cmds(vdev, 5 * SZ_1M, SZ_4M, 1, &staging), 7);
+	KUNIT_EXPECT_EQ(test, vmgpu_op_cmds(vdev, 5 * SZ_1M, SZ_4M, 1, &staging), 10);
 }
 
 /* Commands fill ring-sized jobs in order; the last job takes the rest. */
