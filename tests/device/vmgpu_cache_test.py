@@ -12,7 +12,7 @@ import struct
 from vmgpu_qtest import (
     DEVICE_ARGS, FENCE, GART_TABLE, HW, NO_ADDR, RING, VRAM_BAR, Device, QTest,
     ack_errors, addr, build_page_table, cmd_fence, cmd_fill, cmd_range, cmd_transfer,
-    cmd_wait, enable_vm, expect_halt, map_gart, pattern_bytes, run_qemu, u64)
+    cmd_wait, enable_vm, expect_halt, map_gart, pattern_bytes, run_qemu, system_reset, u64)
 from vmgpu_user_ring_test import UserRing, expect_user_halt
 
 WB = HW["VMGPU_CACHE_FLAG_WRITEBACK"]
@@ -329,12 +329,7 @@ def test_cache_reset_drops_unwritten(qt, dev):
             elif how == "RESET":
                 ndev.reg_write("VMGPU_REG_RESET", HW["VMGPU_RESET_VALUE"])
             else:
-                nqt.cmd("outb 0xcf9 0x6")
-                for _ in range(1000):
-                    if nqt.cfg_read(ndev.dev, 0x10) == 0:
-                        break
-                else:
-                    raise AssertionError("system reset did not happen")
+                system_reset(ndev)
                 ndev.assign_bars()
             assert ndev.reg("VMGPU_REG_CACHE_MODE") == COHERENT, f"{how}: not COHERENT"
             assert nqt.read(p, PAGE) == old, f"{how}: the dirty line was written back"

@@ -12,7 +12,7 @@ import struct
 from vmgpu_qtest import (
     DEVICE_ARGS, HW, VRAM_BAR, Device, QTest, ack_errors, addr,
     build_page_table, cmd_fill, cmd_range, cmd_transfer, enable_vm, expect_halt, map_gart,
-    pattern_bytes, run_qemu)
+    pattern_bytes, run_qemu, system_reset)
 from vmgpu_cache_test import (
     NONCOHERENT, WB, device_reads, flush_range, halt_and_resume, nc_device, run, set_mode,
     words)
@@ -504,12 +504,7 @@ def test_compress_reset_drops_set(qt, dev):
         if how == "RESET":
             dev.reg_write("VMGPU_REG_RESET", HW["VMGPU_RESET_VALUE"])
         else:
-            qt.cmd("outb 0xcf9 0x6")
-            for _ in range(1000):
-                if qt.cfg_read(dev.dev, 0x10) == 0:
-                    break
-            else:
-                raise AssertionError("system reset did not happen")
+            system_reset(dev)
         dev.setup()
         assert qt.read(page(28), PAGE) == encode(data), f"{how}: memory changed"
         map_vm(dev, 1, VM1_ROOT, VA1, [("SYSTEM", page(28))])

@@ -18,7 +18,7 @@ from vmgpu_qtest import (  # noqa: E402
     DATA, DEVICE_ARGS, ECAM, FENCE, GART_TABLE, HAP_BAR, HW, MMIO, RING, RING_SHIFT,
     VRAM_BAR, VRAM_SIZE, Device, QTest, ack_errors, addr, build_page_table, cmd_fence,
     cmd_fill, cmd_nop, cmd_range, cmd_transfer, enable_vm, expect_halt, map_gart,
-    pattern_bytes, run_qemu, swizzle_offset, u64)
+    pattern_bytes, run_qemu, swizzle_offset, system_reset, u64)
 import vmgpu_cache_test  # noqa: E402
 import vmgpu_compress_test  # noqa: E402
 import vmgpu_user_ring_test  # noqa: E402
@@ -468,12 +468,7 @@ def test_system_reset(qt, dev):
     qt.writeq(hap_entry(1), 0x1000 | HW["VMGPU_HAP_PTE_VALID"])
     enable_vm(dev, 2, 0x400000)
     dev.reg_write("VMGPU_REG_MAGIC", 1)
-    qt.cmd("outb 0xcf9 0x6")
-    for _ in range(1000):
-        if qt.cfg_read(dev.dev, 0x10) == 0:
-            break
-    else:
-        raise AssertionError("system reset did not happen")
+    system_reset(dev)
     qt.cfg_write(0, 0x60, ECAM | 1)
     assert rebar_size_field(qt, dev) == 2, "ReBAR size not restored"
     dev.assign_bars()

@@ -316,3 +316,10 @@ def poll(pred, what, tries=2000):
         if pred():
             return
     raise AssertionError(f"{what}: never happened")
+
+
+def system_reset(dev):
+    """A guest-triggered system reset (port 0xcf9), waited for: the
+    device's first BAR reads back unassigned."""
+    dev.qt.cmd("outb 0xcf9 0x6")
+    poll(lambda: dev.qt.cfg_read(dev.dev, 0x10) == 0, "system reset", tries=1000)

@@ -48,6 +48,21 @@
  */
 
 /**
+ * vmgpu_cache_flush_cmd() - the command that writes back and drops every
+ * line of the device's cache
+ *
+ * Return: the CACHE_FLUSH command.
+ */
+union vmgpu_cmd vmgpu_cache_flush_cmd(void)
+{
+	union vmgpu_cmd cmd = {};
+
+	cmd.hdr.opcode = cpu_to_le16(VMGPU_OP_CACHE_FLUSH);
+	cmd.hdr.flags = cpu_to_le16(VMGPU_CACHE_FLAG_WRITEBACK | VMGPU_CACHE_FLAG_INVALIDATE);
+	return cmd;
+}
+
+/**
  * vmgpu_cache_flush_wait() - write back and drop every line of the
  * device's cache, and wait for it
  * @vdev: the device, inside drm_dev_enter()
@@ -56,12 +71,10 @@
  */
 int vmgpu_cache_flush_wait(struct vmgpu_device *vdev)
 {
-	union vmgpu_cmd cmd = {};
+	union vmgpu_cmd cmd = vmgpu_cache_flush_cmd();
 	struct dma_fence *fence;
 	int ret;
 
-	cmd.hdr.opcode = cpu_to_le16(VMGPU_OP_CACHE_FLUSH);
-	cmd.hdr.flags = cpu_to_le16(VMGPU_CACHE_FLAG_WRITEBACK | VMGPU_CACHE_FLAG_INVALIDATE);
 	fence = vmgpu_job_submit_cmd(vmgpu_paging_ring(vdev), &cmd, NULL);
 	if (IS_ERR(fence))
 		return PTR_ERR(fence);

@@ -9,6 +9,7 @@
 #include <drm/ttm/ttm_bo.h>
 #include <drm/ttm/ttm_tt.h>
 
+#include "vmgpu_cache.h"
 #include "vmgpu_device.h"
 #include "vmgpu_inject.h"
 #include "vmgpu_job.h"
@@ -67,16 +68,6 @@ struct vmgpu_paging_op {
 	struct vmgpu_pte_staging *staging;
 	struct vmgpu_device *vdev;
 };
-
-/* Write back and drop every line of the device's cache. */
-static union vmgpu_cmd vmgpu_cache_flush_all(void)
-{
-	union vmgpu_cmd cmd = {};
-
-	cmd.hdr.opcode = cpu_to_le16(VMGPU_OP_CACHE_FLUSH);
-	cmd.hdr.flags = cpu_to_le16(VMGPU_CACHE_FLAG_WRITEBACK | VMGPU_CACHE_FLAG_INVALIDATE);
-	return cmd;
-}
 
 static void vmgpu_paging_op_discard(struct vmgpu_paging_op *op)
 {
@@ -187,7 +178,7 @@ static int vmgpu_paging_op_begin(struct vmgpu_paging_op *op, struct vmgpu_device
 	ret = vmgpu_vm_bo_invalidate_cmds(tbo, vmgpu_paging_op_push_cb, op,
 					  &invalidations);
 	if (!ret && op->flush) {
-		union vmgpu_cmd flush = vmgpu_cache_flush_all();
+		union vmgpu_cmd flush = vmgpu_cache_flush_cmd();
 
 		ret = vmgpu_paging_op_push(op, &flush);
 	}
@@ -210,7 +201,7 @@ static struct dma_fence *vmgpu_paging_op_submit(struct vmgpu_paging_op *op,
 	int ret;
 
 	if (op->flush) {
-		union vmgpu_cmd flush = vmgpu_cache_flush_all();
+		union vmgpu_cmd flush = vmgpu_cache_flush_cmd();
 
 		ret = vmgpu_paging_op_push(op, &flush);
 		if (ret) {
@@ -304,7 +295,7 @@ static int vmgpu_op_unmap(struct vmgpu_paging_op *op, struct vmgpu_device *vdev,
 /* Entries written through the cache reach the tables the device walks. */
 static int vmgpu_op_mapped(struct vmgpu_paging_op *op)
 {
-	union vmgpu_cmd flush = vmgpu_cache_flush_all();
+	union vmgpu_cmd flush = vmgpu_cache_flush_cmd();
 
 	return op->flush ? vmgpu_paging_op_add(op, &flush) : 0;
 }

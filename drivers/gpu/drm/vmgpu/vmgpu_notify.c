@@ -91,7 +91,7 @@ static int vmgpu_notify_chunk(struct vmgpu_device *vdev, struct vmgpu_res_cursor
 			      u64 n, u16 flags)
 {
 	u32 runs = vmgpu_paging_vm_runs(0, n);
-	union vmgpu_cmd cmd = {}, flush = {};
+	union vmgpu_cmd cmd = {}, flush = vmgpu_cache_flush_cmd();
 	struct dma_fence *fence;
 	struct vmgpu_job *job;
 	int ret = 0;
@@ -108,8 +108,6 @@ static int vmgpu_notify_chunk(struct vmgpu_device *vdev, struct vmgpu_res_cursor
 	 * Non-coherent: no stale line of the staging pages is read, and the
 	 * entries written through the cache reach the tables the device walks.
 	 */
-	flush.hdr.opcode = cpu_to_le16(VMGPU_OP_CACHE_FLUSH);
-	flush.hdr.flags = cpu_to_le16(VMGPU_CACHE_FLAG_WRITEBACK | VMGPU_CACHE_FLAG_INVALIDATE);
 	if (vdev->noncoherent)
 		ret = vmgpu_job_add(job, &flush);
 	if (!ret)
