@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * libvmgpu: device discovery, queries, allocations, GPU VA and submission.
+ * The UMD layer on top (queues, buffers, renaming) is in vmgpu_queue.c,
+ * vmgpu_buffer.c and vmgpu_storage.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,12 +15,7 @@
 #include <xf86drm.h>
 
 #include "hw/vmgpu_hw.h"
-#include "libvmgpu.h"
-
-struct vmgpu_device {
-	int refcount;
-	int fd;
-};
+#include "libvmgpu_internal.h"
 
 struct vmgpu_bo {
 	int refcount;
@@ -28,9 +25,20 @@ struct vmgpu_bo {
 	void *cpu;		/* the mapping, NULL until vmgpu_bo_map() */
 };
 
-static int vmgpu_ioctl(vmgpu_device *dev, unsigned long request, void *arg)
+int vmgpu_ioctl(vmgpu_device *dev, unsigned long request, void *arg)
 {
+	vmgpu_count_ioctl(dev);
 	return drmIoctl(dev->fd, request, arg) ? -errno : 0;
+}
+
+void vmgpu_count_ioctl(vmgpu_device *dev)
+{
+	__atomic_add_fetch(&dev->ioctls, 1, __ATOMIC_RELAXED);
+}
+
+uint64_t vmgpu_device_ioctl_count(const vmgpu_device *dev)
+{
+	return __atomic_load_n(&dev->ioctls, __ATOMIC_RELAXED);
 }
 
 int vmgpu_device_create(int fd, vmgpu_device **out)

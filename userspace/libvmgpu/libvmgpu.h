@@ -159,6 +159,163 @@ uint64_t vmgpu_context_completed(const vmgpu_context *ctx);
 /* Whether the job with this seqno is still queued or running. */
 int vmgpu_context_busy(const vmgpu_context *ctx, uint64_t seqno);
 
+/*
+ * The UMD layer: queues and renameable buffers, usage tracking done in user
+ * space as the seed "Allocation usage tracking" asks.
+ *
+ * A queue is an immediate context: it records GPU commands on buffers and
+ * submits them, in order, as one job per flush on its own device context.
+ * Every submission signals the queue's timeline syncobj at the job's seqno,
+ * so "done" means the context's seqno page (read without an ioctl) or that
+ * syncobj point (a non-polling kernel wait) has reached it.
+ *
+ * A buffer is a handle on its current storage: a range of a kernel
+ * allocation in the aperture segment (CPU-cached, mapped once, bound once
+ * in the file's GPU VA space). Commands recorded on a buffer use the
+ * storage it has when they are recorded; WRITE_DISCARD swaps the storage
+ * (renaming) instead of waiting for the GPU. Buffers of at most
+ * VMGPU_SUBALLOC_MAX bytes share allocations (a per-queue sub-allocator);
+ * larger ones each have their own, from a pool of retired allocations that
+ * are reused once their last job completed. A buffer is used by one queue
+ * only, and by one thread at a time.
+ */
+typedef struct vmgpu_queue vmgpu_queue;
+typedef struct vmgpu_buffer vmgpu_buffer;
+
+/* Largest buffer whose storage comes from the sub-allocator. */
+#define VMGPU_SUBALLOC_MAX		(64u << 10)
+
+struct vmgpu_queue_info {
+	uint32_t engine;		/* DRM_VMGPU_ENGINE_GPU_VA0 or _VA1 */
+	uint32_t flags;			/* must be 0 */
+	/*
+	 * Renaming budget: flush the recorded commands once this many bytes
+	 * were renamed since the last submission (0: a sixteenth of the
+	 * aperture segment) ...
+	 */
+	uint64_t rename_flush_bytes;
+	/*
+	 * ... and before a rename that would leave more than this many bytes
+	 * of renamed-away storage waiting for the GPU, wait for the oldest
+	 * (0: a quarter of the aperture segment). At least
+	 * rename_flush_bytes (-EINVAL otherwise).
+	 */
+	uint64_t rename_wait_bytes;
+	/*
+	 * Idle allocations stay in the queue's recycle cache this long
+	 * before they are destroyed (0: one second).
+	 */
+	uint64_t recycle_expiry_ns;
+};
+
+int vmgpu_queue_create(vmgpu_device *dev, const struct vmgpu_queue_info *info,
+		       vmgpu_queue **out);
+vmgpu_queue *vmgpu_queue_ref(vmgpu_queue *q);
+/*
+ * The last unref submits what is recorded and releases everything without
+ * waiting: allocations still in use are destroyed with deferred
+ * destruction.
+ */
+void vmgpu_queue_unref(vmgpu_queue *q);
+/* Submit the recorded commands as one job; 0 if there are none. */
+int vmgpu_queue_flush(vmgpu_queue *q);
+/* Flush, then wait (without polling) until every job completed. */
+int vmgpu_queue_finish(vmgpu_queue *q, uint64_t timeout_ns);
+/* The underlying context (its seqno page, its id). */
+vmgpu_context *vmgpu_queue_context(const vmgpu_queue *q);
+
+/* What a queue did so far; counters only grow, except the *_now ones. */
+struct vmgpu_queue_stats {
+	uint64_t submissions;		/* jobs submitted */
+	uint64_t renames;		/* WRITE_DISCARD maps that swapped storage */
+	uint64_t renamed_bytes_now;	/* renamed-away storage the GPU still uses */
+	uint64_t renamed_bytes_peak;	/* the most renamed_bytes_now has been */
+	uint64_t budget_flushes;	/* flushes rename_flush_bytes caused */
+	uint64_t budget_waits;		/* waits rename_wait_bytes caused */
+	uint64_t kernel_waits;		/* syncobj waits (non-polling) */
+	uint64_t cache_syncs;		/* GEM_CACHE_SYNC calls */
+	uint64_t cache_sync_ranges;	/* ranges those calls named */
+	uint64_t allocations;		/* kernel allocations created */
+	uint64_t recycled;		/* storage reused from the pools */
+	uint64_t destroyed_deferred;	/* allocations destroyed while busy */
+	uint64_t destroyed_idle;	/* ... idle, with AssumeNotInUse */
+};
+
+void vmgpu_queue_stats(const vmgpu_queue *q, struct vmgpu_queue_stats *out);
+
+/*
+ * Testing only: VMGPU_QUEUE_DEBUG_* bits switch off one of the cache
+ * maintenance calls the seed requires on a non-coherent device, so that a
+ * test can show the data is wrong without it.
+ */
+#define VMGPU_QUEUE_DEBUG_NO_SYNC_TO_DEVICE	(1u << 0)
+#define VMGPU_QUEUE_DEBUG_NO_SYNC_TO_CPU	(1u << 1)
+void vmgpu_queue_set_debug(vmgpu_queue *q, uint32_t flags);
+
+/*
+ * A buffer of size bytes (flags must be 0). New buffers read as zero.
+ * Releasing the last reference never blocks.
+ */
+int vmgpu_buffer_create(vmgpu_queue *q, uint64_t size, uint32_t flags,
+			vmgpu_buffer **out);
+vmgpu_buffer *vmgpu_buffer_ref(vmgpu_buffer *buf);
+void vmgpu_buffer_unref(vmgpu_buffer *buf);
+uint64_t vmgpu_buffer_size(const vmgpu_buffer *buf);
+/* GPU VA of the current storage: commands recorded now use this. */
+uint64_t vmgpu_buffer_gpu_va(const vmgpu_buffer *buf);
+
+/* D3D11's map types. */
+enum vmgpu_map_mode {
+	VMGPU_MAP_READ = 1,
+	VMGPU_MAP_WRITE = 2,
+	VMGPU_MAP_READ_WRITE = 3,
+	/* Old contents are not needed: rename instead of waiting. */
+	VMGPU_MAP_WRITE_DISCARD = 4,
+	/* The caller writes only what recorded commands do not use: no wait. */
+	VMGPU_MAP_WRITE_NO_OVERWRITE = 5,
+};
+
+/*
+ * With READ, WRITE or READ_WRITE: -EBUSY (WasStillDrawing) instead of
+ * waiting, with no ioctl that waits. -EINVAL with the other modes.
+ */
+#define VMGPU_MAP_DO_NOT_WAIT		(1u << 0)
+
+/*
+ * CPU access to [offset, offset + size) of the buffer until
+ * vmgpu_buffer_unmap(); *cpu points at offset. A range nothing wrote yet,
+ * or storage the GPU is done with, is mapped at once. Otherwise READ,
+ * WRITE and READ_WRITE submit the recorded commands if they use the
+ * buffer and wait without polling, for the last GPU write (READ) or for
+ * every use; WRITE_DISCARD renames busy storage. One map at a time:
+ * -EBUSY while mapped. -ETIME if the GPU does not finish in 10 s.
+ */
+int vmgpu_buffer_map(vmgpu_buffer *buf, uint32_t mode, uint32_t flags,
+		     uint64_t offset, uint64_t size, void **cpu);
+int vmgpu_buffer_unmap(vmgpu_buffer *buf);
+
+/*
+ * Record commands (executed in recording order, on the storage each
+ * buffer has now). Sizes and offsets of FILL are multiples of 4; a
+ * buffer that is mapped cannot be used (-EBUSY). A full job is flushed.
+ */
+int vmgpu_queue_fill(vmgpu_queue *q, vmgpu_buffer *dst, uint64_t offset,
+		     uint64_t size, uint32_t pattern);
+int vmgpu_queue_copy(vmgpu_queue *q, vmgpu_buffer *dst, uint64_t dst_offset,
+		     vmgpu_buffer *src, uint64_t src_offset, uint64_t size);
+/*
+ * The GPU waits until the 64-bit value at offset (8-byte aligned) of buf
+ * is at least value; later commands wait behind it. The device reads it
+ * coherently, so the CPU may write it with WRITE_NO_OVERWRITE meanwhile.
+ */
+int vmgpu_queue_wait_value(vmgpu_queue *q, vmgpu_buffer *buf, uint64_t offset,
+			   uint64_t value);
+/* Keep the engine busy for delay_us (at most 1 s). */
+int vmgpu_queue_delay(vmgpu_queue *q, uint32_t delay_us);
+
+/* Every ioctl libvmgpu issued on the device so far (for benchmarks). */
+uint64_t vmgpu_device_ioctl_count(const vmgpu_device *dev);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,567 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The UMD's queue: recording, submission, usage tracking and waits.
+ *
+ * Seed "Allocation usage tracking": the kernel no longer sees which
+ * allocations a command buffer uses, so the UMD tracks it. Each command
+ * recorded on a buffer tags the buffer's storage with the seqno the batch
+ * will have as a job of the queue's context (the last one submitted plus
+ * one: the queue is the context's only submitter), as its last read or
+ * last write. Storage is idle once the context's seqno page reached that
+ * seqno, which a memory read tells; a wait for it is a non-polling sleep
+ * on the queue's timeline syncobj, whose point n each job n signals.
+ *
+ * Seed "I/O coherency": on a device without it, the queue keeps per
+ * storage the ranges the CPU wrote and the device wrote, and calls the
+ * cache-sync ioctl exactly where the seed requires: one call before each
+ * submission for every CPU-written range its commands use (CPU write, then
+ * GPU read), and one before the CPU maps a range the device wrote (GPU
+ * write, then CPU read; a CPU write too, as a device line written back
+ * later would overwrite it). On a coherent device it is never called.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <xf86drm.h>
+
+#include "libvmgpu_internal.h"
+
+/* Each queue manages its own GPU VA window, from 16 TiB up. */
+#define VMGPU_VA_WINDOW_BASE	(1ull << 44)
+#define VMGPU_VA_WINDOW_SIZE	(1ull << 38)
+#define VMGPU_DEFAULT_EXPIRY_NS	1000000000ull
+
+uint64_t vmgpu_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/**
+ * vmgpu_queue_completed() - the queue's last completed job
+ * @q: the queue
+ *
+ * Return: the seqno page, or what a wait saw signalled if that is later.
+ */
+uint64_t vmgpu_queue_completed(vmgpu_queue *q)
+{
+	uint64_t page = vmgpu_context_completed(q->ctx);
+
+	return page > q->waited ? page : q->waited;
+}
+
+/**
+ * vmgpu_storage_idle() - whether no job of the queue uses storage
+ * @q: the queue
+ * @s: the storage
+ *
+ * Return: true once its last reader and last writer completed.
+ */
+bool vmgpu_storage_idle(vmgpu_queue *q, const struct vmgpu_storage *s)
+{
+	uint64_t completed = vmgpu_queue_completed(q);
+
+	return s->last_read <= completed && s->last_write <= completed;
+}
+
+static int vmgpu_queue_cache_sync(vmgpu_queue *q, struct drm_vmgpu_cache_op *ops,
+				  uint32_t num_ops)
+{
+	struct drm_vmgpu_gem_cache_sync args = {
+		.ops = (uintptr_t)ops,
+		.num_ops = num_ops,
+	};
+
+	q->stats.cache_syncs++;
+	q->stats.cache_sync_ranges += num_ops;
+	return vmgpu_ioctl(q->dev, DRM_IOCTL_VMGPU_GEM_CACHE_SYNC, &args);
+}
+
+static struct drm_vmgpu_cache_op vmgpu_cache_op(const struct vmgpu_storage *s,
+						const struct vmgpu_range *r, uint32_t flags)
+{
+	return (struct drm_vmgpu_cache_op){
+		.handle = vmgpu_bo_handle(s->alloc->bo),
+		.flags = flags,
+		.offset = s->offset + r->start,
+		.size = r->end - r->start,
+	};
+}
+
+/* CPU writes, then the batch's GPU reads: one call for all its storage. */
+static int vmgpu_queue_sync_to_device(vmgpu_queue *q)
+{
+	struct drm_vmgpu_cache_op ops[DRM_VMGPU_CACHE_SYNC_MAX_OPS];
+	uint32_t i, n = 0;
+	int ret = 0;
+
+	for (i = 0; i < q->num_listed && !ret; i++) {
+		struct vmgpu_storage *s = q->listed[i];
+
+		if (vmgpu_range_empty(&s->cpu_dirty))
+			continue;
+		ops[n++] = vmgpu_cache_op(s, &s->cpu_dirty, DRM_VMGPU_CACHE_SYNC_TO_DEVICE);
+		vmgpu_range_clear(&s->cpu_dirty);
+		if (n == DRM_VMGPU_CACHE_SYNC_MAX_OPS) {
+			if (!(q->debug & VMGPU_QUEUE_DEBUG_NO_SYNC_TO_DEVICE))
+				ret = vmgpu_queue_cache_sync(q, ops, n);
+			n = 0;
+		}
+	}
+	if (n && !ret && !(q->debug & VMGPU_QUEUE_DEBUG_NO_SYNC_TO_DEVICE))
+		ret = vmgpu_queue_cache_sync(q, ops, n);
+	return ret;
+}
+
+/**
+ * vmgpu_queue_sync_to_cpu() - before the CPU touches storage the device
+ * wrote
+ * @q: the queue
+ * @s: the storage, its last write completed
+ *
+ * Return: 0 or the cache-sync ioctl's -errno.
+ */
+int vmgpu_queue_sync_to_cpu(vmgpu_queue *q, struct vmgpu_storage *s)
+{
+	struct drm_vmgpu_cache_op op;
+
+	if (vmgpu_range_empty(&s->gpu_dirty))
+		return 0;
+	op = vmgpu_cache_op(s, &s->gpu_dirty, DRM_VMGPU_CACHE_SYNC_TO_CPU);
+	vmgpu_range_clear(&s->gpu_dirty);
+	if (q->debug & VMGPU_QUEUE_DEBUG_NO_SYNC_TO_CPU)
+		return 0;
+	return vmgpu_queue_cache_sync(q, &op, 1);
+}
+
+/**
+ * vmgpu_queue_release_after_flush() - destroy a whole allocation once the
+ * batch that uses it is submitted (before, its mappings would go with it)
+ * @q: the queue
+ * @s: the storage; freed with its allocation
+ *
+ * Return: 0, or -ENOMEM and nothing done.
+ */
+int vmgpu_queue_release_after_flush(vmgpu_queue *q, struct vmgpu_storage *s)
+{
+	if (q->num_release == q->max_release) {
+		uint32_t max = q->max_release ? 2 * q->max_release : 16;
+		struct vmgpu_storage **release = realloc(q->release, max * sizeof(*release));
+
+		if (!release)
+			return -ENOMEM;
+		q->release = release;
+		q->max_release = max;
+	}
+	q->release[q->num_release++] = s;
+	return 0;
+}
+
+/* The batch is gone, submitted (as job seqno) or not. */
+static void vmgpu_queue_end_batch(vmgpu_queue *q, uint64_t seqno)
+{
+	uint32_t i;
+
+	for (i = 0; i < q->num_release; i++) {
+		vmgpu_alloc_destroy(q, q->release[i]->alloc, seqno);
+		free(q->release[i]->alloc);
+		free(q->release[i]);
+	}
+	q->num_release = 0;
+	q->num_cmds = 0;
+	q->num_listed = 0;
+	q->batch_gen++;
+	q->renamed_since_flush = 0;
+}
+
+/**
+ * vmgpu_queue_flush_locked() - submit the recorded batch as one job
+ * @q: the queue
+ *
+ * A batch that fails to submit is dropped: none of it ran, the error says
+ * so. Its storage stays tagged with the seqno it would have had, which the
+ * next job takes: tracking stays on the safe side.
+ *
+ * Return: 0, or -errno from the cache sync or the submission.
+ */
+int vmgpu_queue_flush_locked(vmgpu_queue *q)
+{
+	uint64_t seqno = q->submitted + 1, got = 0;
+	struct vmgpu_sync out = { .syncobj = q->syncobj, .point = seqno };
+	int ret;
+
+	if (!q->num_cmds) {
+		vmgpu_storage_trim(q, false);
+		return 0;
+	}
+	ret = vmgpu_queue_sync_to_device(q);
+	if (!ret)
+		ret = vmgpu_context_submit(q->ctx, q->cmds, q->num_cmds, NULL, 0, &out, 1, &got);
+	if (!ret) {
+		q->stats.submissions++;
+		/* Someone else submitted on the context: tracking is off. */
+		if (got != seqno)
+			ret = -EPROTO;
+		q->submitted = got;
+	}
+	vmgpu_queue_end_batch(q, seqno);
+	vmgpu_storage_trim(q, false);
+	return ret;
+}
+
+/**
+ * vmgpu_queue_wait_locked() - wait without polling until job seqno completed
+ * @q: the queue; its lock is dropped during the sleep
+ * @seqno: the job; the recorded batch is submitted first if it is that one
+ * @timeout_ns: relative
+ *
+ * Return: 0, -ETIME, or the submission's -errno.
+ */
+int vmgpu_queue_wait_locked(vmgpu_queue *q, uint64_t seqno, uint64_t timeout_ns)
+{
+	uint64_t deadline;
+	int ret;
+
+	if (seqno <= vmgpu_queue_completed(q))
+		return 0;
+	if (seqno > q->submitted) {
+		ret = vmgpu_queue_flush_locked(q);
+		if (ret)
+			return ret;
+		/* A batch that was never submitted does not run. */
+		if (seqno > q->submitted)
+			return 0;
+	}
+	deadline = vmgpu_now_ns() + timeout_ns;
+	q->stats.kernel_waits++;
+	vmgpu_count_ioctl(q->dev);
+	pthread_mutex_unlock(&q->lock);
+	ret = drmSyncobjTimelineWait(q->dev->fd, &q->syncobj, &seqno, 1, deadline,
+				     DRM_SYNCOBJ_WAIT_FLAGS_WAIT_ALL, NULL) ? -errno : 0;
+	pthread_mutex_lock(&q->lock);
+	if (!ret && seqno > q->waited)
+		q->waited = seqno;
+	return ret;
+}
+
+static int vmgpu_queue_budget(const struct vmgpu_queue_info *info, uint64_t aperture_size,
+			      uint64_t *flush, uint64_t *wait)
+{
+	*flush = info->rename_flush_bytes ?: aperture_size / 16;
+	*wait = info->rename_wait_bytes ?: aperture_size / 4;
+	if (info->rename_flush_bytes && info->rename_wait_bytes)
+		return *wait < *flush ? -EINVAL : 0;
+	/* One of them given: keep the other consistent with it. */
+	if (*wait < *flush) {
+		if (info->rename_flush_bytes)
+			*wait = *flush;
+		else
+			*flush = *wait;
+	}
+	return 0;
+}
+
+/* The aperture segment's id and size, and whether the device snoops. */
+static int vmgpu_queue_query(vmgpu_queue *q, uint64_t *aperture_size)
+{
+	struct drm_vmgpu_query_segments *segs;
+	struct drm_vmgpu_query_device info;
+	uint32_t i;
+	int ret;
+
+	ret = vmgpu_query_device(q->dev, &info);
+	if (ret)
+		return ret;
+	q->noncoherent = info.flags & DRM_VMGPU_DEVICE_NONCOHERENT;
+	ret = vmgpu_query_segments(q->dev, &segs);
+	if (ret)
+		return ret;
+	for (i = 0; i < segs->num_segments; i++) {
+		if (segs->segments[i].kind != DRM_VMGPU_SEGMENT_APERTURE)
+			continue;
+		q->aperture = segs->segments[i].id;
+		*aperture_size = segs->segments[i].size;
+	}
+	free(segs);
+	return q->aperture ? 0 : -ENODEV;
+}
+
+int vmgpu_queue_create(vmgpu_device *dev, const struct vmgpu_queue_info *info,
+		       vmgpu_queue **out)
+{
+	uint64_t aperture_size = 0;
+	uint32_t window;
+	vmgpu_queue *q;
+	int ret;
+
+	if (!info || info->flags || (info->engine != DRM_VMGPU_ENGINE_GPU_VA0 &&
+				     info->engine != DRM_VMGPU_ENGINE_GPU_VA1))
+		return -EINVAL;
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	q->dev = dev;
+	q->cmds = calloc(DRM_VMGPU_EXEC_MAX_CMDS, sizeof(*q->cmds));
+	ret = q->cmds ? vmgpu_queue_query(q, &aperture_size) : -ENOMEM;
+	if (!ret)
+		ret = vmgpu_queue_budget(info, aperture_size, &q->flush_bytes, &q->wait_bytes);
+	if (ret)
+		goto err_free;
+	window = __atomic_fetch_add(&dev->va_windows, 1, __ATOMIC_RELAXED);
+	q->va_next = VMGPU_VA_WINDOW_BASE + (uint64_t)window * VMGPU_VA_WINDOW_SIZE;
+	q->va_end = q->va_next + VMGPU_VA_WINDOW_SIZE;
+	if (q->va_end > 1ull << DRM_VMGPU_VA_BITS) {
+		ret = -ENOSPC;
+		goto err_free;
+	}
+	ret = vmgpu_context_create(dev, info->engine, &q->ctx);
+	if (ret)
+		goto err_free;
+	vmgpu_count_ioctl(dev);
+	if (drmSyncobjCreate(dev->fd, 0, &q->syncobj)) {
+		ret = -errno;
+		vmgpu_context_unref(q->ctx);
+		goto err_free;
+	}
+	q->expiry_ns = info->recycle_expiry_ns ?: VMGPU_DEFAULT_EXPIRY_NS;
+	q->batch_gen = 1;	/* storage starts with batch 0: never listed */
+	/* A device line is a page: slices never share one when it matters. */
+	q->slice_min_shift = q->noncoherent ? VMGPU_PAGE_SHIFT : VMGPU_SLICE_MIN_SHIFT;
+	pthread_mutex_init(&q->lock, NULL);
+	q->refcount = 1;
+	vmgpu_device_ref(dev);
+	*out = q;
+	return 0;
+
+err_free:
+	free(q->cmds);
+	free(q);
+	return ret;
+}
+
+vmgpu_queue *vmgpu_queue_ref(vmgpu_queue *q)
+{
+	__atomic_add_fetch(&q->refcount, 1, __ATOMIC_RELAXED);
+	return q;
+}
+
+void vmgpu_queue_unref(vmgpu_queue *q)
+{
+	if (!q || __atomic_sub_fetch(&q->refcount, 1, __ATOMIC_ACQ_REL))
+		return;
+	pthread_mutex_lock(&q->lock);
+	/* A failure leaves nothing to wait for: teardown is the same. */
+	vmgpu_queue_flush_locked(q);
+	vmgpu_storage_teardown(q);
+	pthread_mutex_unlock(&q->lock);
+	vmgpu_count_ioctl(q->dev);
+	drmSyncobjDestroy(q->dev->fd, q->syncobj);
+	vmgpu_context_unref(q->ctx);
+	pthread_mutex_destroy(&q->lock);
+	vmgpu_device_unref(q->dev);
+	free(q->release);
+	free(q->listed);
+	free(q->cmds);
+	free(q);
+}
+
+int vmgpu_queue_flush(vmgpu_queue *q)
+{
+	int ret;
+
+	pthread_mutex_lock(&q->lock);
+	ret = vmgpu_queue_flush_locked(q);
+	pthread_mutex_unlock(&q->lock);
+	return ret;
+}
+
+int vmgpu_queue_finish(vmgpu_queue *q, uint64_t timeout_ns)
+{
+	int ret;
+
+	pthread_mutex_lock(&q->lock);
+	ret = vmgpu_queue_flush_locked(q);
+	if (!ret)
+		ret = vmgpu_queue_wait_locked(q, q->submitted, timeout_ns);
+	if (!ret)
+		vmgpu_storage_reap(q);
+	pthread_mutex_unlock(&q->lock);
+	return ret;
+}
+
+vmgpu_context *vmgpu_queue_context(const vmgpu_queue *q)
+{
+	return q->ctx;
+}
+
+void vmgpu_queue_stats(const vmgpu_queue *q, struct vmgpu_queue_stats *out)
+{
+	vmgpu_queue *mq = (vmgpu_queue *)q;
+
+	pthread_mutex_lock(&mq->lock);
+	*out = q->stats;
+	pthread_mutex_unlock(&mq->lock);
+}
+
+void vmgpu_queue_set_debug(vmgpu_queue *q, uint32_t flags)
+{
+	pthread_mutex_lock(&q->lock);
+	q->debug = flags;
+	pthread_mutex_unlock(&q->lock);
+}
+
+/* Room for one more command: a full batch is submitted. */
+static int vmgpu_queue_reserve(vmgpu_queue *q)
+{
+	return q->num_cmds < DRM_VMGPU_EXEC_MAX_CMDS ? 0 : vmgpu_queue_flush_locked(q);
+}
+
+/* The batch uses [start, end) of the buffer's storage. */
+static int vmgpu_queue_use(vmgpu_queue *q, vmgpu_buffer *buf, uint64_t start,
+			   uint64_t end, bool write)
+{
+	struct vmgpu_storage *s = buf->storage;
+	uint64_t pending = q->submitted + 1;
+
+	if (s->batch != q->batch_gen) {
+		if (q->num_listed == q->max_listed) {
+			uint32_t max = q->max_listed ? 2 * q->max_listed : 64;
+			struct vmgpu_storage **listed = realloc(q->listed, max * sizeof(*listed));
+
+			if (!listed)
+				return -ENOMEM;
+			q->listed = listed;
+			q->max_listed = max;
+		}
+		q->listed[q->num_listed++] = s;
+		s->batch = q->batch_gen;
+	}
+	if (!write) {
+		s->last_read = pending;
+		return 0;
+	}
+	s->last_write = pending;
+	vmgpu_range_add(&s->valid, start, end);
+	if (q->noncoherent)
+		vmgpu_range_add(&s->gpu_dirty, start, end);
+	return 0;
+}
+
+static bool vmgpu_buffer_range_ok(const vmgpu_buffer *buf, uint64_t offset, uint64_t size)
+{
+	return size && offset <= buf->size && size <= buf->size - offset;
+}
+
+/* A buffer commands may use: this queue's, not mapped, range inside. */
+static int vmgpu_queue_check(vmgpu_queue *q, const vmgpu_buffer *buf, uint64_t offset,
+			     uint64_t size)
+{
+	if (!buf || buf->q != q || !vmgpu_buffer_range_ok(buf, offset, size))
+		return -EINVAL;
+	return buf->map_mode ? -EBUSY : 0;
+}
+
+static uint64_t vmgpu_buffer_va(const vmgpu_buffer *buf, uint64_t offset)
+{
+	return buf->storage->alloc->va + buf->storage->offset + offset;
+}
+
+static struct vmgpu_addr vmgpu_va_addr(uint64_t va)
+{
+	return (struct vmgpu_addr){ .addr = va, .space = VMGPU_SPACE_VIRTUAL };
+}
+
+int vmgpu_queue_fill(vmgpu_queue *q, vmgpu_buffer *dst, uint64_t offset,
+		     uint64_t size, uint32_t pattern)
+{
+	union vmgpu_cmd *cmd;
+	int ret;
+
+	ret = vmgpu_queue_check(q, dst, offset, size);
+	if (ret || offset % 4 || size % 4)
+		return ret ?: -EINVAL;
+	pthread_mutex_lock(&q->lock);
+	ret = vmgpu_queue_reserve(q) ?: vmgpu_queue_use(q, dst, offset, offset + size, true);
+	if (!ret) {
+		cmd = &q->cmds[q->num_cmds++];
+		*cmd = (union vmgpu_cmd){ 0 };
+		cmd->fill.hdr.opcode = VMGPU_OP_FILL;
+		cmd->fill.dst = vmgpu_va_addr(vmgpu_buffer_va(dst, offset));
+		cmd->fill.size = size;
+		cmd->fill.pattern = pattern;
+	}
+	pthread_mutex_unlock(&q->lock);
+	return ret;
+}
+
+int vmgpu_queue_copy(vmgpu_queue *q, vmgpu_buffer *dst, uint64_t dst_offset,
+		     vmgpu_buffer *src, uint64_t src_offset, uint64_t size)
+{
+	union vmgpu_cmd *cmd;
+	int ret;
+
+	ret = vmgpu_queue_check(q, dst, dst_offset, size) ?:
+	      vmgpu_queue_check(q, src, src_offset, size);
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&q->lock);
+	ret = vmgpu_queue_reserve(q) ?:
+	      vmgpu_queue_use(q, src, src_offset, src_offset + size, false) ?:
+	      vmgpu_queue_use(q, dst, dst_offset, dst_offset + size, true);
+	if (!ret) {
+		cmd = &q->cmds[q->num_cmds++];
+		*cmd = (union vmgpu_cmd){ 0 };
+		cmd->transfer.hdr.opcode = VMGPU_OP_TRANSFER;
+		cmd->transfer.src = vmgpu_va_addr(vmgpu_buffer_va(src, src_offset));
+		cmd->transfer.dst = vmgpu_va_addr(vmgpu_buffer_va(dst, dst_offset));
+		cmd->transfer.size = size;
+	}
+	pthread_mutex_unlock(&q->lock);
+	return ret;
+}
+
+int vmgpu_queue_wait_value(vmgpu_queue *q, vmgpu_buffer *buf, uint64_t offset,
+			   uint64_t value)
+{
+	union vmgpu_cmd *cmd;
+	int ret;
+
+	ret = vmgpu_queue_check(q, buf, offset, sizeof(uint64_t));
+	if (ret || offset % sizeof(uint64_t))
+		return ret ?: -EINVAL;
+	pthread_mutex_lock(&q->lock);
+	ret = vmgpu_queue_reserve(q) ?:
+	      vmgpu_queue_use(q, buf, offset, offset + sizeof(uint64_t), false);
+	if (!ret) {
+		cmd = &q->cmds[q->num_cmds++];
+		*cmd = (union vmgpu_cmd){ 0 };
+		cmd->wait.hdr.opcode = VMGPU_OP_WAIT;
+		cmd->wait.addr = vmgpu_va_addr(vmgpu_buffer_va(buf, offset));
+		cmd->wait.value = value;
+	}
+	pthread_mutex_unlock(&q->lock);
+	return ret;
+}
+
+int vmgpu_queue_delay(vmgpu_queue *q, uint32_t delay_us)
+{
+	union vmgpu_cmd *cmd;
+	int ret;
+
+	if (delay_us > 1000000)
+		return -EINVAL;
+	pthread_mutex_lock(&q->lock);
+	ret = vmgpu_queue_reserve(q);
+	if (!ret) {
+		cmd = &q->cmds[q->num_cmds++];
+		*cmd = (union vmgpu_cmd){ 0 };
+		cmd->nop.hdr.opcode = VMGPU_OP_NOP;
+		cmd->nop.delay_us = delay_us;
+	}
+	pthread_mutex_unlock(&q->lock);
+	return ret;
+}
