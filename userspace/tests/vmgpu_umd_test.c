@@ -1,0 +1,805 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The UMD layer of libvmgpu: queues and renameable buffers (seed:
+ * "Allocation usage tracking", its Lock2 and I/O coherency sections). The
+ * UMD tracks which GPU work uses a buffer and syncs CPU access itself:
+ * WRITE_DISCARD renames busy storage instead of waiting, NO_OVERWRITE
+ * never waits, DO_NOT_WAIT says WasStillDrawing (-EBUSY) without an ioctl
+ * that waits, other maps wait without polling and only as long as needed,
+ * renaming stays within a budget, release never blocks, and on a device
+ * without I/O coherency the UMD makes the cache-sync calls, batched.
+ *
+ * The GPU is kept busy deterministically by a gate: a WAIT command on a
+ * semaphore buffer that the CPU opens by writing it with NO_OVERWRITE.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "vmgpu_submit.h"
+#include "vmgpu_testlib.h"
+
+#define KiB			(1ull << 10)
+#define MiB			(1ull << 20)
+#define MS			1000000ull
+#define SMALL			(4 * KiB)
+#define MEDIUM			(64 * KiB)	/* VMGPU_SUBALLOC_MAX */
+#define LARGE			(256 * KiB)	/* an allocation of its own */
+#define OLD			0x01d01d00u
+#define NEW			0x0e00e00eu
+
+FIXTURE(umd) {
+	vmgpu_device *dev;
+	vmgpu_queue *q;
+	vmgpu_buffer *sem;		/* the gate's semaphore */
+	vmgpu_buffer *scratch;		/* LARGE: where busy_reading() copies */
+	uint64_t gate_value;
+	vmgpu_buffer *owned[16];	/* BUF()'s, released at teardown */
+	int num_owned;
+	int noncoherent;
+};
+
+static uint64_t clock_ns(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+#define now_ns()		clock_ns(CLOCK_MONOTONIC)
+
+static struct vmgpu_queue_stats stats_of(vmgpu_queue *q)
+{
+	struct vmgpu_queue_stats s = { 0 };
+
+	vmgpu_queue_stats(q, &s);
+	return s;
+}
+
+static vmgpu_buffer *buf_new(vmgpu_queue *q, uint64_t size)
+{
+	vmgpu_buffer *b = NULL;
+
+	return vmgpu_buffer_create(q, size, 0, &b) ? NULL : b;
+}
+
+/* A buffer of the fixture's queue; if owned, the teardown releases it. */
+static vmgpu_buffer *buf(struct __test_metadata *_metadata, FIXTURE_DATA(umd) *self,
+			 uint64_t size, int owned)
+{
+	vmgpu_buffer *b = buf_new(self->q, size);
+
+	ASSERT_NE(NULL, b);
+	ASSERT_LT(self->num_owned, 16);
+	if (owned)
+		self->owned[self->num_owned++] = b;
+	return b;
+}
+
+#define BUF(size)		buf(_metadata, self, size, 1)
+#define BUF_UNOWNED(size)	buf(_metadata, self, size, 0)
+
+enum { KEY, WORD, BYTE };
+
+/*
+ * Write [off, off + size) through a map of this mode: the pattern of key
+ * w (KEY), the 32-bit word w (WORD) or the byte w (BYTE) all over.
+ */
+static int write_pat(vmgpu_buffer *b, uint32_t mode, uint64_t off, uint64_t size, int what,
+		     uint64_t w)
+{
+	uint32_t *p;
+	uint64_t i;
+	int ret = vmgpu_buffer_map(b, mode, 0, off, size, (void **)&p);
+
+	if (ret)
+		return ret;
+	if (what == KEY)
+		vmgpu_test_fill(p, size, w);
+	else if (what == WORD)
+		for (i = 0; i < size / 4; i++)
+			p[i] = w;
+	else
+		memset(p, (int)w, size);
+	return vmgpu_buffer_unmap(b);
+}
+
+#define write_key(b, mode, off, size, key)	write_pat(b, mode, off, size, KEY, key)
+
+/*
+ * How [off, off + size) reads through a READ map: bytes that differ from
+ * the pattern of key (KEY) or from the word w (WORD), or bytes equal to
+ * the byte w (BYTE). A failed map or unmap: its -errno.
+ */
+static int64_t check(vmgpu_buffer *b, uint64_t off, uint64_t size, int what, uint64_t w)
+{
+	const uint8_t *p;
+	uint64_t first, i;
+	int64_t bad = 0;
+	int ret = vmgpu_buffer_map(b, VMGPU_MAP_READ, 0, off, size, (void **)&p);
+
+	if (ret)
+		return ret;
+	if (what == KEY)
+		bad = vmgpu_test_check(p, size, w, &first);
+	else if (what == WORD)
+		bad = count_not(p, size, (uint32_t)w);
+	else
+		for (i = 0; i < size; i++)
+			bad += p[i] == (uint8_t)w;
+	ret = vmgpu_buffer_unmap(b);
+	return ret ? ret : bad;
+}
+
+#define check_key(b, off, size, key)	check(b, off, size, KEY, key)
+
+/* Map and unmap again: the map's result. */
+static int try_map(vmgpu_buffer *b, uint32_t mode, uint32_t flags, uint64_t off, uint64_t size)
+{
+	void *p;
+	int ret = vmgpu_buffer_map(b, mode, flags, off, size, &p);
+
+	if (!ret)
+		vmgpu_buffer_unmap(b);
+	return ret;
+}
+
+/*
+ * A DO_NOT_WAIT map of the whole buffer, tried 3 times unless it succeeds:
+ * its result, the fastest try in *ns and the ioctls all the tries issued.
+ */
+static int map_dnw(vmgpu_device *dev, vmgpu_buffer *b, uint32_t mode, uint64_t *ns,
+		   uint64_t *ioctls)
+{
+	uint64_t before = vmgpu_device_ioctl_count(dev), t;
+	int i, ret = 0;
+	void *p;
+
+	*ns = UINT64_MAX;
+	for (i = 0; i < 3; i++) {
+		t = now_ns();
+		ret = vmgpu_buffer_map(b, mode, VMGPU_MAP_DO_NOT_WAIT, 0, vmgpu_buffer_size(b), &p);
+		t = now_ns() - t;
+		*ns = t < *ns ? t : *ns;
+		if (!ret)
+			break;
+	}
+	*ioctls = vmgpu_device_ioctl_count(dev) - before;
+	if (!ret)
+		vmgpu_buffer_unmap(b);
+	return ret;
+}
+
+/* Later commands of the queue wait until gate_open(). */
+static int gate_close(FIXTURE_DATA(umd) *self)
+{
+	return vmgpu_queue_wait_value(self->q, self->sem, 0, ++self->gate_value);
+}
+
+static int gate_open(FIXTURE_DATA(umd) *self)
+{
+	uint64_t *p;
+	int ret = vmgpu_buffer_map(self->sem, VMGPU_MAP_WRITE_NO_OVERWRITE, 0, 0, 8, (void **)&p);
+
+	if (ret)
+		return ret;
+	*p = self->gate_value;
+	return vmgpu_buffer_unmap(self->sem);
+}
+
+/* Behind a closed gate, copy size bytes of src to dst; submit. */
+static int gated_copy(FIXTURE_DATA(umd) *self, vmgpu_buffer *dst, vmgpu_buffer *src,
+		      uint64_t size)
+{
+	int ret = gate_close(self);
+
+	if (!ret)
+		ret = vmgpu_queue_copy(self->q, dst, 0, src, 0, size);
+	if (!ret)
+		ret = vmgpu_queue_flush(self->q);
+	return ret;
+}
+
+/* Keep b busy: the GPU reads it behind the gate. */
+static int busy_reading(FIXTURE_DATA(umd) *self, vmgpu_buffer *b)
+{
+	return gated_copy(self, self->scratch, b, vmgpu_buffer_size(b));
+}
+
+static int open_and_finish(FIXTURE_DATA(umd) *self)
+{
+	int ret = gate_open(self);
+
+	return ret ? ret : vmgpu_queue_finish(self->q, WAIT_NS);
+}
+
+static void close_queue(FIXTURE_DATA(umd) *self)
+{
+	if (!self->q)
+		return;
+	if (self->sem) {
+		open_and_finish(self);
+		vmgpu_buffer_unref(self->sem);
+	}
+	while (self->num_owned)
+		vmgpu_buffer_unref(self->owned[--self->num_owned]);
+	if (self->scratch)
+		vmgpu_buffer_unref(self->scratch);
+	vmgpu_queue_unref(self->q);
+	self->q = NULL;
+	self->sem = self->scratch = NULL;
+	self->gate_value = 0;
+}
+
+/* (Re)create the queue with this budget and expiry (0: defaults). */
+static int open_queue(FIXTURE_DATA(umd) *self, uint64_t flush, uint64_t wait, uint64_t expiry)
+{
+	const struct vmgpu_queue_info info = {
+		.engine = DRM_VMGPU_ENGINE_GPU_VA0,
+		.rename_flush_bytes = flush,
+		.rename_wait_bytes = wait,
+		.recycle_expiry_ns = expiry,
+	};
+	int ret;
+
+	close_queue(self);
+	ret = vmgpu_queue_create(self->dev, &info, &self->q);
+	if (ret) {
+		self->q = NULL;
+		return ret;
+	}
+	self->sem = buf_new(self->q, 64);
+	self->scratch = buf_new(self->q, LARGE);
+	return self->sem && self->scratch ? 0 : -ENOMEM;
+}
+
+FIXTURE_SETUP(umd)
+{
+	const char *env = getenv("VMGPU_NONCOHERENT");
+	struct drm_vmgpu_query_device info;
+
+	ASSERT_NE(NULL, env) TH_LOG("VMGPU_NONCOHERENT not set by the configuration");
+	ASSERT_TRUE(!strcmp(env, "on") || !strcmp(env, "off")) TH_LOG("VMGPU_NONCOHERENT=%s", env);
+	self->noncoherent = !strcmp(env, "on");
+	ASSERT_EQ(0, vmgpu_device_open(&self->dev));
+	ASSERT_EQ(0, vmgpu_query_device(self->dev, &info));
+	ASSERT_EQ(self->noncoherent, !!(info.flags & DRM_VMGPU_DEVICE_NONCOHERENT));
+	ASSERT_EQ(0, open_queue(self, 0, 0, 0));
+}
+
+FIXTURE_TEARDOWN(umd)
+{
+	close_queue(self);
+	vmgpu_device_unref(self->dev);
+}
+
+/* Maps of idle storage, DISCARD included, keep the storage. */
+TEST_F(umd, map_idle_no_rename)
+{
+	vmgpu_buffer *b = BUF(MEDIUM), *dst = BUF(MEDIUM);
+	uint64_t va = vmgpu_buffer_gpu_va(b);
+
+	ASSERT_EQ(0, write_key(b, VMGPU_MAP_WRITE, 0, MEDIUM, 1));
+	EXPECT_EQ(0, stats_of(self->q).renames);
+	ASSERT_EQ(0, vmgpu_queue_copy(self->q, dst, 0, b, 0, MEDIUM));
+	ASSERT_EQ(0, vmgpu_queue_finish(self->q, WAIT_NS));
+
+	/* The GPU is done with it: nothing to rename. */
+	ASSERT_EQ(0, write_key(b, VMGPU_MAP_WRITE_DISCARD, 0, MEDIUM, 2));
+	EXPECT_EQ(va, vmgpu_buffer_gpu_va(b));
+	EXPECT_EQ(0, stats_of(self->q).renames);
+	EXPECT_EQ(0, check_key(b, 0, MEDIUM, 2));
+	EXPECT_EQ(0, check_key(dst, 0, MEDIUM, 1));
+}
+
+/* DISCARD of busy storage renames at once; the GPU keeps the old data. */
+TEST_F(umd, discard_busy_renames)
+{
+	vmgpu_buffer *b = BUF(MEDIUM), *dst = BUF(MEDIUM), *dst2 = BUF(MEDIUM);
+	struct vmgpu_queue_stats s0, s1;
+	uint64_t va, t;
+	void *p;
+
+	ASSERT_EQ(0, write_key(b, VMGPU_MAP_WRITE, 0, MEDIUM, 21));
+	ASSERT_EQ(0, gated_copy(self, dst, b, MEDIUM));
+	va = vmgpu_buffer_gpu_va(b);
+	s0 = stats_of(self->q);
+	t = now_ns();
+	ASSERT_EQ(0, vmgpu_buffer_map(b, VMGPU_MAP_WRITE_DISCARD, 0, 0, MEDIUM, &p));
+	EXPECT_LT(now_ns() - t, 100 * MS);
+	vmgpu_test_fill(p, MEDIUM, 22);
+	ASSERT_EQ(0, vmgpu_buffer_unmap(b));
+	s1 = stats_of(self->q);
+	EXPECT_NE(va, vmgpu_buffer_gpu_va(b));
+	EXPECT_EQ(1, s1.renames);
+	EXPECT_EQ(s0.kernel_waits, s1.kernel_waits);
+	EXPECT_GE(s1.renamed_bytes_now, MEDIUM);
+
+	ASSERT_EQ(0, vmgpu_queue_copy(self->q, dst2, 0, b, 0, MEDIUM));
+	ASSERT_EQ(0, open_and_finish(self));
+	EXPECT_EQ(0, check_key(dst, 0, MEDIUM, 21));
+	EXPECT_EQ(0, check_key(dst2, 0, MEDIUM, 22));
+}
+
+/*
+ * Regression: storage renamed in by a DISCARD that writes nothing must not
+ * show another buffer's bytes (here A's 0xaa, recycled from its release).
+ */
+TEST_F(umd, discard_no_write_no_foreign_bytes)
+{
+	static const uint64_t sizes[] = { 256, MEDIUM, LARGE };
+	struct vmgpu_queue_stats s0, s1;
+	unsigned int i;
+	void *p;
+
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+		uint64_t size = sizes[i];
+		vmgpu_buffer *a = BUF_UNOWNED(size), *b = BUF(size), *dst = BUF(size);
+
+		ASSERT_EQ(0, write_pat(a, VMGPU_MAP_WRITE, 0, size, BYTE, 0xaa));
+		ASSERT_EQ(0, write_pat(dst, VMGPU_MAP_WRITE, 0, size, BYTE, 0x55));
+		ASSERT_EQ(0, vmgpu_queue_copy(self->q, self->scratch, 0, a, 0, size));
+		ASSERT_EQ(0, vmgpu_queue_finish(self->q, WAIT_NS));
+		ASSERT_EQ(0, busy_reading(self, b));
+		/* A is idle: its storage goes back for reuse. */
+		vmgpu_buffer_unref(a);
+
+		s0 = stats_of(self->q);
+		ASSERT_EQ(0, vmgpu_buffer_map(b, VMGPU_MAP_WRITE_DISCARD, 0, 0, size, &p));
+		ASSERT_EQ(0, vmgpu_buffer_unmap(b));
+		ASSERT_EQ(0, vmgpu_queue_copy(self->q, dst, 0, b, 0, size));
+		ASSERT_EQ(0, open_and_finish(self));
+		s1 = stats_of(self->q);
+		EXPECT_EQ(s0.renames + 1, s1.renames) TH_LOG("size %llu", (unsigned long long)size);
+		EXPECT_GT(s1.recycled, s0.recycled)
+			TH_LOG("size %llu: the rename reused no storage", (unsigned long long)size);
+		EXPECT_EQ(0, check(dst, 0, size, BYTE, 0xaa))
+			TH_LOG("size %llu: A's bytes showed through B", (unsigned long long)size);
+		EXPECT_EQ(0, check(dst, 0, size, BYTE, 0x55))
+			TH_LOG("size %llu: the copy did not happen", (unsigned long long)size);
+	}
+}
+
+/* Regression: NO_OVERWRITE after a DISCARD writes the renamed-in storage. */
+TEST_F(umd, discard_then_no_overwrite_appends)
+{
+	vmgpu_buffer *b = BUF(SMALL), *dst = BUF(SMALL);
+
+	ASSERT_EQ(0, write_key(b, VMGPU_MAP_WRITE, 0, SMALL, 40));
+	ASSERT_EQ(0, busy_reading(self, b));
+
+	ASSERT_EQ(0, write_key(b, VMGPU_MAP_WRITE_DISCARD, 0, 256, 41));
+	ASSERT_EQ(0, vmgpu_queue_copy(self->q, dst, 0, b, 0, 256));
+	ASSERT_EQ(0, write_key(b, VMGPU_MAP_WRITE_NO_OVERWRITE, 256, 256, 42));
+	ASSERT_EQ(0, vmgpu_queue_copy(self->q, dst, 256, b, 256, 256));
+	EXPECT_EQ(1, stats_of(self->q).renames);
+
+	ASSERT_EQ(0, open_and_finish(self));
+	EXPECT_EQ(0, check_key(dst, 0, 256, 41));
+	EXPECT_EQ(0, check_key(dst, 256, 256, 42));
+}
+
+/*
+ * Regression: DISCARDs with no flush between rename storage that only the
+ * not yet submitted commands use; each copy sees its own round's data.
+ */
+TEST_F(umd, several_discards_one_submission)
+{
+	vmgpu_buffer *b, *dst[3];
+	uint64_t renames;
+	int gated, i, ret;
+
+	/* Busy on the GPU, then busy only in the batch not yet submitted. */
+	for (gated = 1; gated >= 0; gated--) {
+		b = BUF(SMALL);
+		renames = stats_of(self->q).renames;
+		ret = gated ? busy_reading(self, b) :
+			      vmgpu_queue_copy(self->q, self->scratch, 0, b, 0, SMALL);
+		ASSERT_EQ(0, ret);
+		for (i = 0; i < 3; i++) {
+			dst[i] = BUF(SMALL);
+			ASSERT_EQ(0, write_key(b, VMGPU_MAP_WRITE_DISCARD, 0, SMALL, 50 + i));
+			ASSERT_EQ(0, vmgpu_queue_copy(self->q, dst[i], 0, b, 0, SMALL));
+		}
+		EXPECT_EQ(renames + 3, stats_of(self->q).renames) TH_LOG("gated %d", gated);
+		ASSERT_EQ(0, gated ? open_and_finish(self) : vmgpu_queue_finish(self->q, WAIT_NS));
+		for (i = 0; i < 3; i++)
+			EXPECT_EQ(0, check_key(dst[i], 0, SMALL, 50 + i))
+				TH_LOG("gated %d, round %d", gated, i);
+	}
+}
+
+/* Renaming faster than the GPU consumes stays within rename_wait_bytes. */
+TEST_F(umd, discard_spam_within_budget)
+{
+	enum { ITERATIONS = 2000 };
+	struct vmgpu_queue_stats s;
+	vmgpu_buffer *b, *res;
+	uint64_t i, *p;
+
+	ASSERT_EQ(0, open_queue(self, 1 * MiB, 4 * MiB, 0));
+	b = BUF(MEDIUM);
+	res = BUF(ITERATIONS * 8);
+	for (i = 0; i < ITERATIONS; i++) {
+		ASSERT_EQ(0, vmgpu_buffer_map(b, VMGPU_MAP_WRITE_DISCARD, 0, 0, MEDIUM,
+					      (void **)&p));
+		p[0] = vmgpu_test_word(60, i);	/* what res gets at i * 8 */
+		ASSERT_EQ(0, vmgpu_buffer_unmap(b));
+		ASSERT_EQ(0, vmgpu_queue_delay(self->q, 200));
+		ASSERT_EQ(0, vmgpu_queue_copy(self->q, res, i * 8, b, 0, 8));
+	}
+	ASSERT_EQ(0, vmgpu_queue_finish(self->q, WAIT_NS));
+	s = stats_of(self->q);
+	TH_LOG("renames %ju peak %ju budget flushes %ju waits %ju", (uintmax_t)s.renames,
+	       (uintmax_t)s.renamed_bytes_peak, (uintmax_t)s.budget_flushes,
+	       (uintmax_t)s.budget_waits);
+	EXPECT_LE(s.renamed_bytes_peak, 4 * MiB + MEDIUM);
+	EXPECT_GT(s.budget_flushes, 0);
+	EXPECT_GT(s.budget_waits, 0);
+	EXPECT_EQ(0, check_key(res, 0, ITERATIONS * 8, 60));
+}
+
+/* DO_NOT_WAIT: WasStillDrawing at once, with no ioctl; -EINVAL where meaningless. */
+TEST_F(umd, do_not_wait_busy)
+{
+	static const uint32_t modes[] = { VMGPU_MAP_READ, VMGPU_MAP_WRITE, VMGPU_MAP_READ_WRITE };
+	vmgpu_buffer *b = BUF(SMALL);
+	uint64_t ns, ioctls;
+	unsigned int i;
+
+	ASSERT_EQ(0, gate_close(self));
+	ASSERT_EQ(0, vmgpu_queue_fill(self->q, b, 0, SMALL, NEW));
+	ASSERT_EQ(0, vmgpu_queue_flush(self->q));
+	for (i = 0; i < ARRAY_SIZE(modes); i++) {
+		EXPECT_EQ(-EBUSY, map_dnw(self->dev, b, modes[i], &ns, &ioctls))
+			TH_LOG("mode %u", modes[i]);
+		EXPECT_EQ(0, ioctls) TH_LOG("mode %u", modes[i]);
+		EXPECT_LT(ns, 1 * MS) TH_LOG("mode %u", modes[i]);
+	}
+	EXPECT_EQ(-EINVAL, try_map(b, VMGPU_MAP_WRITE_DISCARD, VMGPU_MAP_DO_NOT_WAIT, 0, SMALL));
+	EXPECT_EQ(-EINVAL, try_map(b, VMGPU_MAP_WRITE_NO_OVERWRITE, VMGPU_MAP_DO_NOT_WAIT,
+				   0, SMALL));
+	ASSERT_EQ(0, open_and_finish(self));
+	EXPECT_EQ(0, map_dnw(self->dev, b, VMGPU_MAP_READ, &ns, &ioctls));
+	EXPECT_EQ(0, check(b, 0, SMALL, WORD, NEW));
+}
+
+/* DO_NOT_WAIT submits recorded work on the buffer, so spinning on it ends. */
+TEST_F(umd, do_not_wait_pending_flushes)
+{
+	vmgpu_buffer *src = BUF(SMALL), *b = BUF(SMALL);
+	struct vmgpu_queue_stats s0;
+	uint64_t deadline;
+	int ret;
+
+	ASSERT_EQ(0, write_key(src, VMGPU_MAP_WRITE, 0, SMALL, 8));
+	ASSERT_EQ(0, vmgpu_queue_delay(self->q, 20000));
+	ASSERT_EQ(0, vmgpu_queue_copy(self->q, b, 0, src, 0, SMALL));
+	s0 = stats_of(self->q);
+	EXPECT_EQ(-EBUSY, try_map(b, VMGPU_MAP_READ, VMGPU_MAP_DO_NOT_WAIT, 0, SMALL));
+	EXPECT_EQ(s0.submissions + 1, stats_of(self->q).submissions);
+
+	deadline = now_ns() + 5000 * MS;
+	while ((ret = try_map(b, VMGPU_MAP_READ, VMGPU_MAP_DO_NOT_WAIT, 0, SMALL)) == -EBUSY &&
+	       now_ns() < deadline)
+		usleep(100);
+	EXPECT_EQ(0, ret);
+	EXPECT_EQ(s0.submissions + 1, stats_of(self->q).submissions);
+	EXPECT_EQ(0, check_key(b, 0, SMALL, 8));
+}
+
+struct waiter {
+	vmgpu_buffer *buf;
+	int ret;
+	int64_t bad;
+	uint64_t returned_ns, cpu_ns;
+};
+
+static void *blocking_read(void *arg)
+{
+	struct waiter *w = arg;
+	uint64_t cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID), first;
+	void *p;
+
+	w->ret = vmgpu_buffer_map(w->buf, VMGPU_MAP_READ, 0, 0, SMALL, &p);
+	w->returned_ns = now_ns();
+	w->cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu;
+	if (!w->ret) {
+		w->bad = vmgpu_test_check(p, SMALL, 9, &first);
+		vmgpu_buffer_unmap(w->buf);
+	}
+	return NULL;
+}
+
+/* A blocking map sleeps in the kernel and wakes when the GPU is done. */
+TEST_F(umd, wait_wakes_on_signal)
+{
+	vmgpu_buffer *src = BUF(SMALL), *b = BUF(SMALL);
+	struct waiter w = { .buf = b };
+	struct vmgpu_queue_stats s0;
+	uint64_t released, *gate;
+	pthread_t thread;
+
+	ASSERT_EQ(0, write_key(src, VMGPU_MAP_WRITE, 0, SMALL, 9));
+	ASSERT_EQ(0, gated_copy(self, b, src, SMALL));
+	/* The gate is opened by a plain store: no library call races the waiter. */
+	ASSERT_EQ(0, vmgpu_buffer_map(self->sem, VMGPU_MAP_WRITE_NO_OVERWRITE, 0, 0, 8,
+				      (void **)&gate));
+	s0 = stats_of(self->q);
+	ASSERT_EQ(0, pthread_create(&thread, NULL, blocking_read, &w));
+	usleep(200000);
+	released = now_ns();
+	__atomic_store_n(gate, self->gate_value, __ATOMIC_RELEASE);
+	pthread_join(thread, NULL);
+	ASSERT_EQ(0, vmgpu_buffer_unmap(self->sem));
+
+	EXPECT_EQ(0, w.ret);
+	EXPECT_EQ(0, w.bad);
+	EXPECT_GE(w.returned_ns, released) TH_LOG("the map returned before the GPU was done");
+	EXPECT_LT(w.returned_ns - released, 50 * MS);
+	EXPECT_LT(w.cpu_ns, 10 * MS) TH_LOG("the wait burnt %llu ns of CPU",
+					    (unsigned long long)w.cpu_ns);
+	EXPECT_GT(stats_of(self->q).kernel_waits, s0.kernel_waits);
+}
+
+/* READ waits only for the GPU's last write: a GPU read does not hold it. */
+TEST_F(umd, map_read_waits_for_write_only)
+{
+	vmgpu_buffer *b = BUF(SMALL), *dst = BUF(SMALL);
+	struct vmgpu_queue_stats s0;
+	uint64_t t;
+
+	ASSERT_EQ(0, write_key(b, VMGPU_MAP_WRITE, 0, SMALL, 10));
+	ASSERT_EQ(0, gated_copy(self, dst, b, SMALL));
+	s0 = stats_of(self->q);
+	EXPECT_EQ(-EBUSY, try_map(b, VMGPU_MAP_WRITE, VMGPU_MAP_DO_NOT_WAIT, 0, SMALL));
+	EXPECT_EQ(0, try_map(b, VMGPU_MAP_READ, VMGPU_MAP_DO_NOT_WAIT, 0, SMALL));
+	t = now_ns();
+	EXPECT_EQ(0, check_key(b, 0, SMALL, 10));
+	EXPECT_LT(now_ns() - t, 50 * MS);
+	EXPECT_EQ(s0.kernel_waits, stats_of(self->q).kernel_waits);
+
+	ASSERT_EQ(0, open_and_finish(self));
+	EXPECT_EQ(0, check_key(dst, 0, SMALL, 10));
+}
+
+/* A range nobody wrote maps at once even while the GPU uses the rest. */
+TEST_F(umd, never_written_range_no_wait)
+{
+	vmgpu_buffer *b = BUF(MEDIUM), *dst = BUF(SMALL);
+	struct vmgpu_queue_stats s0;
+	void *p;
+	int ret;
+
+	ASSERT_EQ(0, write_key(b, VMGPU_MAP_WRITE, 0, SMALL, 11));
+	ASSERT_EQ(0, gated_copy(self, dst, b, SMALL));
+	/* The range the GPU uses is busy ... */
+	EXPECT_EQ(-EBUSY, try_map(b, VMGPU_MAP_WRITE, VMGPU_MAP_DO_NOT_WAIT, 0, SMALL));
+	/* ... the one nobody wrote is not. */
+	s0 = stats_of(self->q);
+	ret = vmgpu_buffer_map(b, VMGPU_MAP_WRITE, VMGPU_MAP_DO_NOT_WAIT, 32 * KiB, SMALL, &p);
+	EXPECT_EQ(0, ret);
+	if (!ret) {
+		vmgpu_test_fill(p, SMALL, 12);
+		ASSERT_EQ(0, vmgpu_buffer_unmap(b));
+	}
+	EXPECT_EQ(s0.kernel_waits, stats_of(self->q).kernel_waits);
+
+	ASSERT_EQ(0, open_and_finish(self));
+	EXPECT_EQ(0, check_key(dst, 0, SMALL, 11));
+	EXPECT_EQ(0, check_key(b, 32 * KiB, SMALL, 12));
+}
+
+/*
+ * Cache-sync calls: none on a coherent device; on a non-coherent one one
+ * batched call per submission for what the CPU wrote, one per CPU read of
+ * what the GPU wrote, none for a CPU read of what the GPU only read.
+ */
+TEST_F(umd, coherency_sync_calls)
+{
+	enum { N = 3, SZ = 128 * KiB };		/* allocations of their own */
+	struct vmgpu_queue_stats s0, s1, s2, s3, s4;
+	vmgpu_buffer *x[N], *y[N];
+	int i;
+
+	for (i = 0; i < N; i++) {
+		x[i] = BUF(SZ);
+		y[i] = BUF(SZ);
+	}
+	s0 = stats_of(self->q);
+	for (i = 0; i < N; i++) {
+		ASSERT_EQ(0, write_key(x[i], VMGPU_MAP_WRITE, 0, SZ, 120 + i));
+		ASSERT_EQ(0, vmgpu_queue_copy(self->q, y[i], 0, x[i], 0, SZ));
+	}
+	ASSERT_EQ(0, vmgpu_queue_flush(self->q));
+	s1 = stats_of(self->q);
+	ASSERT_EQ(0, vmgpu_queue_finish(self->q, WAIT_NS));
+	s2 = stats_of(self->q);
+	EXPECT_EQ(0, check_key(y[0], 0, SZ, 120));	/* the GPU wrote it */
+	s3 = stats_of(self->q);
+	EXPECT_EQ(0, check_key(x[0], 0, SZ, 120));	/* the GPU only read it */
+	s4 = stats_of(self->q);
+	if (self->noncoherent) {
+		EXPECT_EQ(s0.cache_syncs + 1, s1.cache_syncs)
+			TH_LOG("the CPU writes of one submission: one call");
+		EXPECT_EQ(s0.cache_sync_ranges + N, s1.cache_sync_ranges);
+		EXPECT_EQ(s2.cache_syncs + 1, s3.cache_syncs)
+			TH_LOG("a CPU read of a GPU write: one call");
+		EXPECT_EQ(s3.cache_syncs, s4.cache_syncs)
+			TH_LOG("a CPU read of what the GPU only read: no call");
+	} else {
+		EXPECT_EQ(0, s4.cache_syncs);
+		EXPECT_EQ(0, s4.cache_sync_ranges);
+	}
+}
+
+#define CASE_SIZE		(16 * KiB)
+
+/*
+ * The GPU reads x (its lines now in the device cache), the CPU rewrites it,
+ * the GPU copies it to z: z has what the GPU saw of the CPU's write. No
+ * CPU read in between: a cache-sync call flushes the whole device cache.
+ */
+static void cpu_write_gpu_read(struct __test_metadata *_metadata, FIXTURE_DATA(umd) *self,
+			       uint32_t debug)
+{
+	vmgpu_buffer *x = BUF(CASE_SIZE), *y = BUF(CASE_SIZE), *z = BUF(CASE_SIZE);
+	uint32_t want = self->noncoherent && debug ? OLD : NEW;
+
+	ASSERT_EQ(0, write_pat(x, VMGPU_MAP_WRITE, 0, CASE_SIZE, WORD, OLD));
+	ASSERT_EQ(0, vmgpu_queue_copy(self->q, y, 0, x, 0, CASE_SIZE));
+	ASSERT_EQ(0, vmgpu_queue_finish(self->q, WAIT_NS));
+
+	vmgpu_queue_set_debug(self->q, debug);
+	ASSERT_EQ(0, write_pat(x, VMGPU_MAP_WRITE, 0, CASE_SIZE, WORD, NEW));
+	ASSERT_EQ(0, vmgpu_queue_copy(self->q, z, 0, x, 0, CASE_SIZE));
+	ASSERT_EQ(0, vmgpu_queue_finish(self->q, WAIT_NS));
+	EXPECT_EQ(0, check(z, 0, CASE_SIZE, WORD, want))
+		TH_LOG("debug %#x: the GPU did not read %#x", debug, want);
+	EXPECT_EQ(0, check(y, 0, CASE_SIZE, WORD, OLD));
+	vmgpu_queue_set_debug(self->q, 0);
+}
+
+/* The GPU fills y, which the CPU wrote and the GPU read before: the CPU reads it. */
+static void gpu_write_cpu_read(struct __test_metadata *_metadata, FIXTURE_DATA(umd) *self,
+			       uint32_t debug)
+{
+	vmgpu_buffer *y = BUF(CASE_SIZE);
+	uint32_t want = self->noncoherent && debug ? OLD : NEW;
+
+	ASSERT_EQ(0, write_pat(y, VMGPU_MAP_WRITE, 0, CASE_SIZE, WORD, OLD));
+	ASSERT_EQ(0, vmgpu_queue_copy(self->q, self->scratch, 0, y, 0, CASE_SIZE));
+	ASSERT_EQ(0, vmgpu_queue_finish(self->q, WAIT_NS));
+
+	vmgpu_queue_set_debug(self->q, debug);
+	ASSERT_EQ(0, vmgpu_queue_fill(self->q, y, 0, CASE_SIZE, NEW));
+	ASSERT_EQ(0, vmgpu_queue_finish(self->q, WAIT_NS));
+	EXPECT_EQ(0, check(y, 0, CASE_SIZE, WORD, want))
+		TH_LOG("debug %#x: the CPU did not read %#x", debug, want);
+	vmgpu_queue_set_debug(self->q, 0);
+}
+
+/*
+ * The data is right with the cache-sync calls; on a non-coherent device,
+ * leaving out either one reads stale data (on a coherent one it does not).
+ */
+TEST_F(umd, noncoherent_data)
+{
+	static const uint32_t debug[] = { 0, VMGPU_QUEUE_DEBUG_NO_SYNC_TO_DEVICE };
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(debug); i++) {
+		cpu_write_gpu_read(_metadata, self, debug[i]);
+		gpu_write_cpu_read(_metadata, self, debug[i] ? VMGPU_QUEUE_DEBUG_NO_SYNC_TO_CPU : 0);
+	}
+}
+
+/* Releasing busy buffers does not block; their storage goes when idle. */
+TEST_F(umd, release_never_blocks)
+{
+	vmgpu_buffer *src, *dst, *b, *l, *x[2];
+	struct vmgpu_queue_stats s0, s1;
+	uint64_t t;
+
+	ASSERT_EQ(0, open_queue(self, 0, 0, 50 * MS));
+	src = BUF(SMALL);
+	dst = BUF(SMALL);
+	b = BUF_UNOWNED(SMALL);
+	l = BUF_UNOWNED(LARGE);
+	ASSERT_EQ(0, write_key(src, VMGPU_MAP_WRITE, 0, SMALL, 14));
+	ASSERT_EQ(0, gate_close(self));
+	ASSERT_EQ(0, vmgpu_queue_copy(self->q, dst, 0, src, 0, SMALL));
+	ASSERT_EQ(0, vmgpu_queue_copy(self->q, self->scratch, 0, b, 0, SMALL));
+	ASSERT_EQ(0, busy_reading(self, l));	/* its gate opens with the first */
+
+	s0 = stats_of(self->q);
+	t = now_ns();
+	vmgpu_buffer_unref(b);
+	EXPECT_LT(now_ns() - t, 2 * MS);
+	t = now_ns();
+	vmgpu_buffer_unref(l);
+	EXPECT_LT(now_ns() - t, 2 * MS);
+	s1 = stats_of(self->q);
+	EXPECT_EQ(s0.kernel_waits, s1.kernel_waits);
+	EXPECT_GT(s1.destroyed_deferred, s0.destroyed_deferred);
+	ASSERT_EQ(0, open_and_finish(self));
+	EXPECT_EQ(0, check_key(dst, 0, SMALL, 14));
+
+	/* Idle allocations leave the recycle cache once they expire. */
+	s0 = stats_of(self->q);
+	x[0] = BUF_UNOWNED(LARGE);
+	x[1] = BUF_UNOWNED(LARGE);
+	vmgpu_buffer_unref(x[0]);
+	vmgpu_buffer_unref(x[1]);
+	usleep(100000);
+	ASSERT_EQ(0, vmgpu_queue_flush(self->q));
+	b = BUF(SMALL);
+	ASSERT_EQ(0, vmgpu_queue_fill(self->q, b, 0, SMALL, NEW));
+	ASSERT_EQ(0, vmgpu_queue_finish(self->q, WAIT_NS));
+	EXPECT_GT(stats_of(self->q).destroyed_idle, s0.destroyed_idle);
+}
+
+/* A released buffer's GPU VA and storage are not reused while the GPU uses them. */
+TEST_F(umd, gpu_va_not_reused_while_busy)
+{
+	vmgpu_buffer *l = BUF_UNOWNED(LARGE), *dst = BUF(LARGE), *n;
+	uint64_t va, nva;
+
+	ASSERT_EQ(0, write_key(l, VMGPU_MAP_WRITE, 0, LARGE, 15));
+	ASSERT_EQ(0, gated_copy(self, dst, l, LARGE));
+	va = vmgpu_buffer_gpu_va(l);
+	vmgpu_buffer_unref(l);
+
+	n = BUF(LARGE);
+	nva = vmgpu_buffer_gpu_va(n);
+	EXPECT_TRUE(nva + LARGE <= va || nva >= va + LARGE)
+		TH_LOG("new VA %#llx within the busy %#llx", (unsigned long long)nva,
+		       (unsigned long long)va);
+	/* N is new: it maps at once; its writes must not reach L's storage. */
+	ASSERT_EQ(0, write_key(n, VMGPU_MAP_WRITE, 0, LARGE, 16));
+
+	EXPECT_EQ(0, open_and_finish(self));
+	EXPECT_EQ(0, check_key(dst, 0, LARGE, 15));
+	EXPECT_EQ(0, check_key(n, 0, LARGE, 16));
+}
+
+TEST_F(umd, bad_args)
+{
+	struct vmgpu_queue_info info = { .engine = DRM_VMGPU_ENGINE_GPU_VA0 };
+	vmgpu_buffer *b = BUF(SMALL), *dst = BUF(SMALL), *out;
+	vmgpu_queue *q;
+	void *p;
+
+	EXPECT_EQ(-EINVAL, try_map(b, 0, 0, 0, SMALL));
+	EXPECT_EQ(-EINVAL, try_map(b, 6, 0, 0, SMALL));
+	EXPECT_EQ(-EINVAL, try_map(b, VMGPU_MAP_READ, 0, 0, SMALL + 1));
+	EXPECT_EQ(-EINVAL, try_map(b, VMGPU_MAP_WRITE, 0, SMALL - 4, 8));
+
+	ASSERT_EQ(0, vmgpu_buffer_map(b, VMGPU_MAP_READ, 0, 0, SMALL, &p));
+	EXPECT_EQ(-EBUSY, try_map(b, VMGPU_MAP_READ, 0, 0, SMALL));
+	EXPECT_EQ(-EBUSY, vmgpu_queue_copy(self->q, dst, 0, b, 0, SMALL));
+	EXPECT_EQ(-EBUSY, vmgpu_queue_copy(self->q, b, 0, dst, 0, SMALL));
+	EXPECT_EQ(-EBUSY, vmgpu_queue_fill(self->q, b, 0, SMALL, NEW));
+	ASSERT_EQ(0, vmgpu_buffer_unmap(b));
+	EXPECT_EQ(-EINVAL, vmgpu_buffer_unmap(b));
+
+	EXPECT_EQ(-EINVAL, vmgpu_queue_fill(self->q, b, 0, 6, NEW));
+	EXPECT_EQ(-EINVAL, vmgpu_queue_fill(self->q, b, 2, 8, NEW));
+	EXPECT_EQ(-EINVAL, vmgpu_buffer_create(self->q, SMALL, 1, &out));
+	EXPECT_EQ(-EINVAL, vmgpu_buffer_create(self->q, 0, 0, &out));
+
+	info.flags = 1;
+	EXPECT_EQ(-EINVAL, vmgpu_queue_create(self->dev, &info, &q));
+	info.flags = 0;
+	info.rename_flush_bytes = 2 * MiB;
+	info.rename_wait_bytes = 1 * MiB;
+	EXPECT_EQ(-EINVAL, vmgpu_queue_create(self->dev, &info, &q));
+}
+
+TEST_HARNESS_MAIN
