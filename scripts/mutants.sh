@@ -10,7 +10,8 @@ set -uo pipefail
 
 . "$(dirname "$0")/common.sh"
 
-# name %% file under drivers/gpu/drm/vmgpu %% perl -0 substitution %% config %% test that must fail
+# name %% file (under drivers/gpu/drm/vmgpu, or a path from the top) %% perl -0
+# substitution %% config %% test that must fail
 MUTANTS=(
 	"no-redo%%vmgpu_bo.c%%s/\tif \(!error\)\n\t\treturn vbo->needs_scrub;/\tif (true)\n\t\treturn vbo->needs_scrub;/%%rebar%%vmgpu_error_test/global.failed_clear_is_redone"
 	"no-lost%%vmgpu_bo.c%%s/if \(copied && vbo->has_contents/if (false \&\& copied \&\& vbo->has_contents/%%rebar%%vmgpu_error_test/global.failed_move_loses_contents"
@@ -58,6 +59,19 @@ MUTANTS=(
 	"notify-no-wait%%vmgpu_notify.c%%s/\tdma_fence_wait\(fence, false\);\n//%%rebar%%vmgpu_notify_test/notify.iommu_unmap_waits_for_earlier_paging"
 	"paging-va-fill-half%%vmgpu_migrate.c%%s/u64 chunk = vdev->paging_vm.size, size = tbo->base.size, done;/u64 chunk = vdev->paging_vm.size \/ 2, size = tbo->base.size, done;/%%rebar%%vmgpu_notify_test/notify.paging_ops_in_chunks_of_the_paging_va"
 	"paging-va-no-pte-flush%%vmgpu_migrate.c%%s/return op->flush \? vmgpu_paging_op_add\(op, &flush\) : 0;/return 0;/%%noncoherent%%vmgpu_coherency_test/coh.moves_need_no_sync"
+	"umd-discard-waits%%userspace/libvmgpu/vmgpu_buffer.c%%s/\t\t\tret = vmgpu_buffer_rename\(buf\);/\t\t\tret = vmgpu_queue_wait_locked(q, vmgpu_max(s->last_read, s->last_write), VMGPU_MAP_TIMEOUT_NS);/%%rebar%%vmgpu_umd_test/umd.discard_busy_renames"
+	"umd-no-zero%%userspace/libvmgpu/vmgpu_storage.c%%s/\t\tmemset\(s->alloc->cpu \+ s->offset, 0, s->size\);\n//%%rebar%%vmgpu_umd_test/umd.discard_no_write_no_foreign_bytes"
+	"umd-batch-not-busy%%userspace/libvmgpu/vmgpu_queue.c%%s/\tuint64_t pending = q->submitted \+ 1;\n\n\tif \(s->batch != q->batch_gen\)/\tuint64_t pending = q->submitted;\n\n\tif (s->batch != q->batch_gen)/%%rebar%%vmgpu_umd_test/umd.several_discards_one_submission"
+	"umd-no-budget-wait%%userspace/libvmgpu/vmgpu_buffer.c%%s/\twhile \(\(head = q->retired.head\) &&/\twhile (0 \&\& (head = q->retired.head) \&\&/%%rebar%%vmgpu_umd_test/umd.discard_spam_within_budget"
+	"umd-do-not-wait-waits%%userspace/libvmgpu/vmgpu_buffer.c%%s/\t\tif \(flags & VMGPU_MAP_DO_NOT_WAIT\) \{/\t\tif (0) {/%%rebar%%vmgpu_umd_test/umd.do_not_wait_busy"
+	"umd-do-not-wait-no-flush%%userspace/libvmgpu/vmgpu_buffer.c%%s/\t\t\tif \(until > q->submitted\) \{/\t\t\tif (0) {/%%rebar%%vmgpu_umd_test/umd.do_not_wait_pending_flushes"
+	"umd-spin-wait%%userspace/libvmgpu/vmgpu_queue.c%%s/\tret = drmSyncobjTimelineWait\(q->dev->fd, &q->syncobj, &seqno, 1, deadline,\n\t\t\t\t     DRM_SYNCOBJ_WAIT_FLAGS_WAIT_ALL, NULL\) \? -errno : 0;/\twhile (vmgpu_context_completed(q->ctx) < seqno)\n\t\t;\n\tret = 0;/%%rebar%%vmgpu_umd_test/umd.wait_wakes_on_signal"
+	"umd-read-waits-for-reads%%userspace/libvmgpu/vmgpu_buffer.c%%s/until = mode == VMGPU_MAP_READ \? s->last_write :/until = 0 ? s->last_write :/%%rebar%%vmgpu_umd_test/umd.map_read_waits_for_write_only"
+	"umd-no-valid-range%%userspace/libvmgpu/vmgpu_buffer.c%%s/\t\tif \(!vmgpu_range_overlaps\(&s->valid, offset, end\)\)\n\t\t\tbreak;\n//%%rebar%%vmgpu_umd_test/umd.never_written_range_no_wait"
+	"umd-release-waits%%userspace/libvmgpu/vmgpu_storage.c%%s/\tuint64_t pending = q->submitted \+ 1;\n\n\tif \(!vmgpu_storage_idle\(q, s\)\) \{/\tuint64_t pending = q->submitted + 1;\n\n\tvmgpu_queue_wait_locked(q, vmgpu_storage_last_use(s), 10000000000ull);\n\tif (!vmgpu_storage_idle(q, s)) {/%%rebar%%vmgpu_umd_test/umd.release_never_blocks"
+	"umd-no-sync-to-device%%userspace/libvmgpu/vmgpu_queue.c%%s/\tret = vmgpu_queue_sync_to_device\(q\);\n\tif \(!ret\)\n\t\tret = vmgpu_context_submit/\tret = 0;\n\tif (!ret)\n\t\tret = vmgpu_context_submit/%%noncoherent%%vmgpu_umd_test/umd.noncoherent_data"
+	"umd-no-sync-to-cpu%%userspace/libvmgpu/vmgpu_buffer.c%%s/\t\treturn vmgpu_queue_sync_to_cpu\(q, s\);/\t\treturn 0;/%%noncoherent%%vmgpu_umd_test/umd.noncoherent_data"
+	"umd-sync-when-coherent%%userspace/libvmgpu/vmgpu_buffer.c%%s/\t\tif \(q->noncoherent\)\n\t\t\tvmgpu_range_add\(&s->cpu_dirty/\t\tif (1)\n\t\t\tvmgpu_range_add(\&s->cpu_dirty/%%rebar%%vmgpu_umd_test/umd.coherency_sync_calls"
 )
 
 wanted=("$@")
@@ -72,7 +86,10 @@ for m in "${MUTANTS[@]}"; do
 	rm -rf "$tree"
 	mkdir -p "$tree"
 	git -C "$VMGPU_ROOT" archive HEAD | tar -x -C "$tree"
-	target="$tree/drivers/gpu/drm/vmgpu/$file"
+	case $file in
+	*/*) target="$tree/$file" ;;
+	*) target="$tree/drivers/gpu/drm/vmgpu/$file" ;;
+	esac
 	before=$(sha256sum <"$target")
 	perl -0pi -e "$subst" "$target"
 	if [ "$(sha256sum <"$target")" = "$before" ]; then
