@@ -175,9 +175,11 @@ int vmgpu_context_busy(const vmgpu_context *ctx, uint64_t seqno);
  * storage it has when they are recorded; WRITE_DISCARD swaps the storage
  * (renaming) instead of waiting for the GPU. Buffers of at most
  * VMGPU_SUBALLOC_MAX bytes share allocations (a per-queue sub-allocator);
- * larger ones each have their own, from a pool of retired allocations that
- * are reused once their last job completed. A buffer is used by one queue
- * only, and by one thread at a time.
+ * larger ones each have their own, reused (from the queue's recycle
+ * cache) once their last job completed. A buffer is used by one queue
+ * only, and by one thread at a time; a queue's calls are serialised by its
+ * lock, which a wait drops while it sleeps. One vmgpu_device per DRM file:
+ * each hands its queues their own GPU VA windows (960 in its lifetime).
  */
 typedef struct vmgpu_queue vmgpu_queue;
 typedef struct vmgpu_buffer vmgpu_buffer;
@@ -219,16 +221,18 @@ vmgpu_queue *vmgpu_queue_ref(vmgpu_queue *q);
 void vmgpu_queue_unref(vmgpu_queue *q);
 /* Submit the recorded commands as one job; 0 if there are none. */
 int vmgpu_queue_flush(vmgpu_queue *q);
-/* Flush, then wait (without polling) until every job completed. */
+/*
+ * Flush, then wait (without polling) until every submitted job completed;
+ * the flush's error, else the wait's.
+ */
 int vmgpu_queue_finish(vmgpu_queue *q, uint64_t timeout_ns);
-/* The underlying context (its seqno page, its id). */
-vmgpu_context *vmgpu_queue_context(const vmgpu_queue *q);
 
 /* What a queue did so far; counters only grow, except the *_now ones. */
 struct vmgpu_queue_stats {
 	uint64_t submissions;		/* jobs submitted */
 	uint64_t renames;		/* WRITE_DISCARD maps that swapped storage */
-	uint64_t renamed_bytes_now;	/* renamed-away storage the GPU still uses */
+	/* Storage renamed away, or released, that the GPU still uses. */
+	uint64_t renamed_bytes_now;
 	uint64_t renamed_bytes_peak;	/* the most renamed_bytes_now has been */
 	uint64_t budget_flushes;	/* flushes rename_flush_bytes caused */
 	uint64_t budget_waits;		/* waits rename_wait_bytes caused */
@@ -237,11 +241,11 @@ struct vmgpu_queue_stats {
 	uint64_t cache_sync_ranges;	/* ranges those calls named */
 	uint64_t allocations;		/* kernel allocations created */
 	uint64_t recycled;		/* storage reused from the pools */
-	uint64_t destroyed_deferred;	/* allocations destroyed while busy */
+	uint64_t destroyed_deferred;	/* allocations GEM_DESTROYed while busy */
 	uint64_t destroyed_idle;	/* ... idle, with AssumeNotInUse */
 };
 
-void vmgpu_queue_stats(const vmgpu_queue *q, struct vmgpu_queue_stats *out);
+void vmgpu_queue_stats(vmgpu_queue *q, struct vmgpu_queue_stats *out);
 
 /*
  * Testing only: VMGPU_QUEUE_DEBUG_* bits switch off one of the cache
@@ -254,7 +258,7 @@ void vmgpu_queue_set_debug(vmgpu_queue *q, uint32_t flags);
 
 /*
  * A buffer of size bytes (flags must be 0). New buffers read as zero.
- * Releasing the last reference never blocks.
+ * Releasing the last reference never waits for the GPU (it ends a map).
  */
 int vmgpu_buffer_create(vmgpu_queue *q, uint64_t size, uint32_t flags,
 			vmgpu_buffer **out);
@@ -277,14 +281,18 @@ enum vmgpu_map_mode {
 
 /*
  * With READ, WRITE or READ_WRITE: -EBUSY (WasStillDrawing) instead of
- * waiting, with no ioctl that waits. -EINVAL with the other modes.
+ * waiting for the GPU. Busy on the GPU: no ioctl at all. Busy because the
+ * recorded commands use it: they are submitted first (EXEC, and the cache
+ * sync it needs), so that a caller retrying until 0 sees progress.
+ * -EINVAL with the other modes.
  */
 #define VMGPU_MAP_DO_NOT_WAIT		(1u << 0)
 
 /*
  * CPU access to [offset, offset + size) of the buffer until
- * vmgpu_buffer_unmap(); *cpu points at offset. A range nothing wrote yet,
- * or storage the GPU is done with, is mapped at once. Otherwise READ,
+ * vmgpu_buffer_unmap(); *cpu points at offset. Storage the GPU is done
+ * with is mapped at once, and so is a range no command or map wrote (for
+ * READ), or none wrote nor reads (for the writes). Otherwise READ,
  * WRITE and READ_WRITE submit the recorded commands if they use the
  * buffer and wait without polling, for the last GPU write (READ) or for
  * every use; WRITE_DISCARD renames busy storage. One map at a time:

@@ -45,9 +45,10 @@ struct vmgpu_slab;
  * slab or a whole allocation. Seqnos are the queue's context seqnos: the
  * last job that reads it, that writes it. The ranges are offsets in the
  * storage: valid (written by the CPU or by a recorded command since the
- * buffer got it), cpu_dirty (CPU writes the device cache may not have seen)
- * and gpu_dirty (device writes the CPU may not see yet); the last two are
- * kept on a non-coherent device only.
+ * buffer got it), gpu_read (read by a recorded command), cpu_dirty (CPU
+ * writes the device cache may not have seen) and gpu_dirty (device writes
+ * the CPU may not see yet); the last two are kept on a non-coherent device
+ * only.
  */
 struct vmgpu_storage {
 	struct vmgpu_alloc *alloc;
@@ -60,6 +61,7 @@ struct vmgpu_storage {
 	uint64_t owner;			/* id of the buffer whose bytes it holds */
 	uint64_t idle_since_ns;		/* in the recycle cache since */
 	struct vmgpu_range valid;
+	struct vmgpu_range gpu_read;
 	struct vmgpu_range cpu_dirty;
 	struct vmgpu_range gpu_dirty;
 	struct vmgpu_storage *next;
@@ -83,6 +85,7 @@ struct vmgpu_va_hole {
 #define VMGPU_SLICE_MIN_SHIFT	8
 #define VMGPU_SLICE_MAX_SHIFT	16
 #define VMGPU_SLICE_CLASSES	(VMGPU_SLICE_MAX_SHIFT - VMGPU_SLICE_MIN_SHIFT + 1)
+_Static_assert(1u << VMGPU_SLICE_MAX_SHIFT == VMGPU_SUBALLOC_MAX, "largest slice");
 
 struct vmgpu_queue {
 	int refcount;
@@ -104,10 +107,10 @@ struct vmgpu_queue {
 	uint64_t batch_gen;		/* counts batches, submitted or dropped */
 	struct vmgpu_storage **listed;	/* storage the batch uses */
 	uint32_t num_listed;
-	uint32_t max_listed;
-	struct vmgpu_storage **release;	/* destroy once the batch is submitted */
-	uint32_t num_release;
-	uint32_t max_release;
+	/* Whole allocations to destroy once the batch is submitted. */
+	struct vmgpu_storage **destroy_after_flush;
+	uint32_t num_destroy_after_flush;
+	uint32_t max_listed;		/* room in both arrays */
 	uint64_t renamed_since_flush;
 
 	uint64_t flush_bytes;
@@ -135,6 +138,23 @@ struct vmgpu_buffer {
 	uint32_t map_mode;		/* 0 while not mapped */
 	struct vmgpu_range map_range;
 };
+
+static inline uint64_t vmgpu_storage_last_use(const struct vmgpu_storage *s)
+{
+	return s->last_read > s->last_write ? s->last_read : s->last_write;
+}
+
+static inline uint64_t vmgpu_storage_va(const struct vmgpu_storage *s)
+{
+	return s->alloc->va + s->offset;
+}
+
+/* [offset, offset + size) is a non-empty range of the buffer. */
+static inline bool vmgpu_buffer_range_ok(const vmgpu_buffer *buf, uint64_t offset,
+					 uint64_t size)
+{
+	return size && offset <= buf->size && size <= buf->size - offset;
+}
 
 /* vmgpu_range helpers. */
 static inline bool vmgpu_range_empty(const struct vmgpu_range *r)
@@ -171,9 +191,10 @@ static inline void vmgpu_range_clear(struct vmgpu_range *r)
 uint64_t vmgpu_queue_completed(vmgpu_queue *q);
 bool vmgpu_storage_idle(vmgpu_queue *q, const struct vmgpu_storage *s);
 int vmgpu_queue_flush_locked(vmgpu_queue *q);
+int vmgpu_queue_submit_through(vmgpu_queue *q, uint64_t seqno);
 int vmgpu_queue_wait_locked(vmgpu_queue *q, uint64_t seqno, uint64_t timeout_ns);
 int vmgpu_queue_sync_to_cpu(vmgpu_queue *q, struct vmgpu_storage *s);
-int vmgpu_queue_release_after_flush(vmgpu_queue *q, struct vmgpu_storage *s);
+void vmgpu_queue_destroy_after_flush(vmgpu_queue *q, struct vmgpu_storage *s);
 uint64_t vmgpu_now_ns(void);
 
 /* vmgpu_storage.c, with q->lock held. */

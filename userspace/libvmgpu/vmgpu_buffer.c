@@ -4,9 +4,10 @@
  *
  * Seed "Lock2": the UMD implements no-overwrite and discard itself, returns
  * WasStillDrawing (-EBUSY) for a busy allocation when asked not to wait,
- * and otherwise waits without polling. A map waits only when it must: not
- * for a range nothing wrote (no job can depend on it), not for GPU reads
- * when the CPU only reads. WRITE_DISCARD of busy storage renames: the
+ * and otherwise waits without polling. A map waits only when it must: a
+ * read not for a range nothing wrote, a write not for a range nothing
+ * wrote or reads (no job can depend on those bytes), a read not for GPU
+ * reads. WRITE_DISCARD of busy storage renames: the
  * buffer gets idle storage and the old one is retired until its jobs
  * complete. The renaming budget bounds that: past rename_flush_bytes
  * renamed since the last submission the batch is submitted, so that
@@ -74,12 +75,7 @@ uint64_t vmgpu_buffer_size(const vmgpu_buffer *buf)
 
 uint64_t vmgpu_buffer_gpu_va(const vmgpu_buffer *buf)
 {
-	return buf->storage->alloc->va + buf->storage->offset;
-}
-
-static uint64_t vmgpu_max(uint64_t a, uint64_t b)
-{
-	return a > b ? a : b;
+	return vmgpu_storage_va(buf->storage);
 }
 
 /* WRITE_DISCARD of busy storage: new storage, within the budget. */
@@ -93,7 +89,7 @@ static int vmgpu_buffer_rename(vmgpu_buffer *buf)
 	while ((head = q->retired.head) &&
 	       q->stats.renamed_bytes_now + old->size > q->wait_bytes) {
 		q->stats.budget_waits++;
-		ret = vmgpu_queue_wait_locked(q, vmgpu_max(head->last_read, head->last_write),
+		ret = vmgpu_queue_wait_locked(q, vmgpu_storage_last_use(head),
 					      VMGPU_MAP_TIMEOUT_NS);
 		if (ret)
 			return ret;
@@ -111,6 +107,32 @@ static int vmgpu_buffer_rename(vmgpu_buffer *buf)
 		return vmgpu_queue_flush_locked(q);
 	}
 	return 0;
+}
+
+/* Whether a map of [offset, end) must wait for the storage's jobs. */
+static bool vmgpu_map_depends(const struct vmgpu_storage *s, uint32_t mode,
+			      uint64_t offset, uint64_t end)
+{
+	if (vmgpu_range_overlaps(&s->valid, offset, end))
+		return true;
+	return mode != VMGPU_MAP_READ && vmgpu_range_overlaps(&s->gpu_read, offset, end);
+}
+
+/*
+ * The device writes back whole lines: a CPU write anywhere in a line the
+ * device wrote needs that line synced first, not only the bytes.
+ */
+static bool vmgpu_map_needs_sync(vmgpu_queue *q, const struct vmgpu_storage *s,
+				 uint32_t mode, uint64_t offset, uint64_t end)
+{
+	uint64_t line = VMGPU_CACHE_LINE_SIZE;
+
+	if (mode != VMGPU_MAP_READ) {
+		offset &= ~(line - 1);
+		end = (end + line - 1) & ~(line - 1);
+	}
+	return vmgpu_range_overlaps(&s->gpu_dirty, offset, end) &&
+	       s->last_write <= vmgpu_queue_completed(q);
 }
 
 /* Make [offset, end) of the buffer ready for the CPU as mode asks. */
@@ -131,32 +153,27 @@ static int vmgpu_buffer_prepare(vmgpu_buffer *buf, uint32_t mode, uint32_t flags
 			s = buf->storage;
 		}
 		vmgpu_range_clear(&s->valid);
+		vmgpu_range_clear(&s->gpu_read);
 		break;
 	case VMGPU_MAP_WRITE_NO_OVERWRITE:
 		break;
 	default:
-		if (!vmgpu_range_overlaps(&s->valid, offset, end))
+		if (!vmgpu_map_depends(s, mode, offset, end))
 			break;
-		until = mode == VMGPU_MAP_READ ? s->last_write :
-						 vmgpu_max(s->last_read, s->last_write);
+		until = mode == VMGPU_MAP_READ ? s->last_write : vmgpu_storage_last_use(s);
 		if (until <= vmgpu_queue_completed(q))
 			break;
 		if (flags & VMGPU_MAP_DO_NOT_WAIT) {
 			/* A caller that spins on -EBUSY must see progress. */
-			if (until > q->submitted) {
-				ret = vmgpu_queue_flush_locked(q);
-				if (ret)
-					return ret;
-			}
-			return -EBUSY;
+			ret = vmgpu_queue_submit_through(q, until);
+			return ret ?: -EBUSY;
 		}
 		ret = vmgpu_queue_wait_locked(q, until, VMGPU_MAP_TIMEOUT_NS);
 		if (ret)
 			return ret;
 	}
 	/* NO_OVERWRITE does not wait: a write still running is the caller's. */
-	if (vmgpu_range_overlaps(&s->gpu_dirty, offset, end) &&
-	    s->last_write <= vmgpu_queue_completed(q))
+	if (vmgpu_map_needs_sync(q, s, mode, offset, end))
 		return vmgpu_queue_sync_to_cpu(q, s);
 	return 0;
 }
@@ -173,7 +190,7 @@ int vmgpu_buffer_map(vmgpu_buffer *buf, uint32_t mode, uint32_t flags,
 	if ((flags & VMGPU_MAP_DO_NOT_WAIT) &&
 	    (mode == VMGPU_MAP_WRITE_DISCARD || mode == VMGPU_MAP_WRITE_NO_OVERWRITE))
 		return -EINVAL;
-	if (!size || offset > buf->size || size > buf->size - offset)
+	if (!vmgpu_buffer_range_ok(buf, offset, size))
 		return -EINVAL;
 	pthread_mutex_lock(&q->lock);
 	ret = buf->map_mode ? -EBUSY : vmgpu_buffer_prepare(buf, mode, flags, offset,

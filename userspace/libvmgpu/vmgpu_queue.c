@@ -13,11 +13,13 @@
  *
  * Seed "I/O coherency": on a device without it, the queue keeps per
  * storage the ranges the CPU wrote and the device wrote, and calls the
- * cache-sync ioctl exactly where the seed requires: one call before each
- * submission for every CPU-written range its commands use (CPU write, then
- * GPU read), and one before the CPU maps a range the device wrote (GPU
- * write, then CPU read; a CPU write too, as a device line written back
- * later would overwrite it). On a coherent device it is never called.
+ * cache-sync ioctl where the seed requires: before each submission, one
+ * call (of up to 256 ranges) for the CPU-written ranges of the storage the
+ * batch uses (CPU write, then GPU read), and before the CPU maps a range
+ * the device wrote (GPU write, then CPU read; a CPU write too, as a device
+ * line written back later would overwrite it). A range's record is
+ * dropped only once its call succeeded. On a coherent device the ioctl is
+ * never called.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -32,6 +34,27 @@
 #define VMGPU_VA_WINDOW_BASE	(1ull << 44)
 #define VMGPU_VA_WINDOW_SIZE	(1ull << 38)
 #define VMGPU_DEFAULT_EXPIRY_NS	1000000000ull
+
+/* The syncobj ioctls libdrm issues for us, counted like ours. */
+static int vmgpu_syncobj_create(vmgpu_device *dev, uint32_t *handle)
+{
+	vmgpu_count_ioctl(dev);
+	return drmSyncobjCreate(dev->fd, 0, handle) ? -errno : 0;
+}
+
+static void vmgpu_syncobj_destroy(vmgpu_device *dev, uint32_t handle)
+{
+	vmgpu_count_ioctl(dev);
+	drmSyncobjDestroy(dev->fd, handle);
+}
+
+static int vmgpu_syncobj_wait(vmgpu_device *dev, uint32_t handle, uint64_t point,
+			      uint64_t deadline_ns)
+{
+	vmgpu_count_ioctl(dev);
+	return drmSyncobjTimelineWait(dev->fd, &handle, &point, 1, deadline_ns,
+				      DRM_SYNCOBJ_WAIT_FLAGS_WAIT_ALL, NULL) ? -errno : 0;
+}
 
 uint64_t vmgpu_now_ns(void)
 {
@@ -92,9 +115,24 @@ static struct drm_vmgpu_cache_op vmgpu_cache_op(const struct vmgpu_storage *s,
 	};
 }
 
+/* Sync to the device ops[0..n), the CPU-written ranges of synced[]. */
+static int vmgpu_queue_sync_batch(vmgpu_queue *q, struct drm_vmgpu_cache_op *ops,
+				  struct vmgpu_storage **synced, uint32_t n)
+{
+	uint32_t i;
+	int ret = 0;
+
+	if (!(q->debug & VMGPU_QUEUE_DEBUG_NO_SYNC_TO_DEVICE))
+		ret = vmgpu_queue_cache_sync(q, ops, n);
+	for (i = 0; i < n && !ret; i++)
+		vmgpu_range_clear(&synced[i]->cpu_dirty);
+	return ret;
+}
+
 /* CPU writes, then the batch's GPU reads: one call for all its storage. */
 static int vmgpu_queue_sync_to_device(vmgpu_queue *q)
 {
+	struct vmgpu_storage *synced[DRM_VMGPU_CACHE_SYNC_MAX_OPS];
 	struct drm_vmgpu_cache_op ops[DRM_VMGPU_CACHE_SYNC_MAX_OPS];
 	uint32_t i, n = 0;
 	int ret = 0;
@@ -104,16 +142,15 @@ static int vmgpu_queue_sync_to_device(vmgpu_queue *q)
 
 		if (vmgpu_range_empty(&s->cpu_dirty))
 			continue;
+		synced[n] = s;
 		ops[n++] = vmgpu_cache_op(s, &s->cpu_dirty, DRM_VMGPU_CACHE_SYNC_TO_DEVICE);
-		vmgpu_range_clear(&s->cpu_dirty);
 		if (n == DRM_VMGPU_CACHE_SYNC_MAX_OPS) {
-			if (!(q->debug & VMGPU_QUEUE_DEBUG_NO_SYNC_TO_DEVICE))
-				ret = vmgpu_queue_cache_sync(q, ops, n);
+			ret = vmgpu_queue_sync_batch(q, ops, synced, n);
 			n = 0;
 		}
 	}
-	if (n && !ret && !(q->debug & VMGPU_QUEUE_DEBUG_NO_SYNC_TO_DEVICE))
-		ret = vmgpu_queue_cache_sync(q, ops, n);
+	if (n && !ret)
+		ret = vmgpu_queue_sync_batch(q, ops, synced, n);
 	return ret;
 }
 
@@ -128,37 +165,29 @@ static int vmgpu_queue_sync_to_device(vmgpu_queue *q)
 int vmgpu_queue_sync_to_cpu(vmgpu_queue *q, struct vmgpu_storage *s)
 {
 	struct drm_vmgpu_cache_op op;
+	int ret = 0;
 
 	if (vmgpu_range_empty(&s->gpu_dirty))
 		return 0;
 	op = vmgpu_cache_op(s, &s->gpu_dirty, DRM_VMGPU_CACHE_SYNC_TO_CPU);
-	vmgpu_range_clear(&s->gpu_dirty);
-	if (q->debug & VMGPU_QUEUE_DEBUG_NO_SYNC_TO_CPU)
-		return 0;
-	return vmgpu_queue_cache_sync(q, &op, 1);
+	if (!(q->debug & VMGPU_QUEUE_DEBUG_NO_SYNC_TO_CPU))
+		ret = vmgpu_queue_cache_sync(q, &op, 1);
+	if (!ret)
+		vmgpu_range_clear(&s->gpu_dirty);
+	return ret;
 }
 
 /**
- * vmgpu_queue_release_after_flush() - destroy a whole allocation once the
+ * vmgpu_queue_destroy_after_flush() - destroy a whole allocation once the
  * batch that uses it is submitted (before, its mappings would go with it)
  * @q: the queue
- * @s: the storage; freed with its allocation
+ * @s: storage the batch lists; freed with its allocation
  *
- * Return: 0, or -ENOMEM and nothing done.
+ * Never fails: the array has room for every listed storage.
  */
-int vmgpu_queue_release_after_flush(vmgpu_queue *q, struct vmgpu_storage *s)
+void vmgpu_queue_destroy_after_flush(vmgpu_queue *q, struct vmgpu_storage *s)
 {
-	if (q->num_release == q->max_release) {
-		uint32_t max = q->max_release ? 2 * q->max_release : 16;
-		struct vmgpu_storage **release = realloc(q->release, max * sizeof(*release));
-
-		if (!release)
-			return -ENOMEM;
-		q->release = release;
-		q->max_release = max;
-	}
-	q->release[q->num_release++] = s;
-	return 0;
+	q->destroy_after_flush[q->num_destroy_after_flush++] = s;
 }
 
 /* The batch is gone, submitted (as job seqno) or not. */
@@ -166,12 +195,14 @@ static void vmgpu_queue_end_batch(vmgpu_queue *q, uint64_t seqno)
 {
 	uint32_t i;
 
-	for (i = 0; i < q->num_release; i++) {
-		vmgpu_alloc_destroy(q, q->release[i]->alloc, seqno);
-		free(q->release[i]->alloc);
-		free(q->release[i]);
+	for (i = 0; i < q->num_destroy_after_flush; i++) {
+		struct vmgpu_storage *s = q->destroy_after_flush[i];
+
+		vmgpu_alloc_destroy(q, s->alloc, seqno);
+		free(s->alloc);
+		free(s);
 	}
-	q->num_release = 0;
+	q->num_destroy_after_flush = 0;
 	q->num_cmds = 0;
 	q->num_listed = 0;
 	q->batch_gen++;
@@ -184,7 +215,9 @@ static void vmgpu_queue_end_batch(vmgpu_queue *q, uint64_t seqno)
  *
  * A batch that fails to submit is dropped: none of it ran, the error says
  * so. Its storage stays tagged with the seqno it would have had, which the
- * next job takes: tracking stays on the safe side.
+ * next job takes (see vmgpu_queue_submit_through()).
+ *
+ * The recycle cache is trimmed here too: a queue in use submits often.
  *
  * Return: 0, or -errno from the cache sync or the submission.
  */
@@ -214,34 +247,50 @@ int vmgpu_queue_flush_locked(vmgpu_queue *q)
 }
 
 /**
+ * vmgpu_queue_submit_through() - make sure job seqno is submitted
+ * @q: the queue
+ * @seqno: a tag of some storage: at most the recorded batch's seqno
+ *
+ * Submits the recorded batch if it is that job. If that batch was dropped
+ * (its submission failed), a NOP job takes the seqno, so that the tags
+ * complete, or the error repeats (a guilty context) and is returned.
+ *
+ * Return: 0 or the submission's -errno.
+ */
+int vmgpu_queue_submit_through(vmgpu_queue *q, uint64_t seqno)
+{
+	if (seqno <= q->submitted)
+		return 0;
+	if (!q->num_cmds)
+		q->cmds[q->num_cmds++] = (union vmgpu_cmd){ .nop.hdr.opcode = VMGPU_OP_NOP };
+	return vmgpu_queue_flush_locked(q);
+}
+
+/**
  * vmgpu_queue_wait_locked() - wait without polling until job seqno completed
  * @q: the queue; its lock is dropped during the sleep
- * @seqno: the job; the recorded batch is submitted first if it is that one
+ * @seqno: the job; submitted first if it is not yet
  * @timeout_ns: relative
  *
  * Return: 0, -ETIME, or the submission's -errno.
  */
 int vmgpu_queue_wait_locked(vmgpu_queue *q, uint64_t seqno, uint64_t timeout_ns)
 {
-	uint64_t deadline;
+	uint64_t now, deadline;
 	int ret;
 
 	if (seqno <= vmgpu_queue_completed(q))
 		return 0;
-	if (seqno > q->submitted) {
-		ret = vmgpu_queue_flush_locked(q);
-		if (ret)
-			return ret;
-		/* A batch that was never submitted does not run. */
-		if (seqno > q->submitted)
-			return 0;
-	}
-	deadline = vmgpu_now_ns() + timeout_ns;
+	ret = vmgpu_queue_submit_through(q, seqno);
+	if (ret)
+		return ret;
+	/* The kernel takes a signed absolute time: saturate. */
+	now = vmgpu_now_ns();
+	deadline = timeout_ns > (uint64_t)INT64_MAX - now ? (uint64_t)INT64_MAX :
+							    now + timeout_ns;
 	q->stats.kernel_waits++;
-	vmgpu_count_ioctl(q->dev);
 	pthread_mutex_unlock(&q->lock);
-	ret = drmSyncobjTimelineWait(q->dev->fd, &q->syncobj, &seqno, 1, deadline,
-				     DRM_SYNCOBJ_WAIT_FLAGS_WAIT_ALL, NULL) ? -errno : 0;
+	ret = vmgpu_syncobj_wait(q->dev, q->syncobj, seqno, deadline);
 	pthread_mutex_lock(&q->lock);
 	if (!ret && seqno > q->waited)
 		q->waited = seqno;
@@ -321,9 +370,8 @@ int vmgpu_queue_create(vmgpu_device *dev, const struct vmgpu_queue_info *info,
 	ret = vmgpu_context_create(dev, info->engine, &q->ctx);
 	if (ret)
 		goto err_free;
-	vmgpu_count_ioctl(dev);
-	if (drmSyncobjCreate(dev->fd, 0, &q->syncobj)) {
-		ret = -errno;
+	ret = vmgpu_syncobj_create(dev, &q->syncobj);
+	if (ret) {
 		vmgpu_context_unref(q->ctx);
 		goto err_free;
 	}
@@ -358,12 +406,11 @@ void vmgpu_queue_unref(vmgpu_queue *q)
 	vmgpu_queue_flush_locked(q);
 	vmgpu_storage_teardown(q);
 	pthread_mutex_unlock(&q->lock);
-	vmgpu_count_ioctl(q->dev);
-	drmSyncobjDestroy(q->dev->fd, q->syncobj);
+	vmgpu_syncobj_destroy(q->dev, q->syncobj);
 	vmgpu_context_unref(q->ctx);
 	pthread_mutex_destroy(&q->lock);
 	vmgpu_device_unref(q->dev);
-	free(q->release);
+	free(q->destroy_after_flush);
 	free(q->listed);
 	free(q->cmds);
 	free(q);
@@ -381,30 +428,23 @@ int vmgpu_queue_flush(vmgpu_queue *q)
 
 int vmgpu_queue_finish(vmgpu_queue *q, uint64_t timeout_ns)
 {
-	int ret;
+	int ret, wait_ret;
 
 	pthread_mutex_lock(&q->lock);
 	ret = vmgpu_queue_flush_locked(q);
-	if (!ret)
-		ret = vmgpu_queue_wait_locked(q, q->submitted, timeout_ns);
-	if (!ret)
+	/* What was submitted before a failed flush is still waited for. */
+	wait_ret = vmgpu_queue_wait_locked(q, q->submitted, timeout_ns);
+	if (!wait_ret)
 		vmgpu_storage_reap(q);
 	pthread_mutex_unlock(&q->lock);
-	return ret;
+	return ret ?: wait_ret;
 }
 
-vmgpu_context *vmgpu_queue_context(const vmgpu_queue *q)
+void vmgpu_queue_stats(vmgpu_queue *q, struct vmgpu_queue_stats *out)
 {
-	return q->ctx;
-}
-
-void vmgpu_queue_stats(const vmgpu_queue *q, struct vmgpu_queue_stats *out)
-{
-	vmgpu_queue *mq = (vmgpu_queue *)q;
-
-	pthread_mutex_lock(&mq->lock);
+	pthread_mutex_lock(&q->lock);
 	*out = q->stats;
-	pthread_mutex_unlock(&mq->lock);
+	pthread_mutex_unlock(&q->lock);
 }
 
 void vmgpu_queue_set_debug(vmgpu_queue *q, uint32_t flags)
@@ -414,46 +454,51 @@ void vmgpu_queue_set_debug(vmgpu_queue *q, uint32_t flags)
 	pthread_mutex_unlock(&q->lock);
 }
 
-/* Room for one more command: a full batch is submitted. */
+/*
+ * Room for one more command, and for the two storages it may list (in both
+ * arrays), before anything is tagged: a command is recorded whole or not
+ * at all. A full batch is submitted.
+ */
 static int vmgpu_queue_reserve(vmgpu_queue *q)
 {
+	struct vmgpu_storage **listed, **destroy;
+	uint32_t max;
+
+	if (q->num_listed + 2 > q->max_listed) {
+		max = q->max_listed ? 2 * q->max_listed : 64;
+		listed = realloc(q->listed, max * sizeof(*listed));
+		if (!listed)
+			return -ENOMEM;
+		q->listed = listed;
+		destroy = realloc(q->destroy_after_flush, max * sizeof(*destroy));
+		if (!destroy)
+			return -ENOMEM;
+		q->destroy_after_flush = destroy;
+		q->max_listed = max;
+	}
 	return q->num_cmds < DRM_VMGPU_EXEC_MAX_CMDS ? 0 : vmgpu_queue_flush_locked(q);
 }
 
-/* The batch uses [start, end) of the buffer's storage. */
-static int vmgpu_queue_use(vmgpu_queue *q, vmgpu_buffer *buf, uint64_t start,
-			   uint64_t end, bool write)
+/* The batch uses [start, end) of the buffer's storage; room reserved. */
+static void vmgpu_queue_use(vmgpu_queue *q, vmgpu_buffer *buf, uint64_t start,
+			    uint64_t end, bool write)
 {
 	struct vmgpu_storage *s = buf->storage;
 	uint64_t pending = q->submitted + 1;
 
 	if (s->batch != q->batch_gen) {
-		if (q->num_listed == q->max_listed) {
-			uint32_t max = q->max_listed ? 2 * q->max_listed : 64;
-			struct vmgpu_storage **listed = realloc(q->listed, max * sizeof(*listed));
-
-			if (!listed)
-				return -ENOMEM;
-			q->listed = listed;
-			q->max_listed = max;
-		}
 		q->listed[q->num_listed++] = s;
 		s->batch = q->batch_gen;
 	}
 	if (!write) {
 		s->last_read = pending;
-		return 0;
+		vmgpu_range_add(&s->gpu_read, start, end);
+		return;
 	}
 	s->last_write = pending;
 	vmgpu_range_add(&s->valid, start, end);
 	if (q->noncoherent)
 		vmgpu_range_add(&s->gpu_dirty, start, end);
-	return 0;
-}
-
-static bool vmgpu_buffer_range_ok(const vmgpu_buffer *buf, uint64_t offset, uint64_t size)
-{
-	return size && offset <= buf->size && size <= buf->size - offset;
 }
 
 /* A buffer commands may use: this queue's, not mapped, range inside. */
@@ -463,11 +508,6 @@ static int vmgpu_queue_check(vmgpu_queue *q, const vmgpu_buffer *buf, uint64_t o
 	if (!buf || buf->q != q || !vmgpu_buffer_range_ok(buf, offset, size))
 		return -EINVAL;
 	return buf->map_mode ? -EBUSY : 0;
-}
-
-static uint64_t vmgpu_buffer_va(const vmgpu_buffer *buf, uint64_t offset)
-{
-	return buf->storage->alloc->va + buf->storage->offset + offset;
 }
 
 static struct vmgpu_addr vmgpu_va_addr(uint64_t va)
@@ -485,12 +525,13 @@ int vmgpu_queue_fill(vmgpu_queue *q, vmgpu_buffer *dst, uint64_t offset,
 	if (ret || offset % 4 || size % 4)
 		return ret ?: -EINVAL;
 	pthread_mutex_lock(&q->lock);
-	ret = vmgpu_queue_reserve(q) ?: vmgpu_queue_use(q, dst, offset, offset + size, true);
+	ret = vmgpu_queue_reserve(q);
 	if (!ret) {
+		vmgpu_queue_use(q, dst, offset, offset + size, true);
 		cmd = &q->cmds[q->num_cmds++];
 		*cmd = (union vmgpu_cmd){ 0 };
 		cmd->fill.hdr.opcode = VMGPU_OP_FILL;
-		cmd->fill.dst = vmgpu_va_addr(vmgpu_buffer_va(dst, offset));
+		cmd->fill.dst = vmgpu_va_addr(vmgpu_storage_va(dst->storage) + offset);
 		cmd->fill.size = size;
 		cmd->fill.pattern = pattern;
 	}
@@ -509,15 +550,15 @@ int vmgpu_queue_copy(vmgpu_queue *q, vmgpu_buffer *dst, uint64_t dst_offset,
 	if (ret)
 		return ret;
 	pthread_mutex_lock(&q->lock);
-	ret = vmgpu_queue_reserve(q) ?:
-	      vmgpu_queue_use(q, src, src_offset, src_offset + size, false) ?:
-	      vmgpu_queue_use(q, dst, dst_offset, dst_offset + size, true);
+	ret = vmgpu_queue_reserve(q);
 	if (!ret) {
+		vmgpu_queue_use(q, src, src_offset, src_offset + size, false);
+		vmgpu_queue_use(q, dst, dst_offset, dst_offset + size, true);
 		cmd = &q->cmds[q->num_cmds++];
 		*cmd = (union vmgpu_cmd){ 0 };
 		cmd->transfer.hdr.opcode = VMGPU_OP_TRANSFER;
-		cmd->transfer.src = vmgpu_va_addr(vmgpu_buffer_va(src, src_offset));
-		cmd->transfer.dst = vmgpu_va_addr(vmgpu_buffer_va(dst, dst_offset));
+		cmd->transfer.src = vmgpu_va_addr(vmgpu_storage_va(src->storage) + src_offset);
+		cmd->transfer.dst = vmgpu_va_addr(vmgpu_storage_va(dst->storage) + dst_offset);
 		cmd->transfer.size = size;
 	}
 	pthread_mutex_unlock(&q->lock);
@@ -534,13 +575,13 @@ int vmgpu_queue_wait_value(vmgpu_queue *q, vmgpu_buffer *buf, uint64_t offset,
 	if (ret || offset % sizeof(uint64_t))
 		return ret ?: -EINVAL;
 	pthread_mutex_lock(&q->lock);
-	ret = vmgpu_queue_reserve(q) ?:
-	      vmgpu_queue_use(q, buf, offset, offset + sizeof(uint64_t), false);
+	ret = vmgpu_queue_reserve(q);
 	if (!ret) {
+		vmgpu_queue_use(q, buf, offset, offset + sizeof(uint64_t), false);
 		cmd = &q->cmds[q->num_cmds++];
 		*cmd = (union vmgpu_cmd){ 0 };
 		cmd->wait.hdr.opcode = VMGPU_OP_WAIT;
-		cmd->wait.addr = vmgpu_va_addr(vmgpu_buffer_va(buf, offset));
+		cmd->wait.addr = vmgpu_va_addr(vmgpu_storage_va(buf->storage) + offset);
 		cmd->wait.value = value;
 	}
 	pthread_mutex_unlock(&q->lock);

@@ -37,15 +37,10 @@ struct vmgpu_slab {
 	struct vmgpu_storage slices[];
 };
 
-/* Slabs hold 64 slices, at least 64 KiB and at most 1 MiB. */
+/* Slabs hold 64 slices, within 64 KiB to 1 MiB: 16 to 256 slices. */
 #define VMGPU_SLAB_SLICES	64
 #define VMGPU_SLAB_MIN		(64u << 10)
 #define VMGPU_SLAB_MAX		(1u << 20)
-
-static uint64_t vmgpu_storage_last_use(const struct vmgpu_storage *s)
-{
-	return s->last_read > s->last_write ? s->last_read : s->last_write;
-}
 
 static void vmgpu_list_append(struct vmgpu_storage_list *l, struct vmgpu_storage *s)
 {
@@ -122,7 +117,8 @@ static int vmgpu_alloc_bind(vmgpu_queue *q, struct vmgpu_alloc *alloc)
 		ret = vmgpu_vm_map(alloc->bo, 0, alloc->va, alloc->size, 0);
 		if (ret != -EEXIST || !holes)
 			break;
-		vmgpu_va_put(q, alloc->va, alloc->size, 0);
+		/* Try the hole again after the next job, not first thing. */
+		vmgpu_va_put(q, alloc->va, alloc->size, q->submitted + 1);
 		holes = false;
 	}
 	if (ret)
@@ -161,18 +157,22 @@ static int vmgpu_alloc_init(vmgpu_queue *q, uint64_t size, struct vmgpu_alloc *a
 /**
  * vmgpu_alloc_destroy() - destroy an allocation without waiting
  * @q: the queue
- * @alloc: the allocation; its struct is freed unless it is a slab's
+ * @alloc: the allocation; the caller frees the struct
  * @last_use: seqno of the last job that uses it
  *
  * AssumeNotInUse when that job completed, deferred destruction otherwise.
+ * If GEM_DESTROY fails the handle is closed instead; its mapping then
+ * keeps the memory and the VA until the file is closed.
  */
 void vmgpu_alloc_destroy(vmgpu_queue *q, struct vmgpu_alloc *alloc, uint64_t last_use)
 {
 	bool idle = last_use <= vmgpu_queue_completed(q);
 	uint32_t flags = idle ? DRM_VMGPU_GEM_DESTROY_ASSUME_NOT_IN_USE : 0;
 
-	if (vmgpu_bo_destroy(alloc->bo, flags))
+	if (vmgpu_bo_destroy(alloc->bo, flags)) {
 		vmgpu_bo_unref(alloc->bo);
+		return;
+	}
 	vmgpu_va_put(q, alloc->va, alloc->size, idle ? 0 : last_use);
 	if (idle)
 		q->stats.destroyed_idle++;
@@ -261,14 +261,26 @@ static void vmgpu_slice_put(struct vmgpu_slab *slab, struct vmgpu_storage *s)
 		slab->idle_since_ns = vmgpu_now_ns();
 }
 
-/* An idle allocation of exactly size bytes from the recycle cache. */
-static struct vmgpu_storage *vmgpu_recycle_take(vmgpu_queue *q, uint64_t size)
+/*
+ * An idle allocation of exactly size bytes from the recycle cache, the
+ * owner's own if it has one there (no zeroing then).
+ */
+static struct vmgpu_storage *vmgpu_recycle_take(vmgpu_queue *q, uint64_t size,
+						uint64_t owner)
 {
-	struct vmgpu_storage *s, *prev = NULL;
+	struct vmgpu_storage *s, *prev = NULL, *pick = NULL, *pick_prev = NULL;
 
 	for (s = q->recycle.head; s; prev = s, s = s->next) {
-		if (s->size != size)
+		if (s->size != size || (pick && s->owner != owner))
 			continue;
+		pick = s;
+		pick_prev = prev;
+		if (s->owner == owner)
+			break;
+	}
+	s = pick;
+	prev = pick_prev;
+	if (s) {
 		if (prev)
 			prev->next = s->next;
 		else
@@ -276,15 +288,15 @@ static struct vmgpu_storage *vmgpu_recycle_take(vmgpu_queue *q, uint64_t size)
 		if (q->recycle.tail == s)
 			q->recycle.tail = prev;
 		q->recycle_bytes -= s->size;
-		return s;
 	}
-	return NULL;
+	return s;
 }
 
-static int vmgpu_whole_get(vmgpu_queue *q, uint64_t size, struct vmgpu_storage **out)
+static int vmgpu_whole_get(vmgpu_queue *q, uint64_t size, uint64_t owner,
+			   struct vmgpu_storage **out)
 {
 	uint64_t rounded = (size + VMGPU_PAGE_SIZE - 1) & ~(uint64_t)(VMGPU_PAGE_SIZE - 1);
-	struct vmgpu_storage *s = vmgpu_recycle_take(q, rounded);
+	struct vmgpu_storage *s = vmgpu_recycle_take(q, rounded, owner);
 	int ret;
 
 	if (s) {
@@ -317,8 +329,8 @@ static int vmgpu_whole_get(vmgpu_queue *q, uint64_t size, struct vmgpu_storage *
  * @out: the storage, its valid range empty
  *
  * Storage another buffer used is zeroed first (after its device-written
- * lines are synced for the CPU): recycled memory never shows another
- * buffer's bytes.
+ * lines are synced for the CPU; if that fails it is not handed out):
+ * recycled memory never shows another buffer's bytes.
  *
  * Return: 0 or -errno.
  */
@@ -330,7 +342,7 @@ int vmgpu_storage_get(vmgpu_queue *q, uint64_t size, uint64_t owner,
 
 	vmgpu_storage_reap(q);
 	ret = size <= VMGPU_SUBALLOC_MAX ? vmgpu_slice_get(q, size, &s) :
-					   vmgpu_whole_get(q, size, &s);
+					   vmgpu_whole_get(q, size, owner, &s);
 	if (ret)
 		return ret;
 	if (s->owner)
@@ -347,6 +359,7 @@ int vmgpu_storage_get(vmgpu_queue *q, uint64_t size, uint64_t owner,
 	}
 	s->owner = owner;
 	vmgpu_range_clear(&s->valid);
+	vmgpu_range_clear(&s->gpu_read);
 	*out = s;
 	return 0;
 }
@@ -361,16 +374,14 @@ int vmgpu_storage_get(vmgpu_queue *q, uint64_t size, uint64_t owner,
 void vmgpu_storage_retire(vmgpu_queue *q, struct vmgpu_storage *s)
 {
 	uint64_t last = vmgpu_storage_last_use(s);
-	struct vmgpu_storage **link = &q->retired.head, *prev = NULL;
+	struct vmgpu_storage **link = &q->retired.head;
 
 	/* Nearly always the newest: walk only when it is not. */
 	if (q->retired.tail && vmgpu_storage_last_use(q->retired.tail) <= last) {
 		vmgpu_list_append(&q->retired, s);
 	} else {
-		while (*link && vmgpu_storage_last_use(*link) <= last) {
-			prev = *link;
-			link = &prev->next;
-		}
+		while (*link && vmgpu_storage_last_use(*link) <= last)
+			link = &(*link)->next;
 		s->next = *link;
 		*link = s;
 		if (!s->next)
@@ -392,18 +403,14 @@ void vmgpu_storage_retire(vmgpu_queue *q, struct vmgpu_storage *s)
  */
 void vmgpu_storage_release(vmgpu_queue *q, struct vmgpu_storage *s)
 {
-	uint64_t pending = q->submitted + 1;
-
 	if (!vmgpu_storage_idle(q, s)) {
 		if (s->slab) {
 			vmgpu_storage_retire(q, s);
 			return;
 		}
-		if (vmgpu_storage_last_use(s) == pending) {
-			if (!vmgpu_queue_release_after_flush(q, s))
-				return;
-			/* No memory to defer it: submit first. */
-			vmgpu_queue_flush_locked(q);
+		if (s->batch == q->batch_gen) {
+			vmgpu_queue_destroy_after_flush(q, s);
+			return;
 		}
 		vmgpu_alloc_destroy(q, s->alloc, vmgpu_storage_last_use(s));
 		free(s->alloc);

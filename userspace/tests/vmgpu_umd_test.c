@@ -597,6 +597,42 @@ TEST_F(umd, never_written_range_no_wait)
 }
 
 /*
+ * A range only read by recorded commands is not free for the CPU to write:
+ * a WRITE map waits for the reader (the copy of the never-written, zero
+ * range must not see the CPU's later bytes), while a READ map does not.
+ */
+TEST_F(umd, write_waits_for_gpu_reads_of_unwritten_range)
+{
+	vmgpu_buffer *b = BUF(SMALL), *dst = BUF(SMALL);
+
+	ASSERT_EQ(0, vmgpu_queue_copy(self->q, dst, 0, b, 0, SMALL));
+	EXPECT_EQ(0, try_map(b, VMGPU_MAP_READ, VMGPU_MAP_DO_NOT_WAIT, 0, SMALL));
+	EXPECT_EQ(-EBUSY, try_map(b, VMGPU_MAP_WRITE, VMGPU_MAP_DO_NOT_WAIT, 0, SMALL));
+	ASSERT_EQ(0, write_key(b, VMGPU_MAP_WRITE, 0, SMALL, 13));
+	ASSERT_EQ(0, vmgpu_queue_finish(self->q, WAIT_NS));
+	EXPECT_EQ(0, check(dst, 0, SMALL, WORD, 0));
+	EXPECT_EQ(0, check_key(b, 0, SMALL, 13));
+}
+
+/*
+ * The device writes back whole 4 KiB lines: a CPU write beside bytes the
+ * GPU wrote in the same line must survive the line's write back (the UMD
+ * syncs the line before the CPU writes). Trivially true when coherent.
+ */
+TEST_F(umd, cpu_write_beside_gpu_write_in_one_line)
+{
+	vmgpu_buffer *b = BUF(SMALL), *dst = BUF(SMALL);
+
+	ASSERT_EQ(0, vmgpu_queue_fill(self->q, b, 256, 256, NEW));
+	ASSERT_EQ(0, vmgpu_queue_finish(self->q, WAIT_NS));
+	ASSERT_EQ(0, write_pat(b, VMGPU_MAP_WRITE, 0, 256, WORD, OLD));
+	ASSERT_EQ(0, vmgpu_queue_copy(self->q, dst, 0, b, 0, 512));
+	ASSERT_EQ(0, vmgpu_queue_finish(self->q, WAIT_NS));
+	EXPECT_EQ(0, check(dst, 0, 256, WORD, OLD));
+	EXPECT_EQ(0, check(dst, 256, 256, WORD, NEW));
+}
+
+/*
  * Cache-sync calls: none on a coherent device; on a non-coherent one one
  * batched call per submission for what the CPU wrote, one per CPU read of
  * what the GPU wrote, none for a CPU read of what the GPU only read.
