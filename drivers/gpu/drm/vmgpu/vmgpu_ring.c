@@ -389,10 +389,24 @@ static void vmgpu_ring_hw_stop(void *arg)
 static void vmgpu_ring_release(struct drm_device *drm, void *arg)
 {
 	struct vmgpu_ring *ring = arg;
+	struct drm_sched_job *s_job, *next;
 
 	if (ring->index == VMGPU_RING_PAGING)
 		drm_sched_entity_destroy(&ring->entity);
 	drm_sched_fini(&ring->sched);
+	/*
+	 * 6.12's drm_sched_fini() stops the free_job work but leaves the jobs
+	 * it had not freed yet on the pending list: after an unplug the last
+	 * reference can come right after their fences failed. Their finished
+	 * fences have signalled, so only freeing them is left; the work is
+	 * stopped, so nothing else touches the list.
+	 */
+	list_for_each_entry_safe(s_job, next, &ring->sched.pending_list, list) {
+		if (!dma_fence_is_signaled(&s_job->s_fence->finished))
+			continue;
+		list_del_init(&s_job->list);
+		vmgpu_ring_free_job(s_job);
+	}
 }
 
 static int vmgpu_ring_init(struct vmgpu_device *vdev, u32 index,
