@@ -543,7 +543,12 @@ TEST_F(umd, wait_wakes_on_signal)
 	EXPECT_EQ(0, w.bad);
 	EXPECT_GE(w.returned_ns, released) TH_LOG("the map returned before the GPU was done");
 	EXPECT_LT(w.returned_ns - released, 50 * MS);
-	EXPECT_LT(w.cpu_ns, 10 * MS) TH_LOG("the wait burnt %llu ns of CPU",
+	/*
+	 * Spinning through the 200 ms would burn nearly all of it; the
+	 * kernel wait costs well under 1 ms here and about 12 ms on the
+	 * debug kernel (KASAN, lockdep).
+	 */
+	EXPECT_LT(w.cpu_ns, 25 * MS) TH_LOG("the wait burnt %llu ns of CPU",
 					    (unsigned long long)w.cpu_ns);
 	EXPECT_GT(stats_of(self->q).kernel_waits, s0.kernel_waits);
 }
