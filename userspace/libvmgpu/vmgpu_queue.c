@@ -319,7 +319,6 @@ static int vmgpu_queue_query(vmgpu_queue *q, uint64_t *aperture_size)
 {
 	struct drm_vmgpu_query_segments *segs;
 	struct drm_vmgpu_query_device info;
-	uint32_t i;
 	int ret;
 
 	ret = vmgpu_query_device(q->dev, &info);
@@ -329,12 +328,10 @@ static int vmgpu_queue_query(vmgpu_queue *q, uint64_t *aperture_size)
 	ret = vmgpu_query_segments(q->dev, &segs);
 	if (ret)
 		return ret;
-	for (i = 0; i < segs->num_segments; i++) {
-		if (segs->segments[i].kind != DRM_VMGPU_SEGMENT_APERTURE)
-			continue;
-		q->aperture = segs->segments[i].id;
-		*aperture_size = segs->segments[i].size;
-	}
+	/* Listed by id from 0, the system segment: the id is the index. */
+	q->aperture = vmgpu_aperture_segment_id(segs);
+	if (q->aperture)
+		*aperture_size = segs->segments[q->aperture].size;
 	free(segs);
 	return q->aperture ? 0 : -ENODEV;
 }
