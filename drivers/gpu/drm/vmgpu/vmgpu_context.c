@@ -95,7 +95,7 @@ static struct vmgpu_seqno_page *vmgpu_seqno_page_create(struct drm_device *drm)
 	sp = kzalloc(sizeof(*sp), GFP_KERNEL);
 	if (!sp)
 		return ERR_PTR(-ENOMEM);
-	/* Lowmem, so that the fence callback writes it without mapping. */
+	/* Lowmem, so that a signalling fence writes it without mapping. */
 	sp->page = alloc_page(GFP_KERNEL | __GFP_ZERO);
 	if (!sp->page) {
 		kfree(sp);
@@ -152,22 +152,31 @@ struct vmgpu_context *vmgpu_context_lookup(struct drm_file *file, u32 id)
 	return ctx;
 }
 
-/* The job's hardware fence signalled: publish its seqno, note failures. */
-static void vmgpu_context_job_done(struct dma_fence *hw, struct dma_fence_cb *cb)
+/**
+ * vmgpu_context_job_done() - publish a user job's completion
+ * @fence: the job's hardware fence, its error final, about to signal
+ *
+ * Called by the fence as it signals, under the ring's fence lock, before
+ * its signalled bit is set (see &vmgpu_hw_fence.ctx): a fence callback
+ * instead could run after the scheduler, having seen the bit, freed the
+ * job. A context's jobs complete in order (one entity, one ring), so the
+ * seqno page only grows. Allocates nothing.
+ */
+void vmgpu_context_job_done(struct vmgpu_hw_fence *fence)
 {
-	struct vmgpu_job *job = container_of(cb, struct vmgpu_job, ctx_cb);
-	struct vmgpu_context *ctx = job->ctx;
-	u64 seqno = job->base.s_fence->finished.seqno;
+	struct vmgpu_context *ctx = fence->ctx;
+	struct vmgpu_ring *ring = fence->ring;
 	u64 now = ktime_get_ns();
 
+	lockdep_assert_held(&ring->fence_lock);
 	/* Busy from when the ring got to it; queueing behind others is not. */
-	atomic64_add(now - max(job->ran_ns, job->ring->last_done_ns), &ctx->busy_ns);
-	job->ring->last_done_ns = now;
-	trace_vmgpu_ctx_job_done(ctx->id, seqno, hw->error);
-	if (hw->error)
+	atomic64_add(now - max(fence->ran_ns, ring->last_done_ns), &ctx->busy_ns);
+	ring->last_done_ns = now;
+	trace_vmgpu_ctx_job_done(ctx->id, fence->ctx_seqno, fence->base.error);
+	if (fence->base.error)
 		atomic_set(&ctx->guilty, 1);
-	/* A context's jobs complete in order: one entity, one ring. */
-	WRITE_ONCE(*ctx->seqno_page->seqno, seqno);
+	WRITE_ONCE(*ctx->seqno_page->seqno, fence->ctx_seqno);
+	fence->ctx = NULL;
 }
 
 /**
@@ -183,19 +192,17 @@ void vmgpu_context_job_dropped(struct vmgpu_job *job)
 }
 
 /**
- * vmgpu_context_job_running() - run_job wrote a user job to its ring
- * @job: the job, its hardware fence initialised
+ * vmgpu_context_job_running() - run_job is writing a user job to its ring
+ * @job: the job, its hardware fence not yet initialised
  *
- * Hooks the seqno page update before the scheduler's own callback, so
- * that the page is written before the job's finished fence signals.
- * Allocates nothing.
+ * Hooks the job's completion to its context: vmgpu_context_job_done()
+ * runs as the hardware fence signals. Allocates nothing.
  */
 void vmgpu_context_job_running(struct vmgpu_job *job)
 {
-	job->ran_ns = ktime_get_ns();
-	if (dma_fence_add_callback(&job->hw_fence->base, &job->ctx_cb,
-				   vmgpu_context_job_done))
-		vmgpu_context_job_done(&job->hw_fence->base, &job->ctx_cb);
+	job->hw_fence->ctx = job->ctx;
+	job->hw_fence->ctx_seqno = job->base.s_fence->finished.seqno;
+	job->hw_fence->ran_ns = ktime_get_ns();
 }
 
 /**

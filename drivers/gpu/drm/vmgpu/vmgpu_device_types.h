@@ -137,8 +137,8 @@ struct vmgpu_ring {
 	u32 mode;
 	/**
 	 * @last_done_ns: when the ring's last user job completed; a job's
-	 * busy time starts at the later of this and its run_job. Written in
-	 * fence callbacks, which run in the ring's order under @fence_lock.
+	 * busy time starts at the later of this and its run_job. Written as
+	 * fences signal, in the ring's order, under @fence_lock.
 	 */
 	u64 last_done_ns;
 	/** @cmds: the ring's command slots. */

@@ -6,6 +6,7 @@
 #include <linux/dma-fence.h>
 #include <linux/slab.h>
 
+#include "vmgpu_context.h"
 #include "vmgpu_device.h"
 #include "vmgpu_fence.h"
 #include "vmgpu_job_types.h"
@@ -32,6 +33,12 @@
  * @prev, and inherits its error when it signals. Both are on the ring in
  * order, so @prev has signalled by then, also during hang recovery, when
  * the scheduler's own fences are detached from ours.
+ *
+ * A user job's fence also publishes its completion to the job's context
+ * (vmgpu_context_job_done()) as it signals, before its signalled bit is
+ * set, not from a callback: dma_fence_add_callback() reads that bit
+ * without the lock, so the scheduler may complete and free the job while
+ * the callbacks still run.
  */
 
 static struct vmgpu_hw_fence *to_hw_fence(struct dma_fence *f)
@@ -128,6 +135,8 @@ static void vmgpu_fence_signal_locked(struct vmgpu_hw_fence *fence, int error)
 	/* Consumed: do not keep a chain of every earlier paging fence alive. */
 	fence->prev = NULL;
 	dma_fence_put(prev);
+	if (fence->ctx)
+		vmgpu_context_job_done(fence);
 
 	list_del(&fence->link);
 	dma_fence_signal_locked(&fence->base);

@@ -41,6 +41,20 @@ struct vmgpu_hw_fence {
 	u32 first_slot;
 	/** @end_slot: the slot after the job's FENCE command. */
 	u32 end_slot;
+	/**
+	 * @ctx: the user context whose job this is, or NULL. The fence
+	 * publishes the job's completion to it (seqno page, busy time, guilt)
+	 * as it signals, before it sets its signalled bit: from that bit on,
+	 * the scheduler may see the fence signalled (dma_fence_add_callback()
+	 * tests it without the lock) and free the job, and the job's
+	 * reference to @ctx, while the fence's callbacks still run. Borrowed
+	 * from the job; cleared when the fence signals.
+	 */
+	struct vmgpu_context *ctx;
+	/** @ctx_seqno: the job's point on @ctx's timeline. */
+	u64 ctx_seqno;
+	/** @ran_ns: when run_job wrote the job to the ring (user jobs). */
+	u64 ran_ns;
 };
 
 /**
@@ -61,10 +75,6 @@ struct vmgpu_job {
 	 * NULL for the kernel's jobs.
 	 */
 	struct vmgpu_context *ctx;
-	/** @ctx_cb: tells @ctx when the hardware fence signals. */
-	struct dma_fence_cb ctx_cb;
-	/** @ran_ns: when run_job wrote it to the ring (user jobs). */
-	u64 ran_ns;
 	/**
 	 * @hw_fence: preallocated; run_job() initialises it, from then on
 	 * it is reference counted and the job holds one reference.

@@ -170,12 +170,12 @@ static struct dma_fence *vmgpu_ring_run_job(struct drm_sched_job *sched_job)
 	}
 	seqno = ++ring->next_seqno;
 	first = vmgpu_ring_write_job(ring, job, seqno);
+	if (job->ctx)
+		vmgpu_context_job_running(job);
 	vmgpu_fence_init(job->hw_fence, ring, prev, seqno, first, ring->tail);
 	/* The job's own reference: recovery reattaches the fence to it. */
 	dma_fence_get(&job->hw_fence->base);
 	job->hw_fence_live = true;
-	if (job->ctx)
-		vmgpu_context_job_running(job);
 	vmgpu_ring_doorbell(ring);
 	spin_unlock(&ring->lock);
 	/* dma_fence_init()'s reference goes to the scheduler. */

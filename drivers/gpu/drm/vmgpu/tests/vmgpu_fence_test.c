@@ -4,7 +4,8 @@
  *
  * KUnit: hardware fences. A failing command is blamed on the job that owns
  * its ring slot, even while an older job's completion is not processed
- * yet; a job continuing failed work fails too. Included by vmgpu_fence.c.
+ * yet; a job continuing failed work fails too; a user job's context learns
+ * of its completion before the fence signals. Included by vmgpu_fence.c.
  */
 
 #include <kunit/test.h>
@@ -109,10 +110,73 @@ static void fence_inherits_failure(struct kunit *test)
 	fence_put_all(f, 4);
 }
 
+/* What a callback on a user job's fence saw of the job's context. */
+struct fence_publish_seen {
+	struct dma_fence_cb cb;
+	struct vmgpu_context *ctx;
+	u64 seqno_page;
+	int guilty;
+	bool called;
+};
+
+static void fence_publish_seen_cb(struct dma_fence *fence, struct dma_fence_cb *cb)
+{
+	struct fence_publish_seen *seen = container_of(cb, struct fence_publish_seen, cb);
+
+	seen->seqno_page = READ_ONCE(*seen->ctx->seqno_page->seqno);
+	seen->guilty = atomic_read(&seen->ctx->guilty);
+	seen->called = true;
+}
+
+/*
+ * A user job's completion reaches its context before anything can see the
+ * fence signalled (the scheduler may free the job from then on): a
+ * callback added before any other already sees the seqno page written,
+ * and the context guilty when the job failed.
+ */
+static void fence_publishes_before_signalling(struct kunit *test)
+{
+	struct fence_test *ft = test->priv;
+	struct vmgpu_seqno_page *sp = kunit_kzalloc(test, sizeof(*sp), GFP_KERNEL);
+	struct vmgpu_context *ctx = kunit_kzalloc(test, sizeof(*ctx), GFP_KERNEL);
+	struct fence_publish_seen seen[2] = { { .ctx = ctx }, { .ctx = ctx } };
+	struct vmgpu_hw_fence *f[2];
+	u64 page = 0;
+	int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, sp);
+	KUNIT_ASSERT_NOT_NULL(test, ctx);
+	sp->seqno = &page;
+	ctx->seqno_page = sp;
+	for (i = 0; i < 2; i++) {
+		f[i] = vmgpu_fence_alloc();
+		KUNIT_ASSERT_NOT_NULL(test, f[i]);
+		f[i]->ctx = ctx;
+		f[i]->ctx_seqno = 40 + i;
+		vmgpu_fence_init(f[i], &ft->ring, NULL, ++ft->ring.next_seqno, 2 * i, 2 * i + 2);
+		KUNIT_ASSERT_EQ(test, dma_fence_add_callback(&f[i]->base, &seen[i].cb,
+							     fence_publish_seen_cb), 0);
+	}
+
+	WRITE_ONCE(ft->seqno, 1);
+	KUNIT_EXPECT_EQ(test, vmgpu_fence_process(&ft->ring), 1);
+	KUNIT_EXPECT_TRUE(test, seen[0].called);
+	KUNIT_EXPECT_EQ(test, seen[0].seqno_page, 40);
+	KUNIT_EXPECT_EQ(test, seen[0].guilty, 0);
+	KUNIT_EXPECT_NULL(test, f[0]->ctx);
+
+	vmgpu_fence_fail(f[1], -EIO);
+	KUNIT_EXPECT_TRUE(test, seen[1].called);
+	KUNIT_EXPECT_EQ(test, seen[1].seqno_page, 41);
+	KUNIT_EXPECT_EQ(test, seen[1].guilty, 1);
+	fence_put_all(f, 2);
+}
+
 static struct kunit_case vmgpu_fence_cases[] = {
 	KUNIT_CASE(fence_blames_owner_of_slot),
 	KUNIT_CASE(fence_slots_wrap),
 	KUNIT_CASE(fence_inherits_failure),
+	KUNIT_CASE(fence_publishes_before_signalling),
 	{}
 };
 
