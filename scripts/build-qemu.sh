@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 #
-# Fetch QEMU 10.0.x source from Debian (patches applied), drop the vmgpu
-# device in and build a minimal qemu-system-x86_64. Everything lives in
+# Fetch QEMU 10.0.x source from Debian (patches applied), apply ours
+# (scripts/qemu-patches), drop the vmgpu device in and build a minimal
+# qemu-system-x86_64. Everything lives in
 # $VMGPU_CACHE keyed by the QEMU version and the build inputs, so a warm
 # rebuild after editing a device file only recompiles that file.
 set -euo pipefail
@@ -19,6 +20,12 @@ ver=$(resolve_qemu_version)
 top="$VMGPU_CACHE/qemu-$ver"
 src="$top/src"
 
+# Fixes to QEMU itself (scripts/qemu-patches), applied once to a fresh
+# source tree: a different set fetches the source again.
+patches=("$VMGPU_ROOT"/scripts/qemu-patches/*.patch)
+patch_key=$(cat "${patches[@]}" | sha256sum | cut -c1-12)
+[ "$(cat "$src/.vmgpu-patches" 2>/dev/null)" = "$patch_key" ] || rm -f "$src/.vmgpu-fetched"
+
 if [ ! -f "$src/.vmgpu-fetched" ]; then
 	log "fetching QEMU $ver source"
 	rm -rf "$top/fetch" "$src"
@@ -27,6 +34,10 @@ if [ ! -f "$src/.vmgpu-fetched" ]; then
 		apt-get source -qq "qemu=$ver" >/dev/null)
 	mv "$top/fetch"/qemu-*/ "$src"
 	rm -rf "$top/fetch"
+	for p in "${patches[@]}"; do
+		patch -s -p1 -d "$src" <"$p" || die "QEMU patch $(basename "$p") does not apply"
+	done
+	echo "$patch_key" >"$src/.vmgpu-patches"
 	grep -q "subdir('vmgpu')" "$src/hw/meson.build" ||
 		echo "subdir('vmgpu')" >>"$src/hw/meson.build"
 	grep -q "source vmgpu/Kconfig" "$src/hw/Kconfig" ||
