@@ -178,7 +178,8 @@ int vmgpu_context_busy(const vmgpu_context *ctx, uint64_t seqno);
  * larger ones each have their own, reused (from the queue's recycle
  * cache) once their last job completed. A buffer is used by one queue
  * only, and by one thread at a time; a queue's calls are serialised by its
- * lock, which a wait drops while it sleeps. One vmgpu_device per DRM file:
+ * lock, which a wait drops while it sleeps. Each queue has a flusher
+ * thread, which submits for DO_NOT_WAIT maps. One vmgpu_device per DRM file:
  * each hands its queues their own GPU VA windows (960 in its lifetime).
  */
 typedef struct vmgpu_queue vmgpu_queue;
@@ -243,6 +244,7 @@ struct vmgpu_queue_stats {
 	uint64_t recycled;		/* storage reused from the pools */
 	uint64_t destroyed_deferred;	/* allocations GEM_DESTROYed while busy */
 	uint64_t destroyed_idle;	/* ... idle, with AssumeNotInUse */
+	uint64_t async_submissions;	/* of submissions, the flusher's */
 };
 
 void vmgpu_queue_stats(vmgpu_queue *q, struct vmgpu_queue_stats *out);
@@ -254,6 +256,8 @@ void vmgpu_queue_stats(vmgpu_queue *q, struct vmgpu_queue_stats *out);
  */
 #define VMGPU_QUEUE_DEBUG_NO_SYNC_TO_DEVICE	(1u << 0)
 #define VMGPU_QUEUE_DEBUG_NO_SYNC_TO_CPU	(1u << 1)
+/* The flusher holds the queue for 100 ms before each submission. */
+#define VMGPU_QUEUE_DEBUG_SLOW_FLUSHER		(1u << 2)
 void vmgpu_queue_set_debug(vmgpu_queue *q, uint32_t flags);
 
 /*
@@ -281,10 +285,12 @@ enum vmgpu_map_mode {
 
 /*
  * With READ, WRITE or READ_WRITE: -EBUSY (WasStillDrawing) instead of
- * waiting for the GPU. Busy on the GPU: no ioctl at all. Busy because the
- * recorded commands use it: they are submitted first (EXEC, and the cache
- * sync it needs), so that a caller retrying until 0 sees progress.
- * -EINVAL with the other modes.
+ * waiting for the GPU, with no ioctl. Busy because the recorded commands
+ * use it: the queue's flusher thread submits them, so that a caller
+ * retrying until 0 sees progress; a submission of the flusher's that
+ * failed is returned by the next call that submits or waits. -EBUSY too
+ * while another thread (the flusher) holds the queue. -EINVAL with the
+ * other modes.
  */
 #define VMGPU_MAP_DO_NOT_WAIT		(1u << 0)
 

@@ -126,6 +126,16 @@ struct vmgpu_queue {
 	uint64_t va_next;
 	uint64_t va_end;
 
+	/*
+	 * The flusher thread: DO_NOT_WAIT asks it to submit through a seqno,
+	 * so that the caller itself never makes an ioctl that can block.
+	 */
+	pthread_t flusher;
+	pthread_cond_t flush_wake;
+	uint64_t flush_through;		/* 0: nothing asked */
+	bool flusher_stop;
+	int async_error;		/* its failed submission, for the next caller */
+
 	struct vmgpu_queue_stats stats;
 };
 
@@ -192,6 +202,7 @@ uint64_t vmgpu_queue_completed(vmgpu_queue *q);
 bool vmgpu_storage_idle(vmgpu_queue *q, const struct vmgpu_storage *s);
 int vmgpu_queue_flush_locked(vmgpu_queue *q);
 int vmgpu_queue_submit_through(vmgpu_queue *q, uint64_t seqno);
+int vmgpu_queue_submit_async(vmgpu_queue *q, uint64_t seqno);
 int vmgpu_queue_wait_locked(vmgpu_queue *q, uint64_t seqno, uint64_t timeout_ns);
 int vmgpu_queue_sync_to_cpu(vmgpu_queue *q, struct vmgpu_storage *s);
 void vmgpu_queue_destroy_after_flush(vmgpu_queue *q, struct vmgpu_storage *s);

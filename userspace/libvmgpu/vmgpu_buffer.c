@@ -165,7 +165,7 @@ static int vmgpu_buffer_prepare(vmgpu_buffer *buf, uint32_t mode, uint32_t flags
 			break;
 		if (flags & VMGPU_MAP_DO_NOT_WAIT) {
 			/* A caller that spins on -EBUSY must see progress. */
-			ret = vmgpu_queue_submit_through(q, until);
+			ret = vmgpu_queue_submit_async(q, until);
 			return ret ?: -EBUSY;
 		}
 		ret = vmgpu_queue_wait_locked(q, until, VMGPU_MAP_TIMEOUT_NS);
@@ -192,7 +192,13 @@ int vmgpu_buffer_map(vmgpu_buffer *buf, uint32_t mode, uint32_t flags,
 		return -EINVAL;
 	if (!vmgpu_buffer_range_ok(buf, offset, size))
 		return -EINVAL;
-	pthread_mutex_lock(&q->lock);
+	/* Someone (the flusher) is submitting: the answer could wait. */
+	if (flags & VMGPU_MAP_DO_NOT_WAIT) {
+		if (pthread_mutex_trylock(&q->lock))
+			return -EBUSY;
+	} else {
+		pthread_mutex_lock(&q->lock);
+	}
 	ret = buf->map_mode ? -EBUSY : vmgpu_buffer_prepare(buf, mode, flags, offset,
 							    offset + size);
 	if (!ret) {

@@ -20,15 +20,28 @@
  * line written back later would overwrite it). A range's record is
  * dropped only once its call succeeded. On a coherent device the ioctl is
  * never called.
+ *
+ * Seed "Lock2" DO_NOT_WAIT: a map that must not wait never submits either
+ * (EXEC can block: on locks, on moves, on a device VM slot). When the
+ * batch being recorded is what keeps the buffer busy, it hands the batch
+ * to the queue's flusher thread, as DXVK hands a flush to its CS thread,
+ * so that a caller retrying until the buffer is idle sees progress. A
+ * submission that fails there is reported by the next call that submits
+ * or waits.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <xf86drm.h>
 
 #include "libvmgpu_internal.h"
+
+/* VMGPU_QUEUE_DEBUG_SLOW_FLUSHER: how long the flusher holds the queue. */
+#define VMGPU_SLOW_FLUSHER_US	100000
 
 /* Each queue manages its own GPU VA window, from 16 TiB up. */
 #define VMGPU_VA_WINDOW_BASE	(1ull << 44)
@@ -215,7 +228,8 @@ static void vmgpu_queue_end_batch(vmgpu_queue *q, uint64_t seqno)
  *
  * A batch that fails to submit is dropped: none of it ran, the error says
  * so. Its storage stays tagged with the seqno it would have had, which the
- * next job takes (see vmgpu_queue_submit_through()).
+ * next job takes (see vmgpu_queue_submit_through()). A failure of the
+ * flusher's is returned here, by the next flush, before anything else.
  *
  * The recycle cache is trimmed here too: a queue in use submits often.
  *
@@ -225,8 +239,13 @@ int vmgpu_queue_flush_locked(vmgpu_queue *q)
 {
 	uint64_t seqno = q->submitted + 1, got = 0;
 	struct vmgpu_sync out = { .syncobj = q->syncobj, .point = seqno };
-	int ret;
+	int ret = q->async_error;
 
+	/* The flusher's batch never ran: the caller hears it first. */
+	if (ret) {
+		q->async_error = 0;
+		return ret;
+	}
 	if (!q->num_cmds) {
 		vmgpu_storage_trim(q, false);
 		return 0;
@@ -264,6 +283,82 @@ int vmgpu_queue_submit_through(vmgpu_queue *q, uint64_t seqno)
 	if (!q->num_cmds)
 		q->cmds[q->num_cmds++] = (union vmgpu_cmd){ .nop.hdr.opcode = VMGPU_OP_NOP };
 	return vmgpu_queue_flush_locked(q);
+}
+
+/*
+ * The flusher thread: submits through the seqno DO_NOT_WAIT asked for,
+ * under the queue lock like any flush.
+ */
+static void *vmgpu_queue_flusher(void *arg)
+{
+	vmgpu_queue *q = arg;
+	uint64_t seqno, before;
+	int ret;
+
+	pthread_mutex_lock(&q->lock);
+	for (;;) {
+		while (!q->flush_through && !q->flusher_stop)
+			pthread_cond_wait(&q->flush_wake, &q->lock);
+		if (q->flusher_stop)
+			break;
+		seqno = q->flush_through;
+		q->flush_through = 0;
+		if (q->debug & VMGPU_QUEUE_DEBUG_SLOW_FLUSHER)
+			usleep(VMGPU_SLOW_FLUSHER_US);
+		before = q->stats.submissions;
+		ret = vmgpu_queue_submit_through(q, seqno);
+		q->stats.async_submissions += q->stats.submissions - before;
+		if (ret)
+			q->async_error = ret;
+	}
+	pthread_mutex_unlock(&q->lock);
+	return NULL;
+}
+
+/* Application signals are the application's threads' business. */
+static int vmgpu_queue_start_flusher(vmgpu_queue *q)
+{
+	sigset_t all, old;
+	int ret;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	ret = -pthread_create(&q->flusher, NULL, vmgpu_queue_flusher, q);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return ret;
+}
+
+static void vmgpu_queue_stop_flusher(vmgpu_queue *q)
+{
+	pthread_mutex_lock(&q->lock);
+	q->flusher_stop = true;
+	pthread_cond_signal(&q->flush_wake);
+	pthread_mutex_unlock(&q->lock);
+	pthread_join(q->flusher, NULL);
+}
+
+/**
+ * vmgpu_queue_submit_async() - have job seqno submitted, without blocking
+ * @q: the queue, locked
+ * @seqno: a tag of some storage: at most the recorded batch's seqno
+ *
+ * Return: 0 once the flusher is asked (or nothing is left to submit), or
+ * the -errno of a submission of the flusher's that failed earlier.
+ */
+int vmgpu_queue_submit_async(vmgpu_queue *q, uint64_t seqno)
+{
+	int ret = q->async_error;
+
+	if (ret) {
+		q->async_error = 0;
+		return ret;
+	}
+	if (seqno <= q->submitted)
+		return 0;
+	if (seqno > q->flush_through)
+		q->flush_through = seqno;
+	pthread_cond_signal(&q->flush_wake);
+	return 0;
 }
 
 /**
@@ -377,6 +472,15 @@ int vmgpu_queue_create(vmgpu_device *dev, const struct vmgpu_queue_info *info,
 	/* A device line is a page: slices never share one when it matters. */
 	q->slice_min_shift = q->noncoherent ? VMGPU_PAGE_SHIFT : VMGPU_SLICE_MIN_SHIFT;
 	pthread_mutex_init(&q->lock, NULL);
+	pthread_cond_init(&q->flush_wake, NULL);
+	ret = vmgpu_queue_start_flusher(q);
+	if (ret) {
+		pthread_cond_destroy(&q->flush_wake);
+		pthread_mutex_destroy(&q->lock);
+		vmgpu_syncobj_destroy(dev, q->syncobj);
+		vmgpu_context_unref(q->ctx);
+		goto err_free;
+	}
 	q->refcount = 1;
 	vmgpu_device_ref(dev);
 	*out = q;
@@ -398,13 +502,16 @@ void vmgpu_queue_unref(vmgpu_queue *q)
 {
 	if (!q || __atomic_sub_fetch(&q->refcount, 1, __ATOMIC_ACQ_REL))
 		return;
+	vmgpu_queue_stop_flusher(q);
 	pthread_mutex_lock(&q->lock);
-	/* A failure leaves nothing to wait for: teardown is the same. */
+	/* Nobody is left to hear of failures; the teardown is the same. */
+	q->async_error = 0;
 	vmgpu_queue_flush_locked(q);
 	vmgpu_storage_teardown(q);
 	pthread_mutex_unlock(&q->lock);
 	vmgpu_syncobj_destroy(q->dev, q->syncobj);
 	vmgpu_context_unref(q->ctx);
+	pthread_cond_destroy(&q->flush_wake);
 	pthread_mutex_destroy(&q->lock);
 	vmgpu_device_unref(q->dev);
 	free(q->destroy_after_flush);

@@ -471,27 +471,41 @@ TEST_F(umd, do_not_wait_busy)
 	EXPECT_EQ(0, check(b, 0, SMALL, WORD, NEW));
 }
 
-/* DO_NOT_WAIT submits recorded work on the buffer, so spinning on it ends. */
+/*
+ * DO_NOT_WAIT on a buffer the recorded commands use: the flusher thread
+ * submits them, so spinning on it ends, while the caller makes no ioctl
+ * and does not wait, not even while the flusher holds the queue (the
+ * debug hook makes it hold it for 100 ms before it submits).
+ */
 TEST_F(umd, do_not_wait_pending_flushes)
 {
 	vmgpu_buffer *src = BUF(SMALL), *b = BUF(SMALL);
-	struct vmgpu_queue_stats s0;
-	uint64_t deadline;
-	int ret;
+	struct vmgpu_queue_stats s0, s1;
+	uint64_t deadline, ns, ioctls;
+	int i, ret;
 
 	ASSERT_EQ(0, write_key(src, VMGPU_MAP_WRITE, 0, SMALL, 8));
 	ASSERT_EQ(0, vmgpu_queue_delay(self->q, 20000));
 	ASSERT_EQ(0, vmgpu_queue_copy(self->q, b, 0, src, 0, SMALL));
+	vmgpu_queue_set_debug(self->q, VMGPU_QUEUE_DEBUG_SLOW_FLUSHER);
 	s0 = stats_of(self->q);
-	EXPECT_EQ(-EBUSY, try_map(b, VMGPU_MAP_READ, VMGPU_MAP_DO_NOT_WAIT, 0, SMALL));
-	EXPECT_EQ(s0.submissions + 1, stats_of(self->q).submissions);
+	for (i = 0; i < 2; i++) {
+		EXPECT_EQ(-EBUSY, map_dnw(self->dev, b, VMGPU_MAP_READ, &ns, &ioctls))
+			TH_LOG("call %d", i);
+		EXPECT_EQ(0, ioctls) TH_LOG("call %d", i);
+		EXPECT_LT(ns, 1 * MS) TH_LOG("call %d", i);
+		/* Then the flusher holds the queue, for 100 ms. */
+		usleep(20000);
+	}
 
 	deadline = now_ns() + 5000 * MS;
 	while ((ret = try_map(b, VMGPU_MAP_READ, VMGPU_MAP_DO_NOT_WAIT, 0, SMALL)) == -EBUSY &&
 	       now_ns() < deadline)
 		usleep(100);
 	EXPECT_EQ(0, ret);
-	EXPECT_EQ(s0.submissions + 1, stats_of(self->q).submissions);
+	s1 = stats_of(self->q);
+	EXPECT_EQ(s0.submissions + 1, s1.submissions);
+	EXPECT_EQ(s0.async_submissions + 1, s1.async_submissions);
 	EXPECT_EQ(0, check_key(b, 0, SMALL, 8));
 }
 
