@@ -509,6 +509,31 @@ TEST_F(umd, do_not_wait_pending_flushes)
 	EXPECT_EQ(0, check_key(b, 0, SMALL, 8));
 }
 
+/*
+ * A submission of the flusher's that fails is not lost: a caller spinning
+ * on DO_NOT_WAIT gets the error instead of -EBUSY for ever. A gate left
+ * closed hangs the queue's context; the kernel's job timeout (2 s) makes
+ * it guilty, so that its next submission fails (-ECANCELED).
+ */
+TEST_F(umd, do_not_wait_reports_failed_submission)
+{
+	vmgpu_buffer *b = BUF(SMALL);
+	uint64_t deadline;
+	int ret;
+
+	ASSERT_EQ(0, gate_close(self));
+	ASSERT_EQ(0, vmgpu_queue_flush(self->q));
+	ASSERT_EQ(0, vmgpu_queue_finish(self->q, WAIT_NS));
+	ASSERT_EQ(0, vmgpu_queue_fill(self->q, b, 0, SMALL, NEW));
+
+	deadline = now_ns() + 5000 * MS;
+	while ((ret = try_map(b, VMGPU_MAP_READ, VMGPU_MAP_DO_NOT_WAIT, 0, SMALL)) == -EBUSY &&
+	       now_ns() < deadline)
+		usleep(100);
+	EXPECT_EQ(-ECANCELED, ret);
+	EXPECT_EQ(0, stats_of(self->q).async_submissions);
+}
+
 struct waiter {
 	vmgpu_buffer *buf;
 	int ret;
