@@ -21,9 +21,13 @@ top="$VMGPU_CACHE/qemu-$ver"
 src="$top/src"
 
 # Fixes to QEMU itself (scripts/qemu-patches), applied once to a fresh
-# source tree: a different set fetches the source again.
+# source tree, exactly (no fuzz): a different set fetches the source again
+# and builds in another directory (a refetch restores old mtimes, which
+# ninja would not rebuild).
+shopt -s nullglob
 patches=("$VMGPU_ROOT"/scripts/qemu-patches/*.patch)
-patch_key=$(cat "${patches[@]}" | sha256sum | cut -c1-12)
+shopt -u nullglob
+patch_key=$(cat /dev/null "${patches[@]}" | sha256sum | cut -c1-12)
 [ "$(cat "$src/.vmgpu-patches" 2>/dev/null)" = "$patch_key" ] || rm -f "$src/.vmgpu-fetched"
 
 if [ ! -f "$src/.vmgpu-fetched" ]; then
@@ -35,7 +39,8 @@ if [ ! -f "$src/.vmgpu-fetched" ]; then
 	mv "$top/fetch"/qemu-*/ "$src"
 	rm -rf "$top/fetch"
 	for p in "${patches[@]}"; do
-		patch -s -p1 -d "$src" <"$p" || die "QEMU patch $(basename "$p") does not apply"
+		patch -s --batch --forward -F0 -p1 -d "$src" <"$p" ||
+			die "QEMU patch $(basename "$p") does not apply"
 	done
 	echo "$patch_key" >"$src/.vmgpu-patches"
 	grep -q "subdir('vmgpu')" "$src/hw/meson.build" ||
@@ -70,7 +75,7 @@ config_args=(
 	--enable-fdt=system --enable-tcg --enable-pixman --enable-png --disable-docs
 	--disable-werror
 )
-key=$( (echo "${config_args[*]}"; cat "$devices") | sha256sum | cut -c1-12)
+key=$( (echo "${config_args[*]}" "$patch_key"; cat "$devices") | sha256sum | cut -c1-12)
 build="$top/build-$key"
 
 mkdir -p "$src/configs/devices/x86_64-softmmu"
