@@ -187,6 +187,16 @@ struct vmgpu_paging_vm {
 	 * Only the paging ring writes them (vmgpu_paging_vm_map()).
 	 */
 	dma_addr_t *leaf_bus;
+	/**
+	 * @staging_lock: protects @staging and @staging_gone. Not drmm:
+	 * the rings' release, which frees jobs left over, comes after
+	 * this one's in the drmm order.
+	 */
+	struct mutex staging_lock;
+	/** @staging: every &struct vmgpu_pte_staging with its pages. */
+	struct list_head staging;
+	/** @staging_gone: vmgpu_paging_vm_unplug() freed every page. */
+	bool staging_gone;
 };
 
 /**

@@ -199,6 +199,8 @@ static void vmgpu_remove(struct pci_dev *pdev)
 	/* Also revokes every CPU mapping: faults then map a dummy page. */
 	drm_dev_unplug(&vdev->drm);
 	vmgpu_ttm_unplug(vdev);
+	/* Jobs still queued or unfreed hold DMA pages: free them while bound. */
+	vmgpu_paging_vm_unplug(vdev);
 }
 
 static const struct pci_device_id vmgpu_pci_ids[] = {

@@ -139,6 +139,8 @@ int vmgpu_paging_vm_init(struct vmgpu_device *vdev)
 	dma_addr_t root;
 	int ret;
 
+	mutex_init(&pvm->staging_lock);
+	INIT_LIST_HEAD(&pvm->staging);
 	pvm->size = vmgpu_paging_va_size(vdev);
 	leaves = DIV_ROUND_UP_ULL(pvm->size, 1ull << VMGPU_PAGING_VM_ENTRY_SHIFT(1));
 	pvm->leaf_bus = drmm_kcalloc(&vdev->drm, leaves, sizeof(*pvm->leaf_bus), GFP_KERNEL);
@@ -189,32 +191,58 @@ u32 vmgpu_paging_vm_runs(u64 va, u64 size)
 	return runs;
 }
 
+/* The staging's DMA pages, with the device still bound. */
+static void vmgpu_paging_vm_staging_put_pages(struct vmgpu_device *vdev,
+					      struct vmgpu_pte_staging *st)
+{
+	lockdep_assert_held(&vdev->paging_vm.staging_lock);
+	while (st->count) {
+		st->count--;
+		dma_free_coherent(vdev->drm.dev, VMGPU_PAGE_SIZE, st->pages[st->count].cpu,
+				  st->pages[st->count].bus);
+	}
+	list_del_init(&st->link);
+}
+
 /**
  * vmgpu_paging_vm_staging_alloc() - staging pages for the entries of an
  * operation
  * @vdev: the device
  * @count: pages, one per vmgpu_paging_vm_runs() of every range mapped
  *
- * Return: the staging, or NULL for -ENOMEM.
+ * Return: the staging, or NULL: -ENOMEM, or the device is gone.
  */
 struct vmgpu_pte_staging *vmgpu_paging_vm_staging_alloc(struct vmgpu_device *vdev, u32 count)
 {
+	struct vmgpu_paging_vm *pvm = &vdev->paging_vm;
 	struct vmgpu_pte_staging *st;
-	u32 i;
 
 	st = kvzalloc(struct_size(st, pages, count), GFP_KERNEL);
 	if (!st)
 		return NULL;
-	for (i = 0; i < count; i++) {
-		st->pages[i].cpu = dma_alloc_coherent(vdev->drm.dev, VMGPU_PAGE_SIZE,
-						      &st->pages[i].bus, GFP_KERNEL);
-		if (!st->pages[i].cpu) {
-			vmgpu_paging_vm_staging_free(vdev, st);
-			return NULL;
-		}
+	INIT_LIST_HEAD(&st->link);
+	/* Held while allocating: vmgpu_paging_vm_unplug() must see them all. */
+	mutex_lock(&pvm->staging_lock);
+	if (pvm->staging_gone)
+		goto err;
+	list_add(&st->link, &pvm->staging);
+	while (st->count < count) {
+		struct vmgpu_pte_page *page = &st->pages[st->count];
+
+		page->cpu = dma_alloc_coherent(vdev->drm.dev, VMGPU_PAGE_SIZE, &page->bus,
+					       GFP_KERNEL);
+		if (!page->cpu)
+			goto err;
 		st->count++;
 	}
+	mutex_unlock(&pvm->staging_lock);
 	return st;
+
+err:
+	vmgpu_paging_vm_staging_put_pages(vdev, st);
+	mutex_unlock(&pvm->staging_lock);
+	kvfree(st);
+	return NULL;
 }
 
 /**
@@ -222,17 +250,38 @@ struct vmgpu_pte_staging *vmgpu_paging_vm_staging_alloc(struct vmgpu_device *vde
  * @vdev: the device
  * @st: the staging, or NULL; the commands that read it are done or were
  *	never queued
+ *
+ * Jobs may be freed after the device is gone (by the scheduler, or at the
+ * last reference): their pages went at vmgpu_paging_vm_unplug().
  */
 void vmgpu_paging_vm_staging_free(struct vmgpu_device *vdev, struct vmgpu_pte_staging *st)
 {
-	u32 i;
-
 	if (!st)
 		return;
-	for (i = 0; i < st->count; i++)
-		dma_free_coherent(vdev->drm.dev, VMGPU_PAGE_SIZE, st->pages[i].cpu,
-				  st->pages[i].bus);
+	mutex_lock(&vdev->paging_vm.staging_lock);
+	vmgpu_paging_vm_staging_put_pages(vdev, st);
+	mutex_unlock(&vdev->paging_vm.staging_lock);
 	kvfree(st);
+}
+
+/**
+ * vmgpu_paging_vm_unplug() - the device is going: free every staging page
+ * @vdev: the device, still bound, its rings stopped
+ *
+ * Staging pages are DMA memory, which must be freed while the device is
+ * bound; the jobs that hold them may live on after it. The device reads
+ * none of them any more, and later allocations fail.
+ */
+void vmgpu_paging_vm_unplug(struct vmgpu_device *vdev)
+{
+	struct vmgpu_paging_vm *pvm = &vdev->paging_vm;
+	struct vmgpu_pte_staging *st, *next;
+
+	mutex_lock(&pvm->staging_lock);
+	pvm->staging_gone = true;
+	list_for_each_entry_safe(st, next, &pvm->staging, link)
+		vmgpu_paging_vm_staging_put_pages(vdev, st);
+	mutex_unlock(&pvm->staging_lock);
 }
 
 /**
