@@ -68,6 +68,7 @@ MUTANTS=(
 	"umd-do-not-wait-no-flush%%userspace/libvmgpu/vmgpu_buffer.c%%s/\t\t\tret = vmgpu_queue_submit_async\(q, until\);\n\t\t\treturn ret \?: -EBUSY;/\t\t\treturn -EBUSY;/%%rebar%%vmgpu_umd_test/umd.do_not_wait_pending_flushes"
 	"umd-do-not-wait-submits-itself%%userspace/libvmgpu/vmgpu_buffer.c%%s/ret = vmgpu_queue_submit_async\(q, until\);/ret = vmgpu_queue_submit_through(q, until);/%%rebar%%vmgpu_umd_test/umd.do_not_wait_pending_flushes"
 	"umd-async-error-lost%%userspace/libvmgpu/vmgpu_queue.c%%s/\t\tif \(ret\)\n\t\t\tq->async_error = ret;\n//%%rebar%%vmgpu_umd_test/umd.do_not_wait_reports_failed_submission"
+	"umd-lost-not-marked%%userspace/libvmgpu/vmgpu_queue.c%%s/\t\t\t\tq->listed\[i\]->lost = ret;/\t\t\t\t;/%%rebar%%vmgpu_umd_test/umd.failed_submission_loses_contents"
 	"umd-do-not-wait-takes-lock%%userspace/libvmgpu/vmgpu_buffer.c%%s/if \(pthread_mutex_trylock\(&q->lock\)\)\n\t\t\treturn -EBUSY;/pthread_mutex_lock(\&q->lock);/%%rebar%%vmgpu_umd_test/umd.do_not_wait_pending_flushes"
 	"umd-spin-wait%%userspace/libvmgpu/vmgpu_queue.c%%s/\tret = vmgpu_syncobj_wait\(q->dev, q->syncobj, seqno, deadline\);/\twhile (vmgpu_context_completed(q->ctx) < seqno)\n\t\t;\n\tret = 0;/%%rebar%%vmgpu_umd_test/umd.wait_wakes_on_signal"
 	"umd-read-waits-for-reads%%userspace/libvmgpu/vmgpu_buffer.c%%s/until = mode == VMGPU_MAP_READ \? s->last_write :/until = 0 ? s->last_write :/%%rebar%%vmgpu_umd_test/umd.map_read_waits_for_write_only"

@@ -252,12 +252,15 @@ void vmgpu_queue_stats(vmgpu_queue *q, struct vmgpu_queue_stats *out);
 /*
  * Testing only: VMGPU_QUEUE_DEBUG_* bits switch off one of the cache
  * maintenance calls the seed requires on a non-coherent device, so that a
- * test can show the data is wrong without it.
+ * test can show the data is wrong without it, or make the flusher slow or
+ * a submission fail.
  */
 #define VMGPU_QUEUE_DEBUG_NO_SYNC_TO_DEVICE	(1u << 0)
 #define VMGPU_QUEUE_DEBUG_NO_SYNC_TO_CPU	(1u << 1)
 /* The flusher holds the queue for 100 ms before each submission. */
 #define VMGPU_QUEUE_DEBUG_SLOW_FLUSHER		(1u << 2)
+/* The next submission fails (-EIO) without reaching the kernel; once. */
+#define VMGPU_QUEUE_DEBUG_FAIL_SUBMIT		(1u << 3)
 void vmgpu_queue_set_debug(vmgpu_queue *q, uint32_t flags);
 
 /*
@@ -288,9 +291,9 @@ enum vmgpu_map_mode {
  * waiting for the GPU, with no ioctl. Busy because the recorded commands
  * use it: the queue's flusher thread submits them, so that a caller
  * retrying until 0 sees progress; a submission of the flusher's that
- * failed is returned by the next call that submits or waits. -EBUSY too
- * while another thread (the flusher) holds the queue. -EINVAL with the
- * other modes.
+ * failed is returned by the next DO_NOT_WAIT map that would ask it again
+ * and by vmgpu_queue_finish(). -EBUSY too while another thread (the
+ * flusher) holds the queue. -EINVAL with the other modes.
  */
 #define VMGPU_MAP_DO_NOT_WAIT		(1u << 0)
 
@@ -302,7 +305,10 @@ enum vmgpu_map_mode {
  * WRITE and READ_WRITE submit the recorded commands if they use the
  * buffer and wait without polling, for the last GPU write (READ) or for
  * every use; WRITE_DISCARD renames busy storage. One map at a time:
- * -EBUSY while mapped. -ETIME if the GPU does not finish in 10 s.
+ * -EBUSY while mapped. -ETIME if the GPU does not finish in 10 s. If a
+ * batch that was to write the buffer failed to submit, its contents are
+ * lost: every map but WRITE_DISCARD returns that batch's -errno, until a
+ * WRITE_DISCARD map.
  */
 int vmgpu_buffer_map(vmgpu_buffer *buf, uint32_t mode, uint32_t flags,
 		     uint64_t offset, uint64_t size, void **cpu);

@@ -60,6 +60,7 @@ struct vmgpu_storage {
 	uint64_t batch;			/* batch_gen of the batch that listed it */
 	uint64_t owner;			/* id of the buffer whose bytes it holds */
 	uint64_t idle_since_ns;		/* in the recycle cache since */
+	int lost;			/* -errno: a dropped batch wrote it */
 	struct vmgpu_range valid;
 	struct vmgpu_range gpu_read;
 	struct vmgpu_range cpu_dirty;
@@ -134,7 +135,7 @@ struct vmgpu_queue {
 	pthread_cond_t flush_wake;
 	uint64_t flush_through;		/* 0: nothing asked */
 	bool flusher_stop;
-	int async_error;		/* its failed submission, for the next caller */
+	int async_error;		/* its failed submission, see vmgpu_queue.c */
 
 	struct vmgpu_queue_stats stats;
 };

@@ -144,8 +144,12 @@ static int vmgpu_buffer_prepare(vmgpu_buffer *buf, uint32_t mode, uint32_t flags
 	uint64_t until;
 	int ret;
 
+	/* A dropped batch was to write it: only new contents make sense. */
+	if (s->lost && mode != VMGPU_MAP_WRITE_DISCARD)
+		return s->lost;
 	switch (mode) {
 	case VMGPU_MAP_WRITE_DISCARD:
+		s->lost = 0;
 		if (!vmgpu_storage_idle(q, s)) {
 			ret = vmgpu_buffer_rename(buf);
 			if (ret)

@@ -26,8 +26,10 @@
  * batch being recorded is what keeps the buffer busy, it hands the batch
  * to the queue's flusher thread, as DXVK hands a flush to its CS thread,
  * so that a caller retrying until the buffer is idle sees progress. A
- * submission that fails there is reported by the next call that submits
- * or waits.
+ * submission that fails there is reported by the next DO_NOT_WAIT map that
+ * would ask the flusher again, or by vmgpu_queue_finish(); and, as with
+ * any dropped batch, the storage it was to write is lost: maps other than
+ * WRITE_DISCARD fail with the error.
  */
 #include <errno.h>
 #include <signal.h>
@@ -228,8 +230,8 @@ static void vmgpu_queue_end_batch(vmgpu_queue *q, uint64_t seqno)
  *
  * A batch that fails to submit is dropped: none of it ran, the error says
  * so. Its storage stays tagged with the seqno it would have had, which the
- * next job takes (see vmgpu_queue_submit_through()). A failure of the
- * flusher's is returned here, by the next flush, before anything else.
+ * next job takes (see vmgpu_queue_submit_through()); the storage it was to
+ * write is marked lost, which maps report.
  *
  * The recycle cache is trimmed here too: a queue in use submits often.
  *
@@ -239,18 +241,19 @@ int vmgpu_queue_flush_locked(vmgpu_queue *q)
 {
 	uint64_t seqno = q->submitted + 1, got = 0;
 	struct vmgpu_sync out = { .syncobj = q->syncobj, .point = seqno };
-	int ret = q->async_error;
+	uint32_t i;
+	int ret;
 
-	/* The flusher's batch never ran: the caller hears it first. */
-	if (ret) {
-		q->async_error = 0;
-		return ret;
-	}
 	if (!q->num_cmds) {
 		vmgpu_storage_trim(q, false);
 		return 0;
 	}
-	ret = vmgpu_queue_sync_to_device(q);
+	if (q->debug & VMGPU_QUEUE_DEBUG_FAIL_SUBMIT) {
+		q->debug &= ~VMGPU_QUEUE_DEBUG_FAIL_SUBMIT;
+		ret = -EIO;
+	} else {
+		ret = vmgpu_queue_sync_to_device(q);
+	}
 	if (!ret)
 		ret = vmgpu_context_submit(q->ctx, q->cmds, q->num_cmds, NULL, 0, &out, 1, &got);
 	if (!ret) {
@@ -259,6 +262,11 @@ int vmgpu_queue_flush_locked(vmgpu_queue *q)
 		if (got != seqno)
 			ret = -EPROTO;
 		q->submitted = got;
+	} else {
+		/* What it was to write is not there: maps say so. */
+		for (i = 0; i < q->num_listed; i++)
+			if (q->listed[i]->last_write == seqno)
+				q->listed[i]->lost = ret;
 	}
 	vmgpu_queue_end_batch(q, seqno);
 	vmgpu_storage_trim(q, false);
@@ -504,8 +512,7 @@ void vmgpu_queue_unref(vmgpu_queue *q)
 		return;
 	vmgpu_queue_stop_flusher(q);
 	pthread_mutex_lock(&q->lock);
-	/* Nobody is left to hear of failures; the teardown is the same. */
-	q->async_error = 0;
+	/* A failure leaves nothing to wait for: teardown is the same. */
 	vmgpu_queue_flush_locked(q);
 	vmgpu_storage_teardown(q);
 	pthread_mutex_unlock(&q->lock);
@@ -540,6 +547,11 @@ int vmgpu_queue_finish(vmgpu_queue *q, uint64_t timeout_ns)
 	wait_ret = vmgpu_queue_wait_locked(q, q->submitted, timeout_ns);
 	if (!wait_ret)
 		vmgpu_storage_reap(q);
+	/* A batch the flusher could not submit never ran. */
+	if (!ret && !wait_ret && q->async_error) {
+		ret = q->async_error;
+		q->async_error = 0;
+	}
 	pthread_mutex_unlock(&q->lock);
 	return ret ?: wait_ret;
 }

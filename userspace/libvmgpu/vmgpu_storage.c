@@ -358,6 +358,7 @@ int vmgpu_storage_get(vmgpu_queue *q, uint64_t size, uint64_t owner,
 			vmgpu_range_add(&s->cpu_dirty, 0, s->size);
 	}
 	s->owner = owner;
+	s->lost = 0;
 	vmgpu_range_clear(&s->valid);
 	vmgpu_range_clear(&s->gpu_read);
 	*out = s;
