@@ -179,7 +179,8 @@ int vmgpu_context_busy(const vmgpu_context *ctx, uint64_t seqno);
  * cache) once their last job completed. A buffer is used by one queue
  * only, and by one thread at a time; a queue's calls are serialised by its
  * lock, which a wait drops while it sleeps. Each queue has a flusher
- * thread, which submits for DO_NOT_WAIT maps. One vmgpu_device per DRM file:
+ * thread, which submits for DO_NOT_WAIT maps (a forked child has none: it
+ * must not use its parent's queues). One vmgpu_device per DRM file:
  * each hands its queues their own GPU VA windows (960 in its lifetime).
  */
 typedef struct vmgpu_queue vmgpu_queue;

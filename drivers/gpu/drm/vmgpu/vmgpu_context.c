@@ -152,6 +152,18 @@ struct vmgpu_context *vmgpu_context_lookup(struct drm_file *file, u32 id)
 	return ctx;
 }
 
+/*
+ * Only ever forward: at hot-unplug run_job may drop a later job (and
+ * write its seqno) before an earlier one's fence fails.
+ */
+static void vmgpu_seqno_page_advance(struct vmgpu_seqno_page *sp, u64 seqno)
+{
+	u64 old = READ_ONCE(*sp->seqno);
+
+	while (old < seqno && !try_cmpxchg64(sp->seqno, &old, seqno))
+		;
+}
+
 /**
  * vmgpu_context_job_done() - publish a user job's completion
  * @fence: the job's hardware fence, its error final, about to signal
@@ -159,7 +171,7 @@ struct vmgpu_context *vmgpu_context_lookup(struct drm_file *file, u32 id)
  * Called by the fence as it signals, under the ring's fence lock, before
  * its signalled bit is set (see &vmgpu_hw_fence.ctx): a fence callback
  * instead could run after the scheduler, having seen the bit, freed the
- * job. A context's jobs complete in order (one entity, one ring), so the
+ * job. A context's jobs complete in order (one entity, one ring); the
  * seqno page only grows. Allocates nothing.
  */
 void vmgpu_context_job_done(struct vmgpu_hw_fence *fence)
@@ -175,7 +187,7 @@ void vmgpu_context_job_done(struct vmgpu_hw_fence *fence)
 	trace_vmgpu_ctx_job_done(ctx->id, fence->ctx_seqno, fence->base.error);
 	if (fence->base.error)
 		atomic_set(&ctx->guilty, 1);
-	WRITE_ONCE(*ctx->seqno_page->seqno, fence->ctx_seqno);
+	vmgpu_seqno_page_advance(ctx->seqno_page, fence->ctx_seqno);
 	fence->ctx = NULL;
 }
 
@@ -188,7 +200,7 @@ void vmgpu_context_job_done(struct vmgpu_hw_fence *fence)
  */
 void vmgpu_context_job_dropped(struct vmgpu_job *job)
 {
-	WRITE_ONCE(*job->ctx->seqno_page->seqno, job->base.s_fence->finished.seqno);
+	vmgpu_seqno_page_advance(job->ctx->seqno_page, job->base.s_fence->finished.seqno);
 }
 
 /**
