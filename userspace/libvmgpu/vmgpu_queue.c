@@ -345,6 +345,15 @@ static void vmgpu_queue_stop_flusher(vmgpu_queue *q)
 	pthread_join(q->flusher, NULL);
 }
 
+/* A submission of the flusher's that failed, reported once. */
+static int vmgpu_queue_take_async_error(vmgpu_queue *q)
+{
+	int ret = q->async_error;
+
+	q->async_error = 0;
+	return ret;
+}
+
 /**
  * vmgpu_queue_submit_async() - have job seqno submitted, without blocking
  * @q: the queue, locked
@@ -355,12 +364,10 @@ static void vmgpu_queue_stop_flusher(vmgpu_queue *q)
  */
 int vmgpu_queue_submit_async(vmgpu_queue *q, uint64_t seqno)
 {
-	int ret = q->async_error;
+	int ret = vmgpu_queue_take_async_error(q);
 
-	if (ret) {
-		q->async_error = 0;
+	if (ret)
 		return ret;
-	}
 	if (seqno <= q->submitted)
 		return 0;
 	if (seqno > q->flush_through)
@@ -548,10 +555,8 @@ int vmgpu_queue_finish(vmgpu_queue *q, uint64_t timeout_ns)
 	if (!wait_ret)
 		vmgpu_storage_reap(q);
 	/* A batch the flusher could not submit never ran. */
-	if (!ret && !wait_ret && q->async_error) {
-		ret = q->async_error;
-		q->async_error = 0;
-	}
+	if (!ret && !wait_ret)
+		ret = vmgpu_queue_take_async_error(q);
 	pthread_mutex_unlock(&q->lock);
 	return ret ?: wait_ret;
 }
