@@ -35,10 +35,13 @@ static uint32_t vmgpu_copy_page_left(uint64_t addr, uint64_t done)
     return VMGPU_PAGE_SIZE - ((addr + done) & (VMGPU_PAGE_SIZE - 1));
 }
 
-/* FILL, or DISCARD (discard: the pattern is stored raw, see vmgpu-mem.c). */
+/*
+ * FILL, or DISCARD (discard: the pattern is stored raw, see vmgpu-mem.c);
+ * uncached: FILL_FLAG_COHERENT.
+ */
 VmgpuCmdStatus vmgpu_copy_fill(VmgpuState *s, const struct vmgpu_addr *dst,
                                uint64_t size, uint32_t pattern, bool discard,
-                               uint64_t *done, uint64_t *budget,
+                               bool uncached, uint64_t *done, uint64_t *budget,
                                VmgpuMemError *err)
 {
     uint64_t addr = le64_to_cpu(dst->addr);
@@ -54,8 +57,10 @@ VmgpuCmdStatus vmgpu_copy_fill(VmgpuState *s, const struct vmgpu_addr *dst,
     while (*done < size && *budget) {
         uint32_t chunk = MIN(size - *done, vmgpu_copy_page_left(addr, *done));
 
-        if (!vmgpu_mem_data_rw(s, dst, *done, page, chunk, true, discard,
-                               err)) {
+        if (uncached ? !vmgpu_mem_uncached_rw(s, dst, *done, page, chunk, true,
+                                              err) :
+                       !vmgpu_mem_data_rw(s, dst, *done, page, chunk, true,
+                                          discard, err)) {
             return VMGPU_CMD_FAILED;
         }
         *done += chunk;

@@ -95,17 +95,51 @@ static bool vmgpu_exec_fence(VmgpuState *s, VmgpuRing *ring,
     return true;
 }
 
-/* Whether a user ring in this mode may name the address. */
-static bool vmgpu_mode_allows(uint32_t mode, const struct vmgpu_addr *a)
+/*
+ * Whether a user ring may name the address. A VIRTUAL ring names only the
+ * VM its job runs in (SET_VM), and only while that VM is the one SET_VM
+ * saw: a job left behind when the kernel lent the VM to another address
+ * space must not walk the new owner's tables.
+ */
+static bool vmgpu_mode_allows(VmgpuState *s, const VmgpuRing *ring,
+                              const struct vmgpu_addr *a)
 {
     uint32_t space = le32_to_cpu(a->space);
     uint32_t vm = le32_to_cpu(a->vm);
 
-    if (mode == VMGPU_RING_MODE_VIRTUAL) {
-        return space == VMGPU_SPACE_VIRTUAL && vm != VMGPU_VM_PAGING &&
-               vm < VMGPU_MAX_VMS;
+    if (ring->mode == VMGPU_RING_MODE_VIRTUAL) {
+        return space == VMGPU_SPACE_VIRTUAL && ring->vm_bound &&
+               vm == ring->bound_vm &&
+               s->vms[vm].generation == ring->bound_generation;
     }
     return space == VMGPU_SPACE_VRAM || space == VMGPU_SPACE_GART;
+}
+
+static bool vmgpu_exec_set_vm(VmgpuState *s, VmgpuRing *ring,
+                              const struct vmgpu_cmd_set_vm *c,
+                              VmgpuMemError *err)
+{
+    unsigned index = ring - s->rings;
+    uint32_t vm = le32_to_cpu(c->vm);
+
+    if (index == VMGPU_RING_PAGING || ring->mode != VMGPU_RING_MODE_VIRTUAL) {
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "vmgpu: SET_VM on ring %u, which runs in no user VM\n",
+                      index);
+        err->code = VMGPU_ERR_PRIVILEGE;
+        err->addr = VMGPU_OP_SET_VM;
+        return false;
+    }
+    if (c->hdr.flags || vm == VMGPU_VM_PAGING || vm >= VMGPU_MAX_VMS ||
+        !buffer_is_zero(c->reserved, sizeof(c->reserved))) {
+        return vmgpu_bad_field(err, vm);
+    }
+    trace_vmgpu_set_vm(index, vm, le32_to_cpu(c->generation),
+                       s->vms[vm].generation);
+    ring->vm_bound = true;
+    ring->bound_vm = vm;
+    ring->bound_generation = le32_to_cpu(c->generation);
+    return true;
 }
 
 /*
@@ -115,8 +149,9 @@ static bool vmgpu_mode_allows(uint32_t mode, const struct vmgpu_addr *a)
  * name only the memory of their mode; the paging ring (ring 0) may do
  * anything.
  */
-static bool vmgpu_ring_allows(const VmgpuRing *ring, unsigned index,
-                              const union vmgpu_cmd *cmd, VmgpuMemError *err)
+static bool vmgpu_ring_allows(VmgpuState *s, const VmgpuRing *ring,
+                              unsigned index, const union vmgpu_cmd *cmd,
+                              VmgpuMemError *err)
 {
     uint16_t opcode = le16_to_cpu(cmd->hdr.opcode);
     const struct vmgpu_addr *addrs[2] = { NULL, NULL };
@@ -132,6 +167,12 @@ static bool vmgpu_ring_allows(const VmgpuRing *ring, unsigned index,
         }
         break;
     case VMGPU_OP_FILL:
+        /* Bypassing the cache is for the kernel's own memory. */
+        if (le16_to_cpu(cmd->hdr.flags) & VMGPU_FILL_FLAG_COHERENT) {
+            err->code = VMGPU_ERR_PRIVILEGE;
+            err->addr = opcode;
+            return false;
+        }
         addrs[0] = &cmd->fill.dst;
         break;
     case VMGPU_OP_TRANSFER:
@@ -152,6 +193,7 @@ static bool vmgpu_ring_allows(const VmgpuRing *ring, unsigned index,
         }
         break;
     case VMGPU_OP_NOP:
+    case VMGPU_OP_SET_VM:
         break;
     default:
         err->code = VMGPU_ERR_PRIVILEGE;
@@ -159,7 +201,7 @@ static bool vmgpu_ring_allows(const VmgpuRing *ring, unsigned index,
         return false;
     }
     for (i = 0; i < ARRAY_SIZE(addrs); i++) {
-        if (addrs[i] && !vmgpu_mode_allows(ring->mode, addrs[i])) {
+        if (addrs[i] && !vmgpu_mode_allows(s, ring, addrs[i])) {
             err->code = VMGPU_ERR_PRIVILEGE;
             err->addr = le64_to_cpu(addrs[i]->addr);
             return false;
@@ -221,8 +263,8 @@ static VmgpuCmdStatus vmgpu_exec(VmgpuState *s, VmgpuRing *ring,
         }
         return vmgpu_cmd_status(vmgpu_exec_fence(s, ring, &cmd->fence, err));
     case VMGPU_OP_FILL:
-        if (cmd->hdr.flags || !buffer_is_zero(
-                cmd->fill.reserved, sizeof(cmd->fill.reserved))) {
+        if ((le16_to_cpu(cmd->hdr.flags) & ~VMGPU_FILL_FLAG_COHERENT) ||
+            !buffer_is_zero(cmd->fill.reserved, sizeof(cmd->fill.reserved))) {
             break;
         }
         if (!vmgpu_mem_check_addr(&cmd->fill.dst, err)) {
@@ -230,6 +272,8 @@ static VmgpuCmdStatus vmgpu_exec(VmgpuState *s, VmgpuRing *ring,
         }
         return vmgpu_copy_fill(s, &cmd->fill.dst, le64_to_cpu(cmd->fill.size),
                                le32_to_cpu(cmd->fill.pattern), false,
+                               le16_to_cpu(cmd->hdr.flags) &
+                               VMGPU_FILL_FLAG_COHERENT,
                                &ring->cmd_done, budget, err);
     case VMGPU_OP_DISCARD:
         if (cmd->hdr.flags || !buffer_is_zero(
@@ -241,8 +285,8 @@ static VmgpuCmdStatus vmgpu_exec(VmgpuState *s, VmgpuRing *ring,
         }
         return vmgpu_copy_fill(s, &cmd->range.addr,
                                le64_to_cpu(cmd->range.size),
-                               VMGPU_DISCARD_PATTERN, true, &ring->cmd_done,
-                               budget, err);
+                               VMGPU_DISCARD_PATTERN, true, false,
+                               &ring->cmd_done, budget, err);
     case VMGPU_OP_TRANSFER:
         if (!buffer_is_zero(cmd->transfer.reserved,
                                      sizeof(cmd->transfer.reserved))) {
@@ -260,6 +304,8 @@ static VmgpuCmdStatus vmgpu_exec(VmgpuState *s, VmgpuRing *ring,
             break;
         }
         return vmgpu_exec_wait(s, ring, &cmd->wait, err);
+    case VMGPU_OP_SET_VM:
+        return vmgpu_cmd_status(vmgpu_exec_set_vm(s, ring, &cmd->set_vm, err));
     case VMGPU_OP_CACHE_FLUSH:
         if (!buffer_is_zero(cmd->range.reserved, sizeof(cmd->range.reserved))) {
             break;
@@ -341,7 +387,7 @@ static bool vmgpu_cmd_writes_memory(const union vmgpu_cmd *cmd)
     return false;
 }
 
-/* Read the command at HEAD into the ring, once, and check its privilege. */
+/* Read the command at HEAD into the ring, once. */
 static bool vmgpu_ring_fetch(VmgpuState *s, VmgpuRing *ring,
                              VmgpuMemError *err)
 {
@@ -358,7 +404,7 @@ static bool vmgpu_ring_fetch(VmgpuState *s, VmgpuRing *ring,
     ring->cmd_fetched = true;
     ring->cmd_done = 0;
     ring->cmd_delayed = false;
-    return vmgpu_ring_allows(ring, index, &ring->cmd, err);
+    return true;
 }
 
 /*
@@ -380,6 +426,14 @@ static bool vmgpu_ring_run(VmgpuState *s, VmgpuRing *ring, uint64_t *budget)
             return true;
         }
         if (!ring->cmd_fetched && !vmgpu_ring_fetch(s, ring, &err)) {
+            vmgpu_ring_halt(s, ring, &err);
+            return false;
+        }
+        /*
+         * Every slice of a command, not only its first: the VM it names
+         * may have been lent to another space since (SET_VM).
+         */
+        if (!vmgpu_ring_allows(s, ring, ring - s->rings, &ring->cmd, &err)) {
             vmgpu_ring_halt(s, ring, &err);
             return false;
         }
@@ -455,6 +509,7 @@ static void vmgpu_ring_enable(VmgpuState *s, VmgpuRing *ring, bool enable)
         trace_vmgpu_ring_stop(ring - s->rings, ring->head);
     }
     ring->enabled = enable;
+    ring->vm_bound = false;
     if (!enable) {
         vmgpu_ring_drop_cmd(s, ring);
         ring->head = ring->tail = 0;
@@ -586,6 +641,7 @@ void vmgpu_engine_reset(VmgpuState *s)
         timer_del(&ring->delay);
         vmgpu_ring_drop_cmd(s, ring);
         ring->enabled = ring->halted = false;
+        ring->vm_bound = false;
         ring->base = 0;
         ring->size_shift = 0;
         ring->head = ring->tail = 0;

@@ -162,7 +162,11 @@ static bool vmgpu_mem_page_rw(VmgpuState *s, uint32_t space, uint64_t addr,
         }
         /* fall through */
     case VMGPU_SPACE_SYSTEM:
-        if (access != VMGPU_ACCESS_COHERENT) {
+        if (access == VMGPU_ACCESS_UNCACHED &&
+            !vmgpu_cache_release(s, bus, err)) {
+            return false;
+        }
+        if (access != VMGPU_ACCESS_COHERENT && access != VMGPU_ACCESS_UNCACHED) {
             return vmgpu_compress_rw(s, bus, buf, len, write, access, err);
         }
         return vmgpu_mem_dma(s, bus, buf, len, write, err);
@@ -265,6 +269,20 @@ bool vmgpu_mem_rw(VmgpuState *s, const struct vmgpu_addr *a, uint64_t offset,
 {
     return vmgpu_mem_access(s, a, offset, buf, len, write,
                             VMGPU_ACCESS_COHERENT, err);
+}
+
+/*
+ * A FILL with FILL_FLAG_COHERENT (the paging ring's, for memory the CPU
+ * writes too, such as page tables): straight to memory, never leaving a
+ * line in the cache that a later write back could use to revert the CPU's
+ * writes to the rest of the page.
+ */
+bool vmgpu_mem_uncached_rw(VmgpuState *s, const struct vmgpu_addr *a,
+                           uint64_t offset, void *buf, uint32_t len,
+                           bool write, VmgpuMemError *err)
+{
+    return vmgpu_mem_access(s, a, offset, buf, len, write,
+                            VMGPU_ACCESS_UNCACHED, err);
 }
 
 /*

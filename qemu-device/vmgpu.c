@@ -125,6 +125,9 @@ static bool vmgpu_vm_reg_read(VmgpuState *s, hwaddr addr, uint32_t *val)
         *val = (vm->enabled ? VMGPU_VM_CTRL_ENABLE : 0) |
                vm->root_space << VMGPU_VM_CTRL_SPACE_SHIFT;
         return true;
+    case VMGPU_VM_GENERATION:
+        *val = vm->generation;
+        return true;
     }
     return false;
 }
@@ -152,6 +155,9 @@ static const char *vmgpu_vm_reg_write(VmgpuState *s, hwaddr addr, uint32_t val)
         }
         vm->enabled = val & VMGPU_VM_CTRL_ENABLE;
         vm->root_space = space;
+        /* Rings bound to the VM as it was lose it (SET_VM). */
+        vm->generation++;
+        trace_vmgpu_vm_ctrl((addr - VMGPU_REG_VM(0)) / 0x10, val, vm->generation);
         return NULL;
     }
     return "unknown VM register";

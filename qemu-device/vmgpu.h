@@ -35,12 +35,16 @@ typedef struct VmgpuRing {
     bool cmd_fetched;           /* cmd holds it */
     uint64_t cmd_done;          /* cursor: bytes of it already done */
     bool cmd_delayed;           /* a NOP whose delay has been started */
+    bool vm_bound;              /* a SET_VM ran since the ring was enabled */
+    uint32_t bound_vm;          /* ... naming this VM */
+    uint32_t bound_generation;  /* ... as of this VMGPU_VM_GENERATION */
 } VmgpuRing;
 
 typedef struct VmgpuVm {
     uint64_t root;              /* top-level table */
     uint32_t root_space;        /* enum vmgpu_space of the root */
     bool enabled;
+    uint32_t generation;        /* VMGPU_VM_GENERATION: CTRL writes */
 } VmgpuVm;
 
 typedef struct VmgpuMemError {
@@ -83,6 +87,8 @@ typedef enum VmgpuAccess {
     VMGPU_ACCESS_COHERENT,      /* FENCE, WAIT, table walks: memory as is */
     VMGPU_ACCESS_RAW,           /* data: stored bytes; a write drops state */
     VMGPU_ACCESS_DECODED,       /* data through VIRTUAL: plain words */
+    VMGPU_ACCESS_UNCACHED,      /* FILL_FLAG_COHERENT: memory as is, the
+                                   page's cached line written back first */
 } VmgpuAccess;
 
 typedef struct VmgpuSegment {
@@ -185,7 +191,7 @@ void vmgpu_wait_drop(VmgpuRing *ring);
 /* vmgpu-copy.c */
 VmgpuCmdStatus vmgpu_copy_fill(VmgpuState *s, const struct vmgpu_addr *dst,
                                uint64_t size, uint32_t pattern, bool discard,
-                               uint64_t *done, uint64_t *budget,
+                               bool uncached, uint64_t *done, uint64_t *budget,
                                VmgpuMemError *err);
 VmgpuCmdStatus vmgpu_copy_transfer(VmgpuState *s,
                                    const struct vmgpu_cmd_transfer *c,
@@ -199,6 +205,9 @@ bool vmgpu_mem_rw(VmgpuState *s, const struct vmgpu_addr *a, uint64_t offset,
 bool vmgpu_mem_data_rw(VmgpuState *s, const struct vmgpu_addr *a,
                        uint64_t offset, void *buf, uint32_t len, bool write,
                        bool raw, VmgpuMemError *err);
+bool vmgpu_mem_uncached_rw(VmgpuState *s, const struct vmgpu_addr *a,
+                           uint64_t offset, void *buf, uint32_t len,
+                           bool write, VmgpuMemError *err);
 bool vmgpu_mem_bus_rw(VmgpuState *s, uint64_t bus, void *buf, uint32_t len,
                       bool write, VmgpuMemError *err);
 bool vmgpu_mem_resolve(VmgpuState *s, const struct vmgpu_addr *a,

@@ -38,7 +38,7 @@ typedef uint64_t vmgpu_le64;
 #define VMGPU_MMIO_SIZE			0x20000
 #define VMGPU_MAGIC			0x55504756	/* "VGPU" */
 #define VMGPU_VERSION_MAJOR		1
-#define VMGPU_VERSION_MINOR		3
+#define VMGPU_VERSION_MINOR		4
 
 /* Page sizes the device understands. */
 #define VMGPU_PAGE_SHIFT		12
@@ -209,6 +209,7 @@ enum vmgpu_error {
 #define VMGPU_VM_ROOT_LO		0x00	/* level-3 table, 4 KiB aligned */
 #define VMGPU_VM_ROOT_HI		0x04
 #define VMGPU_VM_CTRL			0x08
+#define VMGPU_VM_GENERATION		0x0c	/* RO: +1 on every CTRL write */
 
 #define VMGPU_VM_CTRL_ENABLE		(1u << 0)
 #define VMGPU_VM_CTRL_SPACE_SHIFT	4	/* space of the root table */
@@ -289,11 +290,13 @@ enum vmgpu_opcode {
 	VMGPU_OP_DECOMPRESS = 7,
 	VMGPU_OP_CACHE_FLUSH = 8,	/* non-coherent cache maintenance */
 	VMGPU_OP_WAIT = 9,		/* stall until *addr >= value */
+	VMGPU_OP_SET_VM = 10,		/* VIRTUAL ring: the VM its job runs in */
 	VMGPU_OP_COUNT
 };
 
 #define VMGPU_FENCE_FLAG_IRQ		(1u << 0)
 #define VMGPU_FENCE_FLAG_RING		(1u << 1)  /* dst: the ring's FENCE_ADDR */
+#define VMGPU_FILL_FLAG_COHERENT	(1u << 0)  /* ring 0: bypass the cache */
 #define VMGPU_TRANSFER_FLAG_SWIZZLE	(1u << 0)  /* dst gets swizzled src */
 #define VMGPU_TRANSFER_FLAG_UNSWIZZLE	(1u << 1)  /* dst gets linear src */
 #define VMGPU_NOTIFY_FLAG_EVICTION	(1u << 0)
@@ -375,6 +378,21 @@ struct vmgpu_cmd_wait {
 	vmgpu_le64 reserved[4];
 };
 
+/*
+ * SET_VM binds a VIRTUAL-mode user ring to one device VM as it is now:
+ * until the next SET_VM, the ring's VIRTUAL addresses must name @vm, and
+ * @generation must still be the VM's VMGPU_VM_GENERATION, else the
+ * access is VMGPU_ERR_PRIVILEGE. Enabling or stopping the ring unbinds it.
+ * The kernel writes one at the start of each job; user commands never
+ * contain one.
+ */
+struct vmgpu_cmd_set_vm {
+	struct vmgpu_cmd_header hdr;
+	vmgpu_le32 vm;			/* 1 .. VMGPU_MAX_VMS - 1 */
+	vmgpu_le32 generation;
+	vmgpu_le64 reserved[6];
+};
+
 union vmgpu_cmd {
 	struct vmgpu_cmd_header hdr;
 	struct vmgpu_cmd_nop nop;
@@ -383,6 +401,7 @@ union vmgpu_cmd {
 	struct vmgpu_cmd_transfer transfer;
 	struct vmgpu_cmd_range range;
 	struct vmgpu_cmd_wait wait;
+	struct vmgpu_cmd_set_vm set_vm;
 	uint8_t bytes[64];
 };
 
@@ -391,5 +410,6 @@ union vmgpu_cmd {
 _Static_assert(sizeof(union vmgpu_cmd) == VMGPU_CMD_SIZE, "command slot size");
 _Static_assert(sizeof(struct vmgpu_cmd_range) == VMGPU_CMD_SIZE, "range size");
 _Static_assert(sizeof(struct vmgpu_cmd_transfer) == VMGPU_CMD_SIZE, "transfer size");
+_Static_assert(sizeof(struct vmgpu_cmd_set_vm) == VMGPU_CMD_SIZE, "set_vm size");
 
 #endif /* VMGPU_HW_H */

@@ -422,6 +422,43 @@ def test_cache_flush_on_user_ring(qt, dev):
                 ack_errors(ndev)
 
 
+def test_cache_coherent_fill_keeps_cpu_writes(qt, dev):
+    """FILL_FLAG_COHERENT (v1.4) leaves no line whose write back could
+    revert what the CPU wrote to the rest of the page: how the paging ring
+    invalidates entries of page tables the CPU writes too."""
+    coherent = HW["VMGPU_FILL_FLAG_COHERENT"]
+    with nc_device(qt) as (nqt, ndev):
+        for flags, reverted in ((0, True), (coherent, False)):
+            nqt.write(page(80), words(0x11111111))
+            run(ndev, cmd_fill(addr("SYSTEM", page(80)), 16, 0, flags))
+            # Straight to memory, or into a line.
+            assert nqt.read(page(80), 16) == (bytes(16) if flags else words(0x11111111, 16))
+            nqt.writel(page(80) + 0x100, 0x22222222)
+            run(ndev, cmd_flush(WB | INV))
+            cpu = nqt.readl(page(80) + 0x100)
+            assert (cpu == 0x11111111) == reverted, \
+                f"flags {flags}: the CPU's write reads {cpu:#x} after the flush"
+            assert nqt.read(page(80), 16) == bytes(16)
+        # A dirty line of the page is written back first, then dropped.
+        nqt.write(page(81), words(0x33333333))
+        run(ndev, cmd_fill(addr("SYSTEM", page(81) + 0x200), 4, 0x44444444))
+        run(ndev, cmd_fill(addr("SYSTEM", page(81)), 8, 0, coherent))
+        assert nqt.readl(page(81) + 0x200) == 0x44444444, "the dirty line was lost"
+        nqt.writel(page(81) + 0x300, 0x55555555)
+        run(ndev, cmd_flush(WB | INV))
+        assert nqt.readl(page(81) + 0x300) == 0x55555555, "a line of the page stayed"
+        # Ring 0 only; no other FILL flag.
+        code, _ = halt_and_resume(ndev, cmd_fill(addr("SYSTEM", page(81)), 4, 0, 2))
+        assert code == HW["VMGPU_ERR_BAD_FIELD"], code
+        ur = UserRing(ndev, 3, "PHYSICAL")
+        try:
+            expect_user_halt(ur, "VMGPU_ERR_PRIVILEGE",
+                             cmd_fill(addr("VRAM", 0), 4, 0, coherent))
+        finally:
+            ur.stop()
+            ack_errors(ndev)
+
+
 def test_cache_lines_validated(qt, dev):
     for lines in ("0", "65537"):
         proc = run_qemu(qt.qemu, f"vmgpu,noncoherent=on,cache-lines={lines}")
@@ -438,5 +475,6 @@ TESTS = [
     test_cache_whole_flush, test_cache_keyed_by_bus_address,
     test_cache_eviction_writes_back_lru, test_cache_reset_drops_unwritten,
     test_cache_vram_not_cached, test_cache_flush_bad_fields, test_cache_writeback_fault,
-    test_cache_flush_on_user_ring, test_cache_lines_validated,
+    test_cache_flush_on_user_ring, test_cache_coherent_fill_keeps_cpu_writes,
+    test_cache_lines_validated,
 ]

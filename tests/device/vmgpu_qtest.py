@@ -223,8 +223,8 @@ def cmd_fence(dst, value, irq=True, ring=False):
     return header("FENCE", flags) + dst + struct.pack("<Q", value) + bytes(32)
 
 
-def cmd_fill(dst, size, pattern):
-    return header("FILL") + dst + struct.pack("<QI", size, pattern) + bytes(28)
+def cmd_fill(dst, size, pattern, flags=0):
+    return header("FILL", flags) + dst + struct.pack("<QI", size, pattern) + bytes(28)
 
 
 def cmd_transfer(src, dst, size, flags=0):
@@ -237,6 +237,14 @@ def cmd_range(op, a, size, flags=0):
 
 def cmd_wait(a, value, flags=0):
     return header("WAIT", flags) + a + struct.pack("<Q", value) + bytes(32)
+
+
+def cmd_set_vm(vm, generation, flags=0):
+    return header("SET_VM", flags) + struct.pack("<II", vm, generation) + bytes(48)
+
+
+def vm_generation(dev, vm):
+    return dev.qt.readl(MMIO + HW["VMGPU_REG_VM0"] + vm * 0x10 + HW["VMGPU_VM_GENERATION"])
 
 
 def swizzle_offset(off):

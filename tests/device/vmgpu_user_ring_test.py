@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
-"""Device-level tests of contract v1.1: user-ring modes, ring fence words
-and FENCE_RINGS, WAIT, per-ring reset. vmgpu_device_test.py runs them.
+"""Device-level tests of contract v1.1 and v1.4: user-ring modes, ring fence
+words and FENCE_RINGS, WAIT, per-ring reset, SET_VM. vmgpu_device_test.py
+runs them.
 
 Polls here do not step the virtual clock unless the test says so: a WAIT
 that ends without a clock step was ended by an event, not by the device's
@@ -12,8 +13,8 @@ import time
 
 from vmgpu_qtest import (
     DATA, FENCE, FENCE_WORDS, HW, MMIO, NO_ADDR, RING, VRAM_BAR, ack_errors, addr,
-    build_page_table, cmd_fence, cmd_fill, cmd_nop, cmd_range, cmd_transfer, cmd_wait,
-    enable_vm, expect_halt, header, map_gart, poll, u64)
+    build_page_table, cmd_fence, cmd_fill, cmd_nop, cmd_range, cmd_set_vm, cmd_transfer,
+    cmd_wait, enable_vm, expect_halt, header, map_gart, poll, u64, vm_generation)
 
 VM1_ROOT = 0x500000
 VM0_ROOT = 0x600000     # a paging VM that maps what VM 1 maps
@@ -29,10 +30,12 @@ def bit(name):
 
 class UserRing:
     """Ring index (1-3) in a mode: 16 slots at RING + 0x1000 * (index + 1),
-    fence word at FENCE_WORDS + 8 * index."""
+    fence word at FENCE_WORDS + 8 * index. A VIRTUAL ring is bound to VM 1
+    as it is when the ring is enabled: its slot 0 is that SET_VM."""
 
-    def __init__(self, dev, index, mode="VIRTUAL"):
+    def __init__(self, dev, index, mode="VIRTUAL", bind=True):
         self.dev, self.qt, self.index = dev, dev.qt, index
+        self.bind = bind and mode == "VIRTUAL"
         self.base = RING + 0x1000 * (index + 1)
         self.word = FENCE_WORDS + 8 * index
         self.stop()
@@ -52,6 +55,9 @@ class UserRing:
     def enable(self):
         self.tail = 0
         self.reg_write("CTRL", HW["VMGPU_RING_CTRL_ENABLE"])
+        if self.bind:
+            self.submit(cmd_set_vm(1, vm_generation(self.dev, 1)))
+            poll(lambda: self.reg("HEAD") == 1, f"ring {self.index}: SET_VM")
 
     def stop(self):
         self.reg_write("CTRL", 0)
@@ -261,7 +267,7 @@ def test_wait_met_by_another_ring(qt, dev):
         ur.submit(wait_cmd(5), cmd_fill(addr("VIRTUAL", WVA + 0x1000, 1), 64, 0xF111F111),
                   ur.fence(0x51))
         poll(lambda: ur.reg("STATUS") & bit("WAITING"), "ring 1 waiting")
-        check_waiting(ur, 0)
+        check_waiting(ur, 1)
         assert qt.readl(WPAGE + 0x1000) == 0, "the FILL behind an unmet WAIT ran"
         assert ur.fence_word() != 0x51
         # The paging ring writes 5 by physical address, after a FILL that
@@ -272,7 +278,7 @@ def test_wait_met_by_another_ring(qt, dev):
         ur.wait_fence(0x51, "the commands behind the met WAIT")
         assert qt.readl(WPAGE + 0x1000) == 0xF111F111
         assert not ur.reg("STATUS") & (bit("WAITING") | bit("BUSY"))
-        assert ur.reg("HEAD") == 3
+        assert ur.reg("HEAD") == 4
         # A value already there: no wait at all. Greater also meets it.
         ur.submit(wait_cmd(4), wait_cmd(5), ur.fence(0x52))
         ur.wait_fence(0x52, "WAITs already met")
@@ -282,7 +288,7 @@ def test_wait_met_by_another_ring(qt, dev):
         ur.wait_fence(0x53, "WAIT for 5 on 2^63")
         ur.submit(wait_cmd(1 << 63), ur.fence(0x54))
         poll(lambda: ur.reg("STATUS") & bit("WAITING"), "WAIT for 2^63 on 5")
-        check_waiting(ur, 8)
+        check_waiting(ur, 9)
     finally:
         stop_rings(dev, ur)
 
@@ -296,10 +302,10 @@ def test_wait_sees_cpu_write_by_timer(qt, dev):
         qt.writeq(WPAGE, 7)
         # Nothing tells the device of a CPU write: it stays idle, and does
         # not re-read, until its timer; an engine that polled would see it.
-        check_waiting(ur, 0, polls=300)
+        check_waiting(ur, 1, polls=300)
         half = HW["VMGPU_WAIT_RECHECK_US"] * 1000 // 2
         qt.step(half)
-        check_waiting(ur, 0)
+        check_waiting(ur, 1)
         qt.step(half + 10000)
         ur.wait_fence(0x61, "the WAIT met by a CPU write, after the re-check period")
         assert not ur.reg("STATUS") & bit("WAITING")
@@ -316,7 +322,7 @@ def test_wait_rechecked_on_doorbell_and_resume(qt, dev):
         ur.submit(wait_cmd(8), ur.fence(0xA1))
         poll(lambda: ur.reg("STATUS") & bit("WAITING"), "ring 1 waiting")
         qt.writeq(WPAGE, 8)
-        check_waiting(ur, 0)
+        check_waiting(ur, 1)
         other.submit(cmd_nop())
         ur.wait_fence(0xA1, "the WAIT re-checked on a doorbell")
         ur.submit(wait_cmd(9), ur.fence(0xA2))
@@ -324,7 +330,7 @@ def test_wait_rechecked_on_doorbell_and_resume(qt, dev):
         other.submit(cmd_nop()[:60] + b"\x01\x00\x00\x00", cmd_nop())
         poll(lambda: other.reg("STATUS") & bit("HALTED"), "ring 2 halting")
         qt.writeq(WPAGE, 9)
-        check_waiting(ur, 2)
+        check_waiting(ur, 3)
         other.reg_write("CTRL", HW["VMGPU_RING_CTRL_ENABLE"] | HW["VMGPU_RING_CTRL_RESUME"])
         ur.wait_fence(0xA2, "the WAIT re-checked on RESUME")
     finally:
@@ -361,7 +367,7 @@ def test_wait_is_not_a_busy_loop(qt, dev):
         worker.submit(cmd_fill(addr("VIRTUAL", WVA + 0x1000, 1), 64, 0x2222), worker.fence(0x72))
         worker.wait_fence(0x72, "work on another ring")
         assert qt.readl(WPAGE + 0x1000) == 0x2222
-        check_waiting(waiter, 0)
+        check_waiting(waiter, 1)
         worker.submit(cmd_fence(addr("VIRTUAL", WVA, 1), 9, irq=False), worker.fence(0x73))
         waiter.wait_fence(0x71, "the WAIT met by a user ring's FENCE")
         assert worker.fence_word() == 0x73
@@ -378,10 +384,10 @@ def test_wait_faults_and_bad_fields(qt, dev):
         other.submit(other.fence(0x82))
         poll(lambda: ur.reg("STATUS") & bit("HALTED"), "WAIT on an unmapped VA halting")
         assert dev.reg("VMGPU_REG_ERROR_CODE") == HW["VMGPU_ERR_VM_FAULT"]
-        assert dev.reg("VMGPU_REG_ERROR_RING") == 1 and dev.reg("VMGPU_REG_ERROR_SLOT") == 0
+        assert dev.reg("VMGPU_REG_ERROR_RING") == 1 and dev.reg("VMGPU_REG_ERROR_SLOT") == 1
         assert dev.reg("VMGPU_REG_ERROR_ADDR_LO") | dev.reg("VMGPU_REG_ERROR_ADDR_HI") << 32 \
             == UNMAPPED_VA
-        assert not ur.reg("STATUS") & bit("WAITING") and ur.reg("HEAD") == 0
+        assert not ur.reg("STATUS") & bit("WAITING") and ur.reg("HEAD") == 1
         other.wait_fence(0x82, "ring 2 next to a faulted ring")
         assert ur.fence_word() != 0x81
         stop_rings(dev, ur)
@@ -419,7 +425,7 @@ def test_ring_reset_drops_wait(qt, dev):
                   ur.fence(0x91))
         other.submit(cmd_nop(300), other.fence(0x92))
         poll(lambda: ur.reg("STATUS") & bit("WAITING"), "ring 1 waiting")
-        assert ur.reg("HEAD") == 0
+        assert ur.reg("HEAD") == 1
         ur.stop()
         for name in ("STATUS", "HEAD", "TAIL"):
             assert ur.reg(name) == 0, f"ring 1 {name} {ur.reg(name):#x} after CTRL = 0"
@@ -447,9 +453,77 @@ def test_ring_reset_drops_wait(qt, dev):
         stop_rings(dev, ur, other)
 
 
+VM2_ROOT = 0x700000
+
+
+def test_set_vm_binds_a_ring_to_one_vm(qt, dev):
+    """A VIRTUAL ring reaches only the VM of its last SET_VM, and only while
+    that VM has not been reprogrammed since (lent to another space)."""
+    map_user_vm(qt, dev)
+    # VM 2 maps the same VA onto its own page.
+    other_page = DATA + 0xA0000
+    build_page_table(qt, VM2_ROOT, WVA, [("SYSTEM", other_page), ("SYSTEM", other_page)])
+    enable_vm(dev, 2, VM2_ROOT)
+    qt.write(other_page, bytes(64))
+    unbound, ur = UserRing(dev, 2, bind=False), UserRing(dev, 1)
+    phys = UserRing(dev, 3, "PHYSICAL")
+    data = WPAGE + 0x1000
+    try:
+        # Each CTRL write of a VM bumps its generation.
+        gen = vm_generation(dev, 2)
+        enable_vm(dev, 2, VM2_ROOT)
+        assert vm_generation(dev, 2) == (gen + 1) & 0xFFFFFFFF
+        # Not bound since enabled: no VIRTUAL access at all.
+        expect_user_halt(unbound, "VMGPU_ERR_PRIVILEGE",
+                         cmd_fill(addr("VIRTUAL", WVA + 0x1000, 1), 64, 0xBAD))
+        # Bound to VM 1: VM 1 yes, VM 2 no.
+        ur.submit(cmd_fill(addr("VIRTUAL", WVA + 0x1000, 1), 64, 0x5E7F111), ur.fence(1))
+        ur.wait_fence(1, "FILL through the bound VM")
+        assert qt.readl(data) == 0x5E7F111
+        expect_user_halt(ur, "VMGPU_ERR_PRIVILEGE",
+                         cmd_fill(addr("VIRTUAL", WVA, 2), 64, 0xBAD))
+        # VM 1 lent again (reprogrammed): the old binding reaches nothing,
+        # a SET_VM of the new generation does.
+        enable_vm(dev, 1, VM1_ROOT)
+        expect_user_halt(ur, "VMGPU_ERR_PRIVILEGE",
+                         cmd_fill(addr("VIRTUAL", WVA + 0x1000, 1), 64, 0xBAD))
+        expect_user_halt(ur, "VMGPU_ERR_PRIVILEGE",
+                         cmd_wait(addr("VIRTUAL", WVA, 1), 0))
+        ur.submit(cmd_set_vm(1, vm_generation(dev, 1)),
+                  cmd_fill(addr("VIRTUAL", WVA + 0x1000, 1), 64, 0x600D2), ur.fence(2))
+        ur.wait_fence(2, "FILL after a SET_VM of the new generation")
+        assert qt.readl(data) == 0x600D2
+        # Rebinding to VM 2 leaves VM 1 out.
+        ur.submit(cmd_set_vm(2, vm_generation(dev, 2)),
+                  cmd_fill(addr("VIRTUAL", WVA, 2), 64, 0x2222), ur.fence(3))
+        ur.wait_fence(3, "FILL through VM 2 after SET_VM 2")
+        assert qt.readl(other_page) == 0x2222
+        expect_user_halt(ur, "VMGPU_ERR_PRIVILEGE",
+                         cmd_fill(addr("VIRTUAL", WVA + 0x1000, 1), 64, 0xBAD))
+        # Stopping the ring unbinds it.
+        ur.stop()
+        ur.bind = False
+        ur.enable()
+        expect_user_halt(ur, "VMGPU_ERR_PRIVILEGE",
+                         cmd_fill(addr("VIRTUAL", WVA, 2), 64, 0xBAD))
+        # Bad SET_VMs: the paging VM, no VM, flags, reserved words.
+        for bad in (cmd_set_vm(0, 0), cmd_set_vm(HW["VMGPU_MAX_VMS"], 0),
+                    cmd_set_vm(1, 0, flags=1), cmd_set_vm(1, 0)[:60] + b"\x01\x00\x00\x00"):
+            expect_user_halt(ur, "VMGPU_ERR_BAD_FIELD", bad)
+        # Only VIRTUAL user rings run in a user VM.
+        expect_user_halt(phys, "VMGPU_ERR_PRIVILEGE", cmd_set_vm(1, vm_generation(dev, 1)))
+        expect_halt(dev, "VMGPU_ERR_PRIVILEGE", cmd_set_vm(1, vm_generation(dev, 1)))
+        assert qt.readl(data) == 0x600D2 and qt.readl(other_page) == 0x2222, \
+            "a refused command wrote through a VM"
+    finally:
+        stop_rings(dev, unbound, ur, phys)
+
+
 TESTS = [
     test_fence_ring_word, test_user_ring_modes, test_wait_met_by_another_ring,
     test_wait_sees_cpu_write_by_timer, test_wait_rechecked_on_doorbell_and_resume,
     test_wait_is_not_a_busy_loop,
-    test_wait_faults_and_bad_fields, test_ring_reset_drops_wait,
+    test_wait_faults_and_bad_fields, test_set_vm_binds_a_ring_to_one_vm,
+    # Last: its device reset leaves the rings without a size, as at power-on.
+    test_ring_reset_drops_wait,
 ]
