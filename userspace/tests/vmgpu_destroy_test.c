@@ -7,7 +7,9 @@
  * once and a job that did use it faults, never touching the memory's next
  * owner.
  */
+#include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -20,6 +22,8 @@
 #define VA_A			0x200000000ull
 #define VA_B			0x300000000ull
 #define JOB_DELAY_US		500000
+/* The paging ring's busy time in the no-wait test, in ms. */
+#define PAGING_BUSY_MS		"1000"
 /* A destroy that returns later than this waited for the job. */
 #define DESTROY_MAX_MS		50
 
@@ -29,6 +33,7 @@ FIXTURE(destroy) {
 	vmgpu_context *ctx;
 	uint32_t aperture;
 	uint32_t segment;	/* a memory segment the CPU sees enough of */
+	uint64_t segment_size;
 };
 
 FIXTURE_SETUP(destroy)
@@ -39,6 +44,7 @@ FIXTURE_SETUP(destroy)
 	self->fd = vmgpu_device_fd(self->dev);
 	ASSERT_EQ(0, find_segments(self->dev, 4 * DESTROY_SIZE, &self->aperture, &seg));
 	self->segment = seg.id;
+	self->segment_size = seg.size;
 	ASSERT_NE(0, self->aperture);
 	ASSERT_NE(0, self->segment);
 	ASSERT_EQ(0, vmgpu_context_create(self->dev, DRM_VMGPU_ENGINE_GPU_VA0,
@@ -51,12 +57,46 @@ FIXTURE_TEARDOWN(destroy)
 	vmgpu_device_unref(self->dev);
 }
 
+/* The segment's use, or UINT64_MAX, which no check below accepts, on error. */
 static uint64_t used(FIXTURE_DATA(destroy) *self)
 {
-	uint64_t bytes = 0;
+	uint64_t bytes;
 
-	vmgpu_test_segment_used(self->dev, self->segment, &bytes);
+	if (vmgpu_test_segment_used(self->dev, self->segment, &bytes))
+		return UINT64_MAX;
 	return bytes;
+}
+
+/*
+ * A contiguous CPU-visible allocation in the segment (the aperture in its
+ * set, as the seed requires where the BAR does not cover the segment):
+ * *offset is where.
+ */
+static int create_physical(vmgpu_device *dev, uint32_t segment, uint32_t aperture,
+			   vmgpu_bo **bo, void **cpu, uint64_t *offset)
+{
+	const struct vmgpu_bo_create_info create = {
+		.size = DESTROY_SIZE,
+		.flags = DRM_VMGPU_ALLOC_CPU_ACCESS | DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY,
+		.segments = 1u << segment | 1u << aperture,
+		.preferred_segment = segment,
+	};
+	struct drm_vmgpu_gem_info info;
+	int ret = vmgpu_bo_create(dev, &create, bo);
+
+	if (ret)
+		return ret;
+	ret = vmgpu_bo_info_flags(*bo, DRM_VMGPU_GEM_INFO_WAIT, &info) ?:
+	      vmgpu_bo_map(*bo, cpu);
+	if (!ret && (info.segment_id != segment ||
+		     !(info.residency & DRM_VMGPU_RESIDENCY_PHYSICAL)))
+		ret = -EFAULT;
+	if (ret) {
+		vmgpu_bo_unref(*bo);
+		return ret;
+	}
+	*offset = info.offset;
+	return 0;
 }
 
 /* Wait up to a second for the segment's usage to come down to target. */
@@ -89,6 +129,7 @@ TEST_F(destroy, deferred_until_queued_jobs_finish)
 					     DESTROY_SIZE, &b, (void **)&b_cpu));
 	memset(b_cpu, 0, DESTROY_SIZE);
 	before = used(self);
+	ASSERT_NE(UINT64_MAX, before);
 
 	ASSERT_EQ(0, submit_signal(self->ctx, self->fd, cmds, 3, &syncobj, NULL));
 	start = now_ms();
@@ -115,19 +156,23 @@ TEST_F(destroy, assume_not_in_use_frees_at_once)
 		cmd_nop(JOB_DELAY_US),
 		cmd_fill(VA_A, DESTROY_SIZE, 0x11a511a5),
 	};
+	unsigned int tries = self->segment_size / DESTROY_SIZE;
+	vmgpu_bo *a, **n = calloc(tries, sizeof(*n));
+	uint64_t before, first, a_offset, n_offset;
 	vmgpu_device *neighbour;
+	unsigned int i, got = 0;
 	uint8_t *a_cpu, *n_cpu;
-	vmgpu_bo *a, *n;
-	uint64_t before, first;
 	uint32_t syncobj;
 	int64_t start;
 
-	ASSERT_EQ(0, make_mapped(self->dev, self->segment, self->aperture, VA_A,
-				 DESTROY_SIZE, &a, (void **)&a_cpu));
-	ASSERT_EQ(self->segment, segment_of(a));
+	ASSERT_NE(NULL, n);
+	ASSERT_EQ(0, create_physical(self->dev, self->segment, self->aperture, &a,
+				     (void **)&a_cpu, &a_offset));
+	ASSERT_EQ(0, vmgpu_vm_map(a, 0, VA_A, DESTROY_SIZE, 0));
 	/* Its clear is done: only the job can hold the memory. */
 	ASSERT_EQ(0, vmgpu_bo_wait(a, WAIT_NS, 0));
 	before = used(self);
+	ASSERT_NE(UINT64_MAX, before);
 
 	/* The job does use it: AssumeNotInUse is a lie here. */
 	ASSERT_EQ(0, submit_signal(self->ctx, self->fd, cmds, 2, &syncobj, NULL));
@@ -136,11 +181,17 @@ TEST_F(destroy, assume_not_in_use_frees_at_once)
 	EXPECT_LT(now_ms() - start, DESTROY_MAX_MS);
 	EXPECT_LE(used(self), before - DESTROY_SIZE);
 
-	/* Another process gets the memory at once and fills it. */
+	/* Another process gets those very pages at once and fills them. */
 	ASSERT_EQ(0, vmgpu_device_open(&neighbour));
-	ASSERT_EQ(0, vmgpu_test_create_mappable(neighbour, self->segment, self->aperture,
-						DESTROY_SIZE, &n, (void **)&n_cpu));
-	ASSERT_EQ(self->segment, segment_of(n));
+	for (i = 0; i < tries; i++) {
+		ASSERT_EQ(0, create_physical(neighbour, self->segment, self->aperture, &n[i],
+					     (void **)&n_cpu, &n_offset));
+		if (n_offset == a_offset) {
+			got = 1;
+			break;
+		}
+	}
+	ASSERT_EQ(1, got) TH_LOG("the neighbour never got the freed pages");
 	vmgpu_test_fill(n_cpu, DESTROY_SIZE, 0x4e1);
 
 	ASSERT_EQ(0, wait_syncobj(self->fd, syncobj));
@@ -153,8 +204,93 @@ TEST_F(destroy, assume_not_in_use_frees_at_once)
 						   NULL));
 
 	drmSyncobjDestroy(self->fd, syncobj);
-	vmgpu_bo_unref(n);
+	for (i = 0; i < tries && n[i]; i++)
+		vmgpu_bo_unref(n[i]);
+	free(n);
 	vmgpu_device_unref(neighbour);
+}
+
+/*
+ * Seed: "commands queued prior to the destruction request might
+ * potentially access the allocation". A job queued before the allocation
+ * was even bound at the address it uses, still queued at the destroy,
+ * reaches it: the destruction waits for every job of the VM.
+ */
+TEST_F(destroy, deferred_for_jobs_queued_before_the_bind)
+{
+	union vmgpu_cmd cmds[3] = {
+		cmd_nop(JOB_DELAY_US),
+		cmd_fill(VA_A, DESTROY_SIZE, 0x0b1dfee1),
+		cmd_transfer(VA_A, VA_B, DESTROY_SIZE),
+	};
+	uint8_t *a_cpu, *b_cpu;
+	uint64_t before;
+	vmgpu_bo *a, *b;
+	uint32_t syncobj;
+
+	ASSERT_EQ(0, make_mapped_in_aperture(self->dev, self->aperture, VA_B,
+					     DESTROY_SIZE, &b, (void **)&b_cpu));
+	memset(b_cpu, 0, DESTROY_SIZE);
+	ASSERT_EQ(0, vmgpu_test_create_mappable(self->dev, self->segment, self->aperture,
+						DESTROY_SIZE, &a, (void **)&a_cpu));
+	ASSERT_EQ(self->segment, segment_of(a));
+	before = used(self);
+	ASSERT_NE(UINT64_MAX, before);
+
+	ASSERT_EQ(0, submit_signal(self->ctx, self->fd, cmds, 3, &syncobj, NULL));
+	ASSERT_EQ(0, vmgpu_vm_map(a, 0, VA_A, DESTROY_SIZE, 0));
+	ASSERT_EQ(0, vmgpu_bo_destroy(a, 0));
+	EXPECT_EQ(before, used(self));
+
+	ASSERT_EQ(0, wait_syncobj(self->fd, syncobj));
+	EXPECT_EQ(0, count_not(b_cpu, DESTROY_SIZE, 0x0b1dfee1));
+	EXPECT_LE(used_drops_to(self, before - DESTROY_SIZE), before - DESTROY_SIZE);
+	/* It did not fault. */
+	cmds[0] = cmd_nop(0);
+	EXPECT_EQ(0, vmgpu_context_submit(self->ctx, cmds, 1, NULL, 0, NULL, 0, NULL));
+
+	drmSyncobjDestroy(self->fd, syncobj);
+	vmgpu_bo_unref(b);
+}
+
+/*
+ * Seed: with AssumeNotInUse VidMm processes the request "without waiting".
+ * Neither it nor an unmap waits for the paging ring, here held busy with
+ * the allocations' evictions queued on it. A new mapping at the same
+ * address waits for those instead, so the evictions' invalidations never
+ * land on it: a job through it works.
+ */
+TEST_F(destroy, assume_not_in_use_and_unmap_do_not_wait_for_paging)
+{
+	union vmgpu_cmd fill = cmd_fill(VA_A, DESTROY_SIZE, 0x0a1ce);
+	uint8_t *a_cpu, *b_cpu, *c_cpu;
+	vmgpu_bo *a, *b, *c;
+	int64_t start;
+
+	ASSERT_EQ(0, make_mapped(self->dev, self->segment, self->aperture, VA_A,
+				 DESTROY_SIZE, &a, (void **)&a_cpu));
+	ASSERT_EQ(0, make_mapped(self->dev, self->segment, self->aperture, VA_B,
+				 DESTROY_SIZE, &b, (void **)&b_cpu));
+	ASSERT_EQ(self->segment, segment_of(a));
+	ASSERT_EQ(self->segment, segment_of(b));
+	ASSERT_EQ(0, vmgpu_test_debugfs_write("inject_paging_delay", PAGING_BUSY_MS));
+	/* Queued behind the delay, with the Fills that invalidate the mappings. */
+	ASSERT_EQ(0, vmgpu_bo_evict(a));
+	ASSERT_EQ(0, vmgpu_bo_evict(b));
+
+	start = now_ms();
+	ASSERT_EQ(0, vmgpu_bo_destroy(a, DRM_VMGPU_GEM_DESTROY_ASSUME_NOT_IN_USE));
+	EXPECT_LT(now_ms() - start, DESTROY_MAX_MS);
+	start = now_ms();
+	ASSERT_EQ(0, vmgpu_vm_unmap(self->dev, VA_B, DESTROY_SIZE));
+	EXPECT_LT(now_ms() - start, DESTROY_MAX_MS);
+
+	ASSERT_EQ(0, make_mapped(self->dev, self->segment, self->aperture, VA_A,
+				 DESTROY_SIZE, &c, (void **)&c_cpu));
+	ASSERT_EQ(0, run(self->ctx, self->fd, &fill, 1));
+	EXPECT_EQ(0, count_not(c_cpu, DESTROY_SIZE, 0x0a1ce));
+	vmgpu_bo_unref(c);
+	vmgpu_bo_unref(b);
 }
 
 TEST_F(destroy, bad_arguments)

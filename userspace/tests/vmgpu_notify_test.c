@@ -528,6 +528,45 @@ TEST_F(notify, move_into_memory_segment_notifies_first)
 	destroy(self->dev, bo);
 }
 
+/*
+ * Out of the system segment into a memory segment, the old pages go with
+ * TTM's ghost of the move, which has no GEM device: NotifyIoMmuUnmap is
+ * sent for them all the same when the ghost is freed, and the data moved.
+ */
+TEST_F(notify, iommu_unmap_of_pages_left_by_a_move)
+{
+	const uint64_t size = 128 * 1024;
+	const struct vmgpu_bo_create_info create = {
+		.size = size,
+		.flags = DRM_VMGPU_ALLOC_CPU_ACCESS | DRM_VMGPU_ALLOC_NOTIFY_IOMMU_UNMAP,
+		.segments = 1u << 1 | 1u << self->aperture,
+		.preferred_segment = 1,
+	};
+	int iommu = !!(self->info.flags & DRM_VMGPU_DEVICE_IOMMU_DMA);
+	struct drm_vmgpu_gem_info info;
+	uint64_t used;
+	vmgpu_bo *bo;
+	uint32_t *cpu;
+
+	ASSERT_EQ(0, vmgpu_bo_create(self->dev, &create, &bo));
+	ASSERT_EQ(0, vmgpu_bo_evict(bo));
+	ASSERT_NE(1, segment_of(bo));
+	ASSERT_EQ(0, vmgpu_bo_map(bo, (void **)&cpu));
+	cpu_fill(cpu, size);
+	ASSERT_EQ(0, cache_sync(self, bo, DRM_VMGPU_CACHE_SYNC_TO_DEVICE, size));
+	ASSERT_EQ(0, vmgpu_test_segment_used(self->dev, 0, &used));
+	ASSERT_LE(size, used);
+
+	ASSERT_EQ(0, trace_start());
+	ASSERT_EQ(0, vmgpu_bo_make_resident(bo));
+	ASSERT_EQ(1, segment_of(bo));
+	ASSERT_EQ(0, vmgpu_bo_info_flags(bo, DRM_VMGPU_GEM_INFO_WAIT, &info));
+	ASSERT_EQ(0, wait_freed(self->dev, used - size)) TH_LOG("the old pages were not freed");
+	EXPECT_EQ(iommu ? 1 : 0, trace_chunks("iommu-unmap", size));
+	EXPECT_EQ(0, cpu_differs(cpu, size, 0));
+	vmgpu_bo_unref(bo);
+}
+
 /* Evict takes only DRM_VMGPU_EVICT_NONRESIDENT; MakeResident no flag. */
 TEST_F(notify, evict_flags_checked)
 {

@@ -697,4 +697,25 @@ TEST_F(submit, bad_arguments)
 	vmgpu_bo_unref(bo);
 }
 
+/* Id 0 names no context: destroying it frees nothing, creating never returns it. */
+TEST_F(submit, context_id_zero_never_exists)
+{
+	struct drm_vmgpu_ctx_destroy destroy = { .ctx_id = 0 };
+	struct drm_vmgpu_ctx_create create = { .engine = DRM_VMGPU_ENGINE_GPU_VA0 };
+	unsigned int i;
+
+	EXPECT_EQ(-ENOENT, vmgpu_test_ioctl(self->dev, DRM_IOCTL_VMGPU_CTX_DESTROY, &destroy));
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, vmgpu_test_ioctl(self->dev, DRM_IOCTL_VMGPU_CTX_CREATE, &create));
+		EXPECT_NE(0, create.ctx_id);
+		destroy.ctx_id = create.ctx_id;
+		EXPECT_EQ(0, vmgpu_test_ioctl(self->dev, DRM_IOCTL_VMGPU_CTX_DESTROY, &destroy));
+		EXPECT_EQ(-ENOENT, vmgpu_test_ioctl(self->dev, DRM_IOCTL_VMGPU_CTX_DESTROY,
+						    &destroy));
+		destroy.ctx_id = 0;
+		EXPECT_EQ(-ENOENT, vmgpu_test_ioctl(self->dev, DRM_IOCTL_VMGPU_CTX_DESTROY,
+						    &destroy));
+	}
+}
+
 TEST_HARNESS_MAIN

@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
  * Hot-unplug with open files, mappings, allocations in every segment, a
- * dma-buf and queued work: removing the PCI device (sysfs remove) fails
- * the work, ioctls return -ENODEV, mappings read a dummy page instead of
- * crashing, rmmod is refused while a file is open, everything closes
- * cleanly, and a rescan gives a working device again. The kernel log
+ * dma-buf, queued paging work, and submission state: contexts on all three
+ * engines with their seqno pages mapped, GPU VA bindings (page tables),
+ * a user job running, one held behind another file's fence and a deferred
+ * destruction waiting for it. Removing the PCI device (sysfs remove)
+ * fails the work, ioctls return -ENODEV, mappings read a dummy page
+ * instead of crashing, rmmod is refused while a file is open, everything
+ * closes cleanly (the page tables and the deferred work outlive the
+ * device), and a rescan gives a working device again. The kernel log
  * checks (lockdep, KASAN, kmemleak on the debug kernel) watch the
  * lifetimes. This test runs last: it leaves a rescanned device behind.
  */
@@ -19,10 +23,13 @@
 #include <xf86drm.h>
 
 #include "kselftest_harness.h"
+#include "vmgpu_submit.h"
 #include "vmgpu_testlib.h"
 
 #define MiB		(1ull << 20)
 #define BO_SIZE		(2 * MiB)
+#define VA_HELD		0x200000000ull
+#define VA_GATE		0x300000000ull
 
 struct held {
 	vmgpu_bo *bo;
@@ -107,10 +114,15 @@ TEST(unplug_with_open_files)
 	struct drm_vmgpu_query_device info;
 	struct held held[4];
 	char pci[256], path[300];
-	uint32_t aperture, i;
-	vmgpu_device *dev;
+	uint32_t aperture, i, gate_sync;
+	vmgpu_device *dev, *gate_dev;
+	vmgpu_context *ctx[3], *gate_ctx;
+	struct vmgpu_sync in = { 0 };
+	vmgpu_bo *gate_bo;
+	uint64_t *gate_word, seqno;
+	union vmgpu_cmd cmd;
 	uint8_t *shared;
-	int dmabuf;
+	int dmabuf, sync_fd;
 
 	ASSERT_EQ(0, vmgpu_device_open(&dev));
 	ASSERT_EQ(0, vmgpu_test_pci_path(dev, pci, sizeof(pci)));
@@ -130,7 +142,36 @@ TEST(unplug_with_open_files)
 	ASSERT_NE(MAP_FAILED, shared);
 	EXPECT_EQ(vmgpu_test_word(10, 0), *(uint64_t *)shared);
 
-	/* Work in flight and queued behind it when the device goes. */
+	/*
+	 * Submission state: a job held behind another file's gate (a WAIT
+	 * never met), one running on the other engine, a context on the
+	 * physical engine, seqno pages mapped, and the allocation the held
+	 * job uses destroyed, deferred until that job is done.
+	 */
+	ASSERT_EQ(0, vmgpu_device_open(&gate_dev));
+	ASSERT_EQ(0, vmgpu_context_create(gate_dev, DRM_VMGPU_ENGINE_GPU_VA1, &gate_ctx));
+	ASSERT_EQ(0, make_mapped_in_aperture(gate_dev, aperture, VA_GATE, 4096, &gate_bo,
+					     (void **)&gate_word));
+	*gate_word = 0;
+	cmd = cmd_wait(VA_GATE, 1);
+	ASSERT_EQ(0, submit_signal(gate_ctx, vmgpu_device_fd(gate_dev), &cmd, 1, &gate_sync,
+				   NULL));
+	ASSERT_EQ(0, drmSyncobjHandleToFD(vmgpu_device_fd(gate_dev), gate_sync, &sync_fd));
+	ASSERT_EQ(0, drmSyncobjFDToHandle(vmgpu_device_fd(dev), sync_fd, &in.syncobj));
+	close(sync_fd);
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(0, vmgpu_context_create(dev, DRM_VMGPU_ENGINE_GPU_VA0 + i, &ctx[i]));
+	ASSERT_EQ(0, vmgpu_vm_map(held[1].bo, 0, VA_HELD, BO_SIZE, 0));
+	ASSERT_EQ(0, vmgpu_vm_map(held[2].bo, 0, VA_HELD + BO_SIZE, BO_SIZE, 0));
+	cmd = cmd_fill(VA_HELD, BO_SIZE, 0x4e1d);
+	ASSERT_EQ(0, vmgpu_context_submit(ctx[0], &cmd, 1, &in, 1, NULL, 0, &seqno));
+	cmd = cmd_nop(VMGPU_NOP_MAX_DELAY_US);
+	ASSERT_EQ(0, vmgpu_context_submit(ctx[1], &cmd, 1, NULL, 0, NULL, 0, NULL));
+	EXPECT_TRUE(vmgpu_context_busy(ctx[0], seqno));
+	ASSERT_EQ(0, vmgpu_bo_destroy(held[1].bo, 0));
+	held[1].bo = NULL;
+
+	/* Paging work in flight and queued behind it when the device goes. */
 	ASSERT_EQ(0, vmgpu_test_debugfs_write("inject_paging_delay", "2000"));
 	ASSERT_EQ(0, vmgpu_bo_evict(held[0].bo));
 
@@ -142,9 +183,14 @@ TEST(unplug_with_open_files)
 	for (i = 0; i < 4; i++) {
 		struct drm_vmgpu_gem_info gem;
 
+		if (!held[i].bo)
+			continue;
 		EXPECT_EQ(-ENODEV, vmgpu_bo_info(held[i].bo, &gem)) TH_LOG("%s", held[i].what);
 		EXPECT_TRUE(dummy_page(held[i].cpu)) TH_LOG("%s", held[i].what);
 	}
+	EXPECT_EQ(-ENODEV, vmgpu_vm_unmap(dev, VA_HELD + BO_SIZE, BO_SIZE));
+	cmd = cmd_nop(0);
+	EXPECT_EQ(-ENODEV, vmgpu_context_submit(ctx[0], &cmd, 1, NULL, 0, NULL, 0, NULL));
 	EXPECT_TRUE(dummy_page(shared)) TH_LOG("dma-buf");
 
 	/* The open file keeps the module; refusing is not an error path. */
@@ -153,9 +199,15 @@ TEST(unplug_with_open_files)
 
 	munmap(shared, BO_SIZE);
 	close(dmabuf);
+	for (i = 0; i < 3; i++)
+		vmgpu_context_unref(ctx[i]);
 	for (i = 0; i < 4; i++)
-		vmgpu_bo_unref(held[i].bo);
+		if (held[i].bo)
+			vmgpu_bo_unref(held[i].bo);
 	vmgpu_device_unref(dev);
+	vmgpu_bo_unref(gate_bo);
+	vmgpu_context_unref(gate_ctx);
+	vmgpu_device_unref(gate_dev);
 
 	ASSERT_EQ(0, vmgpu_test_write_file("/sys/bus/pci/rescan", "1"));
 	EXPECT_EQ(0, access(pci, F_OK)) TH_LOG("%s did not come back", pci);

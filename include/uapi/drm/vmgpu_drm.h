@@ -722,8 +722,9 @@ struct drm_vmgpu_gem_wait {
  *
  * Seed "deferred destruction": closes @handle and removes every mapping
  * of the allocation in the file's GPU VA space, without waiting. By
- * default the mappings stay until every job the file queued while the
- * allocation was mapped has completed, and the memory returns to its
+ * default the mappings stay until every job the file queued in its VM
+ * before this call has completed, mapped or not at submission (a queued
+ * job may use an address bound after it), and the memory returns to its
  * segment only then (what other files and CPU mappings still hold stays
  * theirs). With %DRM_VMGPU_GEM_DESTROY_ASSUME_NOT_IN_USE the mappings go
  * at once and the file's jobs stop keeping the memory.
@@ -761,7 +762,9 @@ struct drm_vmgpu_gem_destroy {
  * sleeps (interruptibly, without polling) until no queued work uses the
  * allocation: the kernel's and every job submitted while it was mapped in
  * a GPU VA space or on an allocation list. Lock2 takes no flags (every
- * bit of @flags must be 0) and always waits.
+ * bit of @flags must be 0) and waits only for the kernel's own work on
+ * the allocation (clears, moves); as the seed says, synchronizing with
+ * user jobs is then the UMD's (%DRM_IOCTL_VMGPU_GEM_WAIT, syncobjs).
  *
  * One lock at a time per allocation: locking one that is locked is
  * -EINVAL from the file that holds the lock, -EBUSY from another. Closing

@@ -171,6 +171,10 @@ static int vmgpu_alloc_list_patch(struct vmgpu_alloc_list *list,
 							  DMA_RESV_USAGE_KERNEL);
 		if (ret)
 			return ret;
+		/* A move above may have taken the slot locking reserved. */
+		ret = dma_resv_reserve_fences(vbo->tbo.base.resv, 1);
+		if (ret)
+			return ret;
 	}
 	for (i = 0; i < args->num_patches; i++) {
 		const struct drm_vmgpu_patch *p = &list->patches[i];
@@ -235,3 +239,7 @@ out:
 	vmgpu_alloc_list_free(&list);
 	return ret;
 }
+
+#if IS_ENABLED(CONFIG_KUNIT)
+#include "tests/vmgpu_alloc_list_test.c"
+#endif

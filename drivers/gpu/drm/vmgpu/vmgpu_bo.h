@@ -10,7 +10,7 @@
 #include <drm/ttm/ttm_bo.h>
 #include <drm/ttm/ttm_placement.h>
 
-#include "vmgpu_device_types.h"
+#include "vmgpu_device.h"
 
 /**
  * struct vmgpu_bo - an allocation

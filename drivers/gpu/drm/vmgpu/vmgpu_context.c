@@ -381,7 +381,8 @@ int vmgpu_ctx_destroy_ioctl(struct drm_device *drm, void *data,
 
 	if (args->pad || args->reserved[0] || args->reserved[1])
 		return -EINVAL;
-	ctx = xa_erase(&vfile->contexts, args->ctx_id);
+	/* Index 0 is the allocator's reserved slot: never erase it. */
+	ctx = args->ctx_id ? xa_erase(&vfile->contexts, args->ctx_id) : NULL;
 	if (!ctx)
 		return -ENOENT;
 	vmgpu_context_kill(ctx, file);

@@ -4,6 +4,7 @@
  */
 
 #include <linux/dma-fence.h>
+#include <linux/dma-fence-array.h>
 #include <linux/dma-resv.h>
 #include <linux/slab.h>
 #include <linux/workqueue.h>
@@ -20,14 +21,17 @@
  * may still use an allocation being destroyed and defers the destruction
  * until that work is done, without blocking the caller; with
  * AssumeNotInUse it goes at once. With GPU-VA engines the kernel cannot
- * tell which jobs use an allocation, so "queued work" is every job of the
- * file submitted while it was mapped: their fences are on its reservation.
+ * tell which jobs use an allocation, so "queued work" is every job queued
+ * on the file's VM before the request, mapped or not when it was queued:
+ * one may use an address that was bound after it was submitted. Their
+ * fences are on the VM's own reservation, added under &vmgpu_vm.lock.
  *
  * Default: the mappings are removed by a work item once those fences have
  * signalled (a fence callback queues it); then the last reference goes
- * and TTM frees the memory. AssumeNotInUse: the mappings go at once, and
- * the file's job fences on the reservation are replaced by a signalled
- * stub, so that TTM frees the memory at once. A job that did use it
+ * and TTM frees the memory once its own reservation is idle.
+ * AssumeNotInUse: the mappings go at once, and the file's job fences on
+ * the allocation's reservation are replaced by a signalled stub, so that
+ * TTM frees the memory at once. A job that did use it
  * faults on the invalid entries; it never reaches the memory's next owner.
  */
 
@@ -84,6 +88,41 @@ static void vmgpu_vm_forget_jobs(struct vmgpu_vm *vm, struct drm_gem_object *obj
 	dma_fence_put(stub);
 }
 
+/*
+ * Every job queued on @vm so far, as one fence, or NULL when all are done.
+ * Under @vm->lock no job can be added; the reservation need not be locked.
+ */
+static int vmgpu_vm_jobs_fence(struct vmgpu_vm *vm, struct dma_fence **fence)
+{
+	struct dma_fence **fences;
+	struct dma_fence_array *array;
+	unsigned int count;
+	int ret;
+
+	lockdep_assert_held(&vm->lock);
+	*fence = NULL;
+	ret = dma_resv_get_fences(drm_gpuvm_resv(&vm->base), DMA_RESV_USAGE_BOOKKEEP,
+				  &count, &fences);
+	if (ret || !count)
+		return ret;
+	if (count == 1) {
+		*fence = fences[0];
+		kfree(fences);
+		return 0;
+	}
+	/* The array takes the fences and the table. */
+	array = dma_fence_array_create(count, fences, dma_fence_context_alloc(1), 1,
+				       false);
+	if (!array) {
+		while (count--)
+			dma_fence_put(fences[count]);
+		kfree(fences);
+		return -ENOMEM;
+	}
+	*fence = &array->base;
+	return 0;
+}
+
 /**
  * vmgpu_vm_destroy_bo() - the file destroys an allocation: remove its
  * mappings now or once the file's queued jobs are done
@@ -113,7 +152,7 @@ int vmgpu_vm_destroy_bo(struct vmgpu_vm *vm, struct drm_gem_object *obj,
 	if (ret)
 		goto out_unlock_vm;
 	if (!assume_not_in_use) {
-		ret = dma_resv_get_singleton(obj->resv, DMA_RESV_USAGE_BOOKKEEP, &fence);
+		ret = vmgpu_vm_jobs_fence(vm, &fence);
 		if (ret)
 			goto out_unlock;
 	}

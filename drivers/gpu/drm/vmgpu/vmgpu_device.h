@@ -8,11 +8,22 @@
 #include <linux/io.h>
 #include <linux/pci.h>
 
+#include <drm/ttm/ttm_bo.h>
+
 #include "vmgpu_device_types.h"
 
 static inline struct vmgpu_device *to_vmgpu_device(struct drm_device *drm)
 {
 	return container_of(drm, struct vmgpu_device, drm);
+}
+
+/*
+ * The device of any TTM object, ghosts included: TTM's ghosts of pipelined
+ * moves and delayed deletes have no GEM device (base.dev is NULL).
+ */
+static inline struct vmgpu_device *vmgpu_tbo_device(struct ttm_buffer_object *tbo)
+{
+	return container_of(tbo->bdev, struct vmgpu_device, ttm);
 }
 
 static inline struct pci_dev *vmgpu_pdev(struct vmgpu_device *vdev)

@@ -207,6 +207,11 @@ struct vmgpu_vm_slots {
 	struct mutex lock;
 	/** @owner: the space holding each device VM, or NULL. */
 	struct vmgpu_vm *owner[VMGPU_MAX_VMS];
+	/**
+	 * @generation: each device VM's VMGPU_VM_GENERATION since it was
+	 * last programmed: what a job's SET_VM names.
+	 */
+	u32 generation[VMGPU_MAX_VMS];
 	/** @lru: spaces holding one, least recently submitting first. */
 	struct list_head lru;
 };
@@ -273,11 +278,6 @@ struct vmgpu_device {
 	 */
 	bool noncoherent;
 	/**
-	 * @notify: the device takes NOTIFY (contract 1.3): allocation
-	 * notifications are sent.
-	 */
-	bool notify;
-	/**
 	 * @iommu_dma: the device DMAs by IOMMU address (CAP_IOMMU_DMA) and
 	 * the kernel translates its DMA: the seed's IOMMU addressing model.
 	 */
@@ -327,8 +327,17 @@ struct vmgpu_device {
 	/** @num_vms: device VMs, the paging VM included. */
 	u32 num_vms;
 	/**
-	 * @wq: deferred unmaps of destroyed allocations; device-managed, so
-	 * removal flushes it once every fence has signalled.
+	 * @vms: every GPU VA space, for unplug: their page tables are DMA
+	 * memory of the device.
+	 */
+	struct list_head vms;
+	/** @vms_lock: protects @vms and @vms_unplugged; taken before pt_lock. */
+	struct mutex vms_lock;
+	/** @vms_unplugged: the device is gone: no new table is mapped. */
+	bool vms_unplugged;
+	/**
+	 * @wq: deferred unmaps of destroyed allocations. Each work item holds
+	 * its VM, and so the DRM device: it goes with the last reference.
 	 */
 	struct workqueue_struct *wq;
 

@@ -6,6 +6,7 @@
 #include <linux/iommu.h>
 #include <linux/module.h>
 #include <linux/pci.h>
+#include <linux/workqueue.h>
 
 #include <drm/drm_drv.h>
 #include <drm/drm_file.h>
@@ -89,7 +90,7 @@ static const struct drm_driver vmgpu_drm_driver = {
 	.name = DRIVER_NAME,
 	.desc = DRIVER_DESC,
 	.major = 1,
-	.minor = 3,
+	.minor = 4,
 };
 
 static bool vmgpu_noncoherent = true;
@@ -102,15 +103,16 @@ static int vmgpu_hw_init(struct vmgpu_device *vdev)
 	u32 magic = vmgpu_read32(vdev, VMGPU_REG_MAGIC);
 
 	vdev->hw_version = vmgpu_read32(vdev, VMGPU_REG_VERSION);
+	/* 1.4: user jobs start with SET_VM, which older devices refuse. */
 	if (magic != VMGPU_MAGIC ||
-	    vdev->hw_version >> 16 != VMGPU_VERSION_MAJOR) {
-		drm_err(&vdev->drm, "not a vmgpu v%u device (magic 0x%08x, version 0x%08x)\n",
-			VMGPU_VERSION_MAJOR, magic, vdev->hw_version);
+	    vdev->hw_version >> 16 != VMGPU_VERSION_MAJOR ||
+	    (vdev->hw_version & 0xffff) < VMGPU_VERSION_MINOR) {
+		drm_err(&vdev->drm, "not a vmgpu v%u.%u device (magic 0x%08x, version 0x%08x)\n",
+			VMGPU_VERSION_MAJOR, VMGPU_VERSION_MINOR, magic, vdev->hw_version);
 		return -ENODEV;
 	}
 	vmgpu_write32(vdev, VMGPU_REG_RESET, VMGPU_RESET_VALUE);
 	vdev->caps = vmgpu_read32(vdev, VMGPU_REG_CAPS);
-	vdev->notify = (vdev->hw_version & 0xffff) >= 3;
 	/* With translation off (iommu=pt), bus addresses are not IOVAs. */
 	domain = iommu_get_domain_for_dev(vdev->drm.dev);
 	vdev->iommu_dma = (vdev->caps & VMGPU_CAP_IOMMU_DMA) && domain &&
@@ -198,9 +200,19 @@ static void vmgpu_remove(struct pci_dev *pdev)
 	vmgpu_rings_unplug(vdev);
 	/* Also revokes every CPU mapping: faults then map a dummy page. */
 	drm_dev_unplug(&vdev->drm);
+	/*
+	 * The failed fences released deferred unmaps and TTM's delayed
+	 * deletes: let them drop their allocations first. TTM's walk of the
+	 * LRUs below spins on an allocation whose last reference is being
+	 * dropped, holding the lock its release needs.
+	 */
+	flush_workqueue(vdev->wq);
+	flush_workqueue(vdev->ttm.wq);
 	vmgpu_ttm_unplug(vdev);
 	/* Jobs still queued or unfreed hold DMA pages: free them while bound. */
 	vmgpu_paging_vm_unplug(vdev);
+	/* So do the files' page tables, which live as long as their VMs. */
+	vmgpu_vm_unplug(vdev);
 }
 
 static const struct pci_device_id vmgpu_pci_ids[] = {
@@ -215,7 +227,26 @@ static struct pci_driver vmgpu_pci_driver = {
 	.probe = vmgpu_probe,
 	.remove = vmgpu_remove,
 };
-module_pci_driver(vmgpu_pci_driver);
+
+static int __init vmgpu_init(void)
+{
+	int ret = vmgpu_vm_module_init();
+
+	if (ret)
+		return ret;
+	ret = pci_register_driver(&vmgpu_pci_driver);
+	if (ret)
+		vmgpu_vm_module_exit();
+	return ret;
+}
+module_init(vmgpu_init);
+
+static void __exit vmgpu_exit(void)
+{
+	pci_unregister_driver(&vmgpu_pci_driver);
+	vmgpu_vm_module_exit();
+}
+module_exit(vmgpu_exit);
 
 MODULE_DESCRIPTION(DRIVER_DESC);
 MODULE_LICENSE("GPL");

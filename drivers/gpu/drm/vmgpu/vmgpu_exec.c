@@ -352,11 +352,12 @@ static int vmgpu_exec(struct drm_file *file, struct drm_vmgpu_exec *args,
 	job->entity = &ctx->entity;
 	/* Before any lock: it may wait for other spaces' jobs. */
 	if (ctx->vm) {
-		hw_vm = vmgpu_vm_id_get(ctx->vm);
+		hw_vm = vmgpu_vm_id_get(ctx->vm, &job->vm_generation);
 		if (hw_vm < 0) {
 			ret = hw_vm;
 			goto err_job;
 		}
+		job->hw_vm = hw_vm;
 	}
 	ret = vmgpu_exec_copy_cmds(job, args, hw_vm) ?:
 	      vmgpu_exec_read_syncs(&in, args->in_syncs, args->num_in_syncs) ?:
@@ -379,7 +380,7 @@ static int vmgpu_exec(struct drm_file *file, struct drm_vmgpu_exec *args,
 	if (ret)
 		goto err_job;
 	if (ctx->vm)
-		vmgpu_vm_id_put(ctx->vm, fence, ctx->ring->index);
+		vmgpu_vm_id_put(ctx->vm);
 	vmgpu_exec_signal_out_syncs(out_syncs, args->num_out_syncs, fence);
 	args->seqno = fence->seqno;
 	dma_fence_put(fence);
@@ -387,7 +388,7 @@ static int vmgpu_exec(struct drm_file *file, struct drm_vmgpu_exec *args,
 
 err_job:
 	if (hw_vm >= 0)
-		vmgpu_vm_id_put(ctx->vm, NULL, 0);
+		vmgpu_vm_id_put(ctx->vm);
 	vmgpu_job_discard(job);
 out:
 	vmgpu_exec_put_out_syncs(out_syncs, args->num_out_syncs);

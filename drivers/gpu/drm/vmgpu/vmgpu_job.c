@@ -36,11 +36,15 @@
  * @ring: the ring it will run on
  *
  * Return: the ring's slots, less one (a full ring is never written) and
- * less the job's own FENCE command.
+ * less the job's own commands: its FENCE, and on a GPU-VA engine its
+ * SET_VM.
  */
 u32 vmgpu_job_max_cmds(const struct vmgpu_ring *ring)
 {
-	return ring->num_slots - 2;
+	bool user_vm = ring->index != VMGPU_RING_PAGING &&
+		       ring->mode == VMGPU_RING_MODE_VIRTUAL;
+
+	return ring->num_slots - 2 - user_vm;
 }
 
 /**
@@ -66,6 +70,7 @@ struct vmgpu_job *vmgpu_job_alloc(struct vmgpu_ring *ring, u32 max_cmds)
 	}
 	job->ring = ring;
 	job->entity = &ring->entity;
+	job->hw_vm = -1;
 	job->max_cmds = max_cmds;
 	return job;
 }
@@ -111,8 +116,8 @@ int vmgpu_job_prepare(struct vmgpu_job *job, struct dma_resv *resv)
 {
 	int ret;
 
-	ret = drm_sched_job_init(&job->base, job->entity, job->num_cmds + 1,
-				 NULL, 0);
+	ret = drm_sched_job_init(&job->base, job->entity,
+				 job->num_cmds + 1 + (job->hw_vm >= 0), NULL, 0);
 	if (ret)
 		return ret;
 	if (!resv)

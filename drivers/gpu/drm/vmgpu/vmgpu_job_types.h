@@ -89,6 +89,13 @@ struct vmgpu_job {
 	 * of the same operation) read; freed with the job.
 	 */
 	struct vmgpu_pte_staging *pte_staging;
+	/**
+	 * @hw_vm: the device VM a GPU-VA job runs in, or -1: run_job()
+	 * starts the job with SET_VM(@hw_vm, @vm_generation).
+	 */
+	int hw_vm;
+	/** @vm_generation: @hw_vm's generation when the job took it. */
+	u32 vm_generation;
 	/** @num_cmds: commands in @cmds. */
 	u32 num_cmds;
 	/** @max_cmds: room in @cmds. */

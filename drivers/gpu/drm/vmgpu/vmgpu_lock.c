@@ -29,8 +29,11 @@
  * DO_NOT_WAIT turns a busy allocation into -EBUSY at once (the UMD's
  * WasStillDrawing), IGNORE_SYNC does not wait at all (no-overwrite: the
  * UMD knows the GPU does not touch what it writes). Lock2 has no flags
- * and always waits. Either way the backing is settled first (clears and
- * moves done or repaired), as for any CPU access.
+ * and is "a simple method for obtaining a virtual address": the UMD
+ * synchronizes with its own jobs (seed: the UMD's non-polling wait on its
+ * monitored fences), so Lock2 waits only for the kernel's work on the
+ * allocation, never for user jobs. Either way the backing is settled
+ * first (clears and moves done or repaired), as for any CPU access.
  *
  * Where a locked allocation may be, by the seed's rules:
  *
@@ -57,8 +60,15 @@
 				 DRM_VMGPU_LOCK_DO_NOT_EVICT | DRM_VMGPU_LOCK_READ_ONLY | \
 				 DRM_VMGPU_LOCK_WRITE_ONLY)
 
-static int vmgpu_lock_wait(struct vmgpu_bo *vbo, u32 flags)
+static int vmgpu_lock_wait(struct vmgpu_bo *vbo, u32 flags, bool lock2)
 {
+	long ret;
+
+	if (lock2) {
+		ret = dma_resv_wait_timeout(vbo->tbo.base.resv, DMA_RESV_USAGE_KERNEL, true,
+					    MAX_SCHEDULE_TIMEOUT);
+		return ret < 0 ? ret : 0;
+	}
 	if (flags & DRM_VMGPU_LOCK_IGNORE_SYNC)
 		return 0;
 	return vmgpu_bo_wait_idle(vbo, flags & DRM_VMGPU_LOCK_DO_NOT_WAIT ?
@@ -94,7 +104,7 @@ static void vmgpu_lock_end(struct vmgpu_bo *vbo)
 }
 
 static int vmgpu_lock(struct drm_device *drm, struct drm_file *file,
-		      struct drm_vmgpu_gem_lock *args)
+		      struct drm_vmgpu_gem_lock *args, bool lock2)
 {
 	struct drm_gem_object *obj;
 	struct vmgpu_bo *vbo;
@@ -114,7 +124,7 @@ static int vmgpu_lock(struct drm_device *drm, struct drm_file *file,
 	if (!drm_dev_enter(drm, &idx))
 		goto out_put;
 	/* Not under the reservation: waiting there would block the GPU's moves. */
-	ret = vmgpu_lock_wait(vbo, args->flags);
+	ret = vmgpu_lock_wait(vbo, args->flags, lock2);
 	if (ret)
 		goto out_exit;
 	ret = dma_resv_lock_interruptible(obj->resv, NULL);
@@ -159,7 +169,7 @@ int vmgpu_gem_lock_ioctl(struct drm_device *drm, void *data, struct drm_file *fi
 	if (args->flags & ~VMGPU_LOCK_FLAGS ||
 	    (args->flags & DRM_VMGPU_LOCK_READ_ONLY && args->flags & DRM_VMGPU_LOCK_WRITE_ONLY))
 		return -EINVAL;
-	return vmgpu_lock(drm, file, args);
+	return vmgpu_lock(drm, file, args, false);
 }
 
 /**
@@ -176,7 +186,7 @@ int vmgpu_gem_lock2_ioctl(struct drm_device *drm, void *data, struct drm_file *f
 
 	if (args->flags)
 		return -EINVAL;
-	return vmgpu_lock(drm, file, args);
+	return vmgpu_lock(drm, file, args, true);
 }
 
 /**

@@ -175,14 +175,13 @@ static int vmgpu_notify(struct vmgpu_device *vdev, struct ttm_tt *tt, u16 flags,
  *
  * Return: true for a populated allocation with
  * %DRM_VMGPU_ALLOC_NOTIFY_EVICTION in the aperture or system segment (not
- * passing through a temporary placement) on a device that takes NOTIFY.
+ * passing through a temporary placement).
  */
 bool vmgpu_notify_eviction_needed(struct ttm_buffer_object *tbo)
 {
 	dma_resv_assert_held(tbo->base.resv);
 	return vmgpu_bo_is_vmgpu(tbo) &&
 	       (to_vmgpu_bo(tbo)->flags & DRM_VMGPU_ALLOC_NOTIFY_EVICTION) &&
-	       to_vmgpu_device(tbo->base.dev)->notify &&
 	       tbo->resource && !(tbo->resource->placement & TTM_PL_FLAG_TEMPORARY) &&
 	       tbo->ttm && ttm_tt_is_populated(tbo->ttm);
 }
@@ -213,11 +212,11 @@ int vmgpu_notify_eviction(struct vmgpu_bo *vbo)
  * vmgpu_notify_iommu_model() - whether NotifyIoMmuUnmap is sent at all
  * @vdev: the device
  *
- * Return: true if the device takes NOTIFY and DMAs by IOVA.
+ * Return: true if the device DMAs by IOVA.
  */
 bool vmgpu_notify_iommu_model(struct vmgpu_device *vdev)
 {
-	return vdev->notify && vdev->iommu_dma;
+	return vdev->iommu_dma;
 }
 
 /**

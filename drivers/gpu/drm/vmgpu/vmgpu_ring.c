@@ -90,8 +90,8 @@ static u32 vmgpu_ring_read_reg(struct vmgpu_ring *ring, u32 reg)
 }
 
 /*
- * Write a job's commands and its FENCE; returns the job's first slot. A
- * job the scheduler cancelled (its context is guilty) writes only the
+ * Write a job's SET_VM, commands and FENCE; returns the job's first slot.
+ * A job the scheduler cancelled (its context is guilty) writes only the
  * FENCE, so that the ring's timeline goes on.
  */
 static u32 vmgpu_ring_write_job(struct vmgpu_ring *ring, struct vmgpu_job *job,
@@ -104,6 +104,16 @@ static u32 vmgpu_ring_write_job(struct vmgpu_ring *ring, struct vmgpu_job *job,
 	u32 i;
 
 	lockdep_assert_held(&ring->lock);
+	if (num_cmds && job->hw_vm >= 0) {
+		union vmgpu_cmd set_vm = {};
+
+		set_vm.set_vm.hdr.opcode = cpu_to_le16(VMGPU_OP_SET_VM);
+		set_vm.set_vm.vm = cpu_to_le32(job->hw_vm);
+		set_vm.set_vm.generation = cpu_to_le32(job->vm_generation);
+		trace_vmgpu_cmd(&set_vm);
+		ring->cmds[ring->tail] = set_vm;
+		ring->tail = (ring->tail + 1) & mask;
+	}
 	for (i = 0; i < num_cmds; i++) {
 		trace_vmgpu_cmd(&job->cmds[i]);
 		ring->cmds[ring->tail] = job->cmds[i];
@@ -264,8 +274,12 @@ static enum drm_gpu_sched_stat vmgpu_ring_timedout_job(struct drm_sched_job *sch
 
 	/* Taken outside the signalling section: unplug holds it briefly. */
 	mutex_lock(&ring->reset_lock);
-	cookie = dma_fence_begin_signalling();
+	/*
+	 * Before the section: stopping flushes the run-job work, itself a
+	 * signalling section, which lockdep would see as a cycle.
+	 */
 	drm_sched_stop(&ring->sched, sched_job);
+	cookie = dma_fence_begin_signalling();
 	if (ring->dead) {
 		/* vmgpu_ring_unplug() stopped the ring and retired its work. */
 		vmgpu_fence_fail_all(ring, -ENODEV);

@@ -131,7 +131,7 @@ static u32 vmgpu_ttm_trace_segment(struct vmgpu_device *vdev,
 static int vmgpu_ttm_move_by_device(struct ttm_buffer_object *tbo, bool evict,
 				    struct ttm_resource *new_mem, bool clear)
 {
-	struct vmgpu_device *vdev = to_vmgpu_device(tbo->base.dev);
+	struct vmgpu_device *vdev = vmgpu_tbo_device(tbo);
 	struct vmgpu_bo *vbo = vmgpu_bo_is_vmgpu(tbo) ? to_vmgpu_bo(tbo) : NULL;
 	u16 flags = 0;
 	struct dma_fence *fence;
@@ -197,7 +197,7 @@ static int vmgpu_ttm_move(struct ttm_buffer_object *tbo, bool evict,
 			  struct ttm_operation_ctx *ctx,
 			  struct ttm_resource *new_mem, struct ttm_place *hop)
 {
-	struct vmgpu_device *vdev = to_vmgpu_device(tbo->base.dev);
+	struct vmgpu_device *vdev = vmgpu_tbo_device(tbo);
 	/* Ghosts (see vmgpu_bo_is_vmgpu()) only ever hold data already cleared. */
 	struct vmgpu_bo *vbo = vmgpu_bo_is_vmgpu(tbo) ? to_vmgpu_bo(tbo) : NULL;
 	u32 old_type = tbo->resource ? tbo->resource->mem_type : TTM_PL_SYSTEM;
@@ -324,7 +324,7 @@ static void vmgpu_ttm_delete_mem_notify(struct ttm_buffer_object *tbo)
 	if (vmgpu_bo_is_vmgpu(tbo))
 		vmgpu_hap_unmap(to_vmgpu_bo(tbo));
 	if (tbo->resource && tbo->resource->mem_type == TTM_PL_TT &&
-	    !vmgpu_ttm_tt_notifies_unmap(to_vmgpu_device(tbo->base.dev), tbo->ttm))
+	    !vmgpu_ttm_tt_notifies_unmap(vmgpu_tbo_device(tbo), tbo->ttm))
 		vmgpu_cache_release_pages(tbo);
 }
 
@@ -369,6 +369,11 @@ static void vmgpu_ttm_release(struct drm_device *drm, void *arg)
 {
 	struct vmgpu_device *vdev = arg;
 
+	/*
+	 * TTM's delayed deletes of ghosts (pipelined moves) hold resources
+	 * of the managers: done before the managers go.
+	 */
+	drain_workqueue(vdev->ttm.wq);
 	vmgpu_vram_mgr_fini(vdev, vdev->num_segments);
 	vmgpu_gart_fini(vdev);
 	ttm_device_fini(&vdev->ttm);

@@ -3,6 +3,7 @@
  * Copyright 2026 The vmgpu authors
  */
 
+#include <linux/dma-fence-unwrap.h>
 #include <linux/dma-mapping.h>
 #include <linux/dma-resv.h>
 #include <linux/seq_file.h>
@@ -53,8 +54,9 @@
  *   reach. A job that touches the range meanwhile faults on its own
  *   context;
  * - a map writes valid entries only for settled backing;
- * - a mapping is removed only after the allocation's paging operations,
- *   which may still write its entries, are done.
+ * - a mapping is removed at once, without waiting for the GPU; paging
+ *   operations still queued may write its entries (zeros), so the next
+ *   map into the VM waits for them, and the tables outlive them.
  *
  * The device caches no translations and a register read orders the CPU's
  * table writes with the engine (hardware contract), which is what makes
@@ -62,7 +64,10 @@
  *
  * Page tables are never freed before their VM; a VM has at most
  * %VMGPU_VM_MAX_TABLES of them (-ENOSPC from VM_BIND beyond), charged to
- * the process that made them.
+ * the process that made them. They are pages of the VM's own with a
+ * streaming DMA mapping, synced after each CPU write: the mapping goes
+ * when the device does (vmgpu_vm_unplug()), the pages with the VM, which
+ * a file, a job or a deferred unmap may keep long after.
  */
 
 /* Tables one VM may have: 2 MiB of page-table memory maps 512 GiB. */
@@ -86,36 +91,74 @@ static u64 vmgpu_pt_next_leaf(u64 va)
 	return (va | GENMASK_ULL(VMGPU_PT_COVER_SHIFT(1) - 1, 0)) + 1;
 }
 
+/*
+ * Tables are pages of the VM's own, DMA-mapped for the device: the mapping
+ * goes at unplug (vmgpu_vm_unplug()), the page only with the VM, which
+ * may outlive the device.
+ */
 static struct vmgpu_pt *vmgpu_pt_alloc(struct vmgpu_vm *vm, int level)
 {
+	struct device *dev = vm->vdev->drm.dev;
 	struct vmgpu_pt *pt;
 
 	if (vm->num_tables >= VMGPU_VM_MAX_TABLES)
-		return NULL;
+		return ERR_PTR(-ENOSPC);
+	if (vm->dma_unmapped)
+		return ERR_PTR(-ENODEV);
 	pt = kzalloc(struct_size(pt, children, level ? VMGPU_PT_ENTRIES : 0),
 		     GFP_KERNEL_ACCOUNT);
 	if (!pt)
-		return NULL;
-	pt->entries = dma_alloc_coherent(vm->vdev->drm.dev, VMGPU_PAGE_SIZE,
-					 &pt->bus, GFP_KERNEL_ACCOUNT);
-	if (!pt->entries) {
-		kfree(pt);
-		return NULL;
-	}
+		return ERR_PTR(-ENOMEM);
+	pt->entries = (__le64 *)get_zeroed_page(GFP_KERNEL_ACCOUNT);
+	if (!pt->entries)
+		goto err_pt;
+	pt->bus = dma_map_single(dev, pt->entries, VMGPU_PAGE_SIZE, DMA_BIDIRECTIONAL);
+	if (dma_mapping_error(dev, pt->bus))
+		goto err_page;
 	vm->num_tables++;
 	return pt;
+
+err_page:
+	free_page((unsigned long)pt->entries);
+err_pt:
+	kfree(pt);
+	return ERR_PTR(-ENOMEM);
 }
 
-static void vmgpu_pt_free(struct vmgpu_vm *vm, struct vmgpu_pt *pt, int level)
+/* Every table's DMA mapping, once: at unplug, or when the VM goes. */
+static void vmgpu_pt_unmap(struct vmgpu_vm *vm, struct vmgpu_pt *pt, int level)
 {
 	unsigned int i;
 
 	if (!pt)
 		return;
 	for (i = 0; level && i < VMGPU_PT_ENTRIES; i++)
-		vmgpu_pt_free(vm, pt->children[i], level - 1);
-	dma_free_coherent(vm->vdev->drm.dev, VMGPU_PAGE_SIZE, pt->entries, pt->bus);
+		vmgpu_pt_unmap(vm, pt->children[i], level - 1);
+	dma_unmap_single(vm->vdev->drm.dev, pt->bus, VMGPU_PAGE_SIZE, DMA_BIDIRECTIONAL);
+}
+
+static void vmgpu_pt_free(struct vmgpu_pt *pt, int level)
+{
+	unsigned int i;
+
+	if (!pt)
+		return;
+	for (i = 0; level && i < VMGPU_PT_ENTRIES; i++)
+		vmgpu_pt_free(pt->children[i], level - 1);
+	free_page((unsigned long)pt->entries);
 	kfree(pt);
+}
+
+/* The CPU wrote entries [first, first + count) of pt: the device's turn. */
+static void vmgpu_pt_sync(struct vmgpu_vm *vm, struct vmgpu_pt *pt,
+			  unsigned int first, unsigned int count)
+{
+	lockdep_assert_held(&vm->pt_lock);
+	if (!vm->dma_unmapped)
+		dma_sync_single_range_for_device(vm->vdev->drm.dev, pt->bus,
+						 first * sizeof(__le64),
+						 count * sizeof(__le64),
+						 DMA_BIDIRECTIONAL);
 }
 
 /* Make sure the tables down to the last level exist for [va, va + range). */
@@ -134,13 +177,13 @@ static int vmgpu_vm_populate(struct vmgpu_vm *vm, u64 va, u64 range)
 			if (!pt->children[i]) {
 				struct vmgpu_pt *child = vmgpu_pt_alloc(vm, level - 1);
 
-				if (!child)
-					return vm->num_tables >= VMGPU_VM_MAX_TABLES ?
-					       -ENOSPC : -ENOMEM;
+				if (IS_ERR(child))
+					return PTR_ERR(child);
 				pt->children[i] = child;
 				pt->entries[i] = cpu_to_le64(VMGPU_PTE_VALID |
 					(u64)VMGPU_SPACE_SYSTEM << VMGPU_PTE_SPACE_SHIFT |
 					child->bus);
+				vmgpu_pt_sync(vm, pt, i, 1);
 			}
 			pt = pt->children[i];
 		}
@@ -164,12 +207,27 @@ static __le64 *vmgpu_vm_pte(struct vmgpu_vm *vm, u64 va)
 	return &vmgpu_vm_leaf(vm, va)->entries[vmgpu_pt_index(va, 0)];
 }
 
+/* Entries of [va, va + range) are written: each leaf table's run syncs. */
+static void vmgpu_vm_sync_ptes(struct vmgpu_vm *vm, u64 va, u64 range)
+{
+	u64 end = va + range;
+
+	while (va < end) {
+		u64 next = min(end, vmgpu_pt_next_leaf(va));
+
+		vmgpu_pt_sync(vm, vmgpu_vm_leaf(vm, va), vmgpu_pt_index(va, 0),
+			      (next - va) >> VMGPU_PAGE_SHIFT);
+		va = next;
+	}
+}
+
 static void vmgpu_vm_clear_ptes(struct vmgpu_vm *vm, u64 va, u64 range)
 {
 	u64 off;
 
 	for (off = 0; off < range; off += VMGPU_PAGE_SIZE)
 		WRITE_ONCE(*vmgpu_vm_pte(vm, va + off), 0);
+	vmgpu_vm_sync_ptes(vm, va, range);
 }
 
 /*
@@ -212,6 +270,7 @@ static void vmgpu_vm_write_ptes(struct vmgpu_vm *vm, struct drm_gpuva *va)
 		if (left)
 			vmgpu_res_next(&cur, n);
 	}
+	vmgpu_vm_sync_ptes(vm, va->va.addr, va->va.range);
 }
 
 /*
@@ -301,6 +360,12 @@ int vmgpu_vm_bo_invalidate_cmds(struct ttm_buffer_object *tbo,
 				union vmgpu_cmd cmd = {};
 
 				cmd.fill.hdr.opcode = cpu_to_le16(VMGPU_OP_FILL);
+				/*
+				 * The CPU writes these tables too: never through
+				 * the non-coherent cache, whose write back of the
+				 * whole page would revert the CPU's entries.
+				 */
+				cmd.fill.hdr.flags = cpu_to_le16(VMGPU_FILL_FLAG_COHERENT);
 				cmd.fill.dst.space = cpu_to_le32(VMGPU_SPACE_SYSTEM);
 				cmd.fill.dst.addr = cpu_to_le64(vmgpu_vm_leaf(vm, addr)->bus +
 					vmgpu_pt_index(addr, 0) * sizeof(__le64));
@@ -317,6 +382,57 @@ int vmgpu_vm_bo_invalidate_cmds(struct ttm_buffer_object *tbo,
 	}
 	if (add && *count)
 		to_vmgpu_bo(tbo)->vm_stale = true;
+	return ret;
+}
+
+/*
+ * A queued paging operation of the allocation may still write the entries
+ * of a mapping being removed (the Fills that invalidate them): rather than
+ * wait for it (seed: AssumeNotInUse does not wait), the next mapping into
+ * the VM waits, and the tables stay until it has run.
+ */
+static void vmgpu_vm_defer_pt_writes(struct vmgpu_vm *vm, struct dma_resv *resv)
+{
+	struct dma_fence *fence, *merged;
+
+	lockdep_assert_held(&vm->lock);
+	if (dma_resv_get_singleton(resv, DMA_RESV_USAGE_KERNEL, &fence))
+		goto wait;
+	if (!fence)
+		return;
+	merged = fence;
+	if (vm->pt_fence) {
+		/* A new reference, without what has signalled. */
+		merged = dma_fence_unwrap_merge(vm->pt_fence, fence);
+		dma_fence_put(fence);
+	}
+	if (!merged)
+		goto wait;
+	mutex_lock(&vm->pt_lock);
+	dma_fence_put(vm->pt_fence);
+	vm->pt_fence = merged;
+	mutex_unlock(&vm->pt_lock);
+	return;
+
+wait:
+	/* Out of memory for the fence: waiting is the safe way. */
+	dma_resv_wait_timeout(resv, DMA_RESV_USAGE_KERNEL, false, MAX_SCHEDULE_TIMEOUT);
+}
+
+/* Before entries are written for a new mapping: see above. */
+static int vmgpu_vm_wait_pt_writes(struct vmgpu_vm *vm)
+{
+	struct dma_fence *fence;
+	long ret;
+
+	lockdep_assert_held(&vm->lock);
+	mutex_lock(&vm->pt_lock);
+	fence = dma_fence_get(vm->pt_fence);
+	mutex_unlock(&vm->pt_lock);
+	if (!fence)
+		return 0;
+	ret = dma_fence_wait(fence, true);
+	dma_fence_put(fence);
 	return ret;
 }
 
@@ -390,6 +506,9 @@ static int vmgpu_vm_map(struct vmgpu_vm *vm, struct drm_file *file,
 	ret = -EEXIST;
 	if (!drm_gpuvm_interval_empty(&vm->base, args->addr, args->range))
 		goto out_unlock_vm;
+	ret = vmgpu_vm_wait_pt_writes(vm);
+	if (ret)
+		goto out_unlock_vm;
 	ret = dma_resv_lock_interruptible(obj->resv, NULL);
 	if (ret)
 		goto out_unlock_vm;
@@ -435,15 +554,14 @@ out_put:
 
 /*
  * Tear down one mapping; the VM lock and the allocation's reservation are
- * held, and the caller holds a reference to the allocation.
+ * held, and the caller holds a reference to the allocation. Never waits
+ * for the GPU.
  */
 static void vmgpu_vm_remove_locked(struct vmgpu_vm *vm, struct drm_gpuva *va)
 {
 	lockdep_assert_held(&vm->lock);
 	dma_resv_assert_held(va->gem.obj->resv);
-	/* A queued paging operation may still write this mapping's entries. */
-	dma_resv_wait_timeout(va->gem.obj->resv, DMA_RESV_USAGE_KERNEL, false,
-			      MAX_SCHEDULE_TIMEOUT);
+	vmgpu_vm_defer_pt_writes(vm, va->gem.obj->resv);
 	mutex_lock(&vm->pt_lock);
 	vmgpu_vm_clear_ptes(vm, va->va.addr, va->va.range);
 	mutex_unlock(&vm->pt_lock);
@@ -528,18 +646,43 @@ int vmgpu_vm_bind(struct vmgpu_vm *vm, struct drm_file *file,
 	return -EINVAL;
 }
 
-static void vmgpu_vm_free(struct drm_gpuvm *gpuvm)
+/*
+ * The last reference may go in the scheduler's free_job, a fence callback
+ * or the deferred-unmap queue, and the VM holds the DRM device: its last
+ * put tears the scheduler and that queue down, so it must not run there.
+ * A queue of the module's own, which module unload drains.
+ */
+static struct workqueue_struct *vmgpu_vm_free_wq;
+
+static void vmgpu_vm_free_work(struct work_struct *work)
 {
-	struct vmgpu_vm *vm = to_vmgpu_vm(gpuvm);
+	struct vmgpu_vm *vm = container_of(work, struct vmgpu_vm, free_work);
 	struct vmgpu_device *vdev = vm->vdev;
 
 	vmgpu_vm_id_release(vm);
-	vmgpu_pt_free(vm, vm->root, VMGPU_PT_LEVELS - 1);
+	/* The paging ring may still write the tables: a fence that signals. */
+	if (vm->pt_fence) {
+		dma_fence_wait(vm->pt_fence, false);
+		dma_fence_put(vm->pt_fence);
+	}
+	mutex_lock(&vdev->vms_lock);
+	list_del(&vm->link);
+	mutex_unlock(&vdev->vms_lock);
+	if (!vm->dma_unmapped)
+		vmgpu_pt_unmap(vm, vm->root, VMGPU_PT_LEVELS - 1);
+	vmgpu_pt_free(vm->root, VMGPU_PT_LEVELS - 1);
 	mutex_destroy(&vm->pt_lock);
 	mutex_destroy(&vm->lock);
 	kfree(vm->fence_contexts);
 	kfree(vm);
 	drm_dev_put(&vdev->drm);
+}
+
+static void vmgpu_vm_free(struct drm_gpuvm *gpuvm)
+{
+	struct vmgpu_vm *vm = to_vmgpu_vm(gpuvm);
+
+	queue_work(vmgpu_vm_free_wq, &vm->free_work);
 }
 
 static const struct drm_gpuvm_ops vmgpu_gpuvm_ops = {
@@ -551,12 +694,14 @@ static const struct drm_gpuvm_ops vmgpu_gpuvm_ops = {
  * submits (DOC: device VM slots)
  * @vdev: the device
  *
- * Return: the VM, one reference for the caller, or an ERR_PTR.
+ * Return: the VM, one reference for the caller, or an ERR_PTR: -ENODEV
+ * once the device is gone, -ENOMEM.
  */
 struct vmgpu_vm *vmgpu_vm_create(struct vmgpu_device *vdev)
 {
 	struct drm_gem_object *r_obj;
 	struct vmgpu_vm *vm;
+	int ret = -ENOMEM;
 
 	vm = kzalloc(sizeof(*vm), GFP_KERNEL);
 	if (!vm)
@@ -564,29 +709,58 @@ struct vmgpu_vm *vmgpu_vm_create(struct vmgpu_device *vdev)
 	vm->vdev = vdev;
 	vm->hw_id = -1;
 	INIT_LIST_HEAD(&vm->slot_link);
+	INIT_WORK(&vm->free_work, vmgpu_vm_free_work);
 	/* Jobs and deferred unmaps may keep the VM past the device's removal. */
 	drm_dev_get(&vdev->drm);
 	mutex_init(&vm->lock);
 	mutex_init(&vm->pt_lock);
-	vm->root = vmgpu_pt_alloc(vm, VMGPU_PT_LEVELS - 1);
-	if (!vm->root)
-		goto err_vm;
 	r_obj = drm_gpuvm_resv_object_alloc(&vdev->drm);
 	if (!r_obj)
-		goto err_pt;
+		goto err_vm;
+	mutex_lock(&vdev->vms_lock);
+	vm->root = vdev->vms_unplugged ? ERR_PTR(-ENODEV) :
+		   vmgpu_pt_alloc(vm, VMGPU_PT_LEVELS - 1);
+	if (IS_ERR(vm->root)) {
+		mutex_unlock(&vdev->vms_lock);
+		ret = PTR_ERR(vm->root);
+		drm_gem_object_put(r_obj);
+		goto err_vm;
+	}
+	list_add(&vm->link, &vdev->vms);
+	mutex_unlock(&vdev->vms_lock);
 	drm_gpuvm_init(&vm->base, "vmgpu", 0, &vdev->drm, r_obj, 0,
 		       1ull << VMGPU_VA_BITS, 0, 0, &vmgpu_gpuvm_ops);
 	drm_gem_object_put(r_obj);
 	return vm;
 
-err_pt:
-	vmgpu_pt_free(vm, vm->root, VMGPU_PT_LEVELS - 1);
 err_vm:
 	drm_dev_put(&vdev->drm);
 	mutex_destroy(&vm->pt_lock);
 	mutex_destroy(&vm->lock);
 	kfree(vm);
-	return ERR_PTR(-ENOMEM);
+	return ERR_PTR(ret);
+}
+
+/**
+ * vmgpu_vm_unplug() - the device is going: unmap every VM's page tables
+ * @vdev: the device, unplugged, its rings dead
+ *
+ * No DMA mapping may outlive the driver's binding. The tables themselves
+ * stay, CPU memory only, until their VM goes; none is mapped any more.
+ */
+void vmgpu_vm_unplug(struct vmgpu_device *vdev)
+{
+	struct vmgpu_vm *vm;
+
+	mutex_lock(&vdev->vms_lock);
+	vdev->vms_unplugged = true;
+	list_for_each_entry(vm, &vdev->vms, link) {
+		mutex_lock(&vm->pt_lock);
+		vmgpu_pt_unmap(vm, vm->root, VMGPU_PT_LEVELS - 1);
+		vm->dma_unmapped = true;
+		mutex_unlock(&vm->pt_lock);
+	}
+	mutex_unlock(&vdev->vms_lock);
 }
 
 /**
@@ -648,14 +822,14 @@ void vmgpu_vm_put(struct vmgpu_vm *vm)
 	drm_gpuvm_put(&vm->base);
 }
 
-static void vmgpu_vm_wq_destroy(void *wq)
+static void vmgpu_vm_wq_destroy(struct drm_device *drm, void *wq)
 {
 	destroy_workqueue(wq);
 }
 
 /**
  * vmgpu_vm_init() - find out how many device VMs there are, set up the
- * deferred-unmap queue
+ * list of VMs and the deferred-unmap queue
  * @vdev: the device
  *
  * Return: 0 or a negative errno.
@@ -674,9 +848,37 @@ int vmgpu_vm_init(struct vmgpu_device *vdev)
 	ret = vmgpu_vm_id_init(vdev);
 	if (ret)
 		return ret;
-	/* Destroyed after the rings are unplugged: all its work is queued. */
+	INIT_LIST_HEAD(&vdev->vms);
+	ret = drmm_mutex_init(&vdev->drm, &vdev->vms_lock);
+	if (ret)
+		return ret;
+	/*
+	 * With the last reference to the DRM device: every work item holds a
+	 * VM, and so the device, until it has run.
+	 */
 	vdev->wq = alloc_ordered_workqueue("vmgpu-vm", 0);
 	if (!vdev->wq)
 		return -ENOMEM;
-	return devm_add_action_or_reset(vdev->drm.dev, vmgpu_vm_wq_destroy, vdev->wq);
+	return drmm_add_action_or_reset(&vdev->drm, vmgpu_vm_wq_destroy, vdev->wq);
+}
+
+/**
+ * vmgpu_vm_module_init() - the queue that frees VMs
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int vmgpu_vm_module_init(void)
+{
+	vmgpu_vm_free_wq = alloc_workqueue("vmgpu-vm-free", WQ_UNBOUND, 0);
+	return vmgpu_vm_free_wq ? 0 : -ENOMEM;
+}
+
+/**
+ * vmgpu_vm_module_exit() - free the VMs still queued, then the queue
+ *
+ * After the driver is unregistered: the last VMs may release devices.
+ */
+void vmgpu_vm_module_exit(void)
+{
+	destroy_workqueue(vmgpu_vm_free_wq);
 }

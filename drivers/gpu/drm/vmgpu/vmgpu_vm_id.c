@@ -5,6 +5,7 @@
 
 #include <linux/delay.h>
 #include <linux/dma-fence.h>
+#include <linux/dma-resv.h>
 #include <linux/sched/signal.h>
 
 #include <drm/drm_drv.h>
@@ -21,13 +22,20 @@
  * the paging process's); there may be any number of GPU VA spaces. A
  * space holds a device VM only while it has jobs in flight: EXEC takes
  * one for it (pinned until the job is pushed), and its jobs' fences keep
- * it. A space without one takes a free slot, else the least recently used
- * slot of a space whose jobs have all completed, else it waits for the
- * oldest such space's jobs. Taking a slot points the device VM at the
- * space's root table; the tables themselves live with the space, so
- * nothing else changes. Jobs carry the slot in their commands, which is
- * why a slot never changes hands while its jobs are in flight, resets
- * included (their fences have not signalled).
+ * it: every job's fence is on the space's own reservation, so the slot is
+ * free to lend only once every job of the space has finished, whatever
+ * the order in which its contexts' jobs complete. A space without one
+ * takes a free slot, else the least recently used slot of a space whose
+ * jobs have all completed, else it waits for the oldest such space's
+ * jobs. Taking a slot points the device VM at the space's root table; the
+ * tables themselves live with the space, so nothing else changes. Jobs
+ * carry the slot in their commands, which is why a slot never changes
+ * hands while its jobs are in flight, resets included (their fences have
+ * not signalled). The device holds the
+ * kernel to it: each job starts with SET_VM naming the slot and its
+ * generation at submission, and every write of the slot's control
+ * register (lending it) bumps the generation, so that a job that
+ * outlived its slot faults instead of walking the next owner's tables.
  */
 
 /**
@@ -43,17 +51,30 @@ void vmgpu_vm_id_program(struct vmgpu_device *vdev, u32 id, dma_addr_t root)
 	vmgpu_write32(vdev, VMGPU_REG_VM(id) + VMGPU_VM_ROOT_HI, upper_32_bits(root));
 	vmgpu_write32(vdev, VMGPU_REG_VM(id) + VMGPU_VM_CTRL, VMGPU_VM_CTRL_ENABLE |
 		      VMGPU_SPACE_SYSTEM << VMGPU_VM_CTRL_SPACE_SHIFT);
+	vdev->vm_slots.generation[id] = vmgpu_read32(vdev, VMGPU_REG_VM(id) +
+							 VMGPU_VM_GENERATION);
 }
 
-/* A fence of the space's jobs still to signal, or NULL; a reference. */
+/*
+ * A fence of the space's jobs still to signal, or NULL; a reference. Every
+ * job of the space has its fence on the space's reservation (added under
+ * the pin, see vmgpu_exec.c), and a reservation keeps, per fence context,
+ * the latest: fences of one context signal in order, so none is lost.
+ */
 static struct dma_fence *vmgpu_vm_id_busy(struct vmgpu_vm *vm)
 {
-	u32 i;
+	struct dma_resv_iter cursor;
+	struct dma_fence *fence, *busy = NULL;
 
-	for (i = 0; i < ARRAY_SIZE(vm->busy); i++)
-		if (vm->busy[i] && !dma_fence_is_signaled(vm->busy[i]))
-			return dma_fence_get(vm->busy[i]);
-	return NULL;
+	dma_resv_iter_begin(&cursor, drm_gpuvm_resv(&vm->base), DMA_RESV_USAGE_BOOKKEEP);
+	dma_resv_for_each_fence_unlocked(&cursor, fence) {
+		if (!dma_fence_is_signaled(fence)) {
+			busy = dma_fence_get(fence);
+			break;
+		}
+	}
+	dma_resv_iter_end(&cursor);
+	return busy;
 }
 
 static void vmgpu_vm_id_drop(struct vmgpu_vm *vm)
@@ -116,13 +137,14 @@ static int vmgpu_vm_id_try(struct vmgpu_vm *vm, struct dma_fence **wait)
 /**
  * vmgpu_vm_id_get() - give a GPU VA space a device VM for a submission
  * @vm: the space
+ * @generation: out, the device VM's generation, for the job's SET_VM
  *
  * Pins the slot until vmgpu_vm_id_put(). May wait, interruptibly, for
  * another space's jobs to complete.
  *
  * Return: the device VM, or -ERESTARTSYS / -EINTR.
  */
-int vmgpu_vm_id_get(struct vmgpu_vm *vm)
+int vmgpu_vm_id_get(struct vmgpu_vm *vm, u32 *generation)
 {
 	struct vmgpu_vm_slots *slots = &vm->vdev->vm_slots;
 	struct dma_fence *wait;
@@ -136,6 +158,7 @@ int vmgpu_vm_id_get(struct vmgpu_vm *vm)
 			list_move_tail(&vm->slot_link, &slots->lru);
 			vm->pins++;
 			ret = vm->hw_id;
+			*generation = slots->generation[ret];
 		}
 		mutex_unlock(&slots->lock);
 		if (ret != -EAGAIN && ret != -EBUSY)
@@ -155,21 +178,15 @@ int vmgpu_vm_id_get(struct vmgpu_vm *vm)
 }
 
 /**
- * vmgpu_vm_id_put() - the submission is pushed, or given up
+ * vmgpu_vm_id_put() - the submission is pushed, its fence on the space's
+ * reservation, or given up
  * @vm: the space
- * @fence: the pushed job's fence, which keeps the slot until it signals,
- *	   or NULL
- * @ring: the ring the job went to
  */
-void vmgpu_vm_id_put(struct vmgpu_vm *vm, struct dma_fence *fence, u32 ring)
+void vmgpu_vm_id_put(struct vmgpu_vm *vm)
 {
 	struct vmgpu_vm_slots *slots = &vm->vdev->vm_slots;
 
 	mutex_lock(&slots->lock);
-	if (fence) {
-		dma_fence_put(vm->busy[ring]);
-		vm->busy[ring] = dma_fence_get(fence);
-	}
 	vm->pins--;
 	mutex_unlock(&slots->lock);
 }
@@ -181,13 +198,10 @@ void vmgpu_vm_id_put(struct vmgpu_vm *vm, struct dma_fence *fence, u32 ring)
 void vmgpu_vm_id_release(struct vmgpu_vm *vm)
 {
 	struct vmgpu_vm_slots *slots = &vm->vdev->vm_slots;
-	u32 i;
 
 	mutex_lock(&slots->lock);
 	if (vm->hw_id >= 0)
 		vmgpu_vm_id_drop(vm);
-	for (i = 0; i < ARRAY_SIZE(vm->busy); i++)
-		dma_fence_put(vm->busy[i]);
 	mutex_unlock(&slots->lock);
 }
 

@@ -8,6 +8,7 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/types.h>
+#include <linux/workqueue.h>
 
 #include <drm/drm_gpuvm.h>
 
@@ -21,9 +22,12 @@ struct vmgpu_device;
  * by DMA, and for the upper levels the tables they point at
  */
 struct vmgpu_pt {
-	/** @entries: CPU view of the table. */
+	/** @entries: the table, a page the VM owns. */
 	__le64 *entries;
-	/** @bus: bus address of @entries, what the entry above holds. */
+	/**
+	 * @bus: bus address of @entries, what the entry above holds; its
+	 * DMA mapping goes at unplug (&vmgpu_vm.dma_unmapped).
+	 */
 	dma_addr_t bus;
 	/** @children: upper levels only, the next tables by index. */
 	struct vmgpu_pt *children[];
@@ -47,8 +51,6 @@ struct vmgpu_vm {
 	u32 pins;
 	/** @slot_link: in &vmgpu_vm_slots.lru while it holds @hw_id. */
 	struct list_head slot_link;
-	/** @busy: its last job's fence on each ring; they keep @hw_id. */
-	struct dma_fence *busy[VMGPU_MAX_RINGS];
 	/**
 	 * @lock: serialises binds with submissions, so that a job's
 	 * allocations are the ones mapped when it was queued. Taken before
@@ -62,6 +64,20 @@ struct vmgpu_vm {
 	struct mutex pt_lock;
 	/** @root: the level-3 table. */
 	struct vmgpu_pt *root;
+	/**
+	 * @dma_unmapped: the device is gone and so are the tables' DMA
+	 * mappings; the tables stay until the VM goes. Under @pt_lock.
+	 */
+	bool dma_unmapped;
+	/**
+	 * @pt_fence: paging operations that may still write entries of
+	 * removed mappings; new mappings wait for it. Under @pt_lock.
+	 */
+	struct dma_fence *pt_fence;
+	/** @link: in &vmgpu_device.vms. */
+	struct list_head link;
+	/** @free_work: frees the VM outside the path that dropped it. */
+	struct work_struct free_work;
 	/** @num_tables: page tables allocated, @root included. */
 	u32 num_tables;
 	/**

@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Isolation between processes through the device's VM slots. The device
+ * has 15 VMs for user address spaces; the kernel lends them to any number
+ * of spaces. A slot must not change hands while a job of its space can
+ * still run, and the device itself refuses a job whose slot was lent
+ * again (contract v1.4: SET_VM and VM generations).
+ *
+ * The attack: one process has two contexts on one engine. Its first job,
+ * a FILL, is held by an in-fence from another file; its second completes.
+ * Sixteen other processes then each submit, so that every slot is wanted,
+ * each having mapped its secret at the very address the held FILL writes.
+ * The gate opens: the FILL must land in its own process's memory, and
+ * every secret must be intact.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <xf86drm.h>
+
+#include "kselftest_harness.h"
+#include "vmgpu_submit.h"
+#include "vmgpu_testlib.h"
+
+#define SIZE		(64 * 1024ull)
+#define VA_X		0x500000000ull
+#define VA_GATE		0x600000000ull
+#define NUM_VICTIMS	16
+#define SECRET		0x5ec4e7
+#define ATTACK		0x0a77ac4u
+
+FIXTURE(isolation) {
+	vmgpu_device *dev;
+	uint32_t aperture;
+	uint32_t segment;
+};
+
+FIXTURE_SETUP(isolation)
+{
+	struct drm_vmgpu_segment seg;
+
+	ASSERT_EQ(0, vmgpu_device_open(&self->dev));
+	ASSERT_EQ(0, find_segments(self->dev, 4 * SIZE, &self->aperture, &seg));
+	self->segment = seg.id;
+	ASSERT_NE(0, self->segment);
+}
+
+FIXTURE_TEARDOWN(isolation)
+{
+	vmgpu_device_unref(self->dev);
+}
+
+/*
+ * A victim: its secret at VA_X, one job to take a slot, then it says so
+ * on ready and waits for a byte on check. Exits 0 if the secret is intact,
+ * 2 if it was overwritten, 1 if something else failed.
+ */
+static int victim(uint32_t segment, uint32_t aperture, int ready, int check)
+{
+	union vmgpu_cmd nop = cmd_nop(0);
+	vmgpu_context *ctx;
+	vmgpu_device *dev;
+	uint64_t first;
+	vmgpu_bo *bo;
+	void *cpu;
+	char c = 0;
+
+	if (vmgpu_device_open(&dev) ||
+	    vmgpu_context_create(dev, DRM_VMGPU_ENGINE_GPU_VA0, &ctx) ||
+	    make_mapped(dev, segment, aperture, VA_X, SIZE, &bo, &cpu))
+		return 1;
+	vmgpu_test_fill(cpu, SIZE, SECRET);
+	if (run(ctx, vmgpu_device_fd(dev), &nop, 1))
+		return 1;
+	if (write(ready, &c, 1) != 1 || read(check, &c, 1) != 1)
+		return 1;
+	return vmgpu_test_check(cpu, SIZE, SECRET, &first) ? 2 : 0;
+}
+
+TEST_F_TIMEOUT(isolation, held_job_never_reaches_next_slot_owner, 300)
+{
+	union vmgpu_cmd attack = cmd_fill(VA_X, SIZE, ATTACK), nop = cmd_nop(0);
+	union vmgpu_cmd wait = cmd_wait(VA_GATE, 1);
+	int ready[2], check[2], status, fd = vmgpu_device_fd(self->dev);
+	uint32_t gate_out, gate_in, attack_out;
+	vmgpu_context *first, *second, *gate_ctx;
+	struct vmgpu_sync in, out;
+	vmgpu_bo *mine, *gate_bo;
+	vmgpu_device *gate_dev;
+	uint64_t *gate_cpu;
+	pid_t pids[NUM_VICTIMS];
+	unsigned int i, intact = 0, overwritten = 0;
+	uint8_t *mine_cpu;
+	int syncobj_fd;
+	char c = 0;
+
+	/* Another file's job holds the gate: a WAIT on the other engine. */
+	ASSERT_EQ(0, vmgpu_device_open(&gate_dev));
+	ASSERT_EQ(0, vmgpu_context_create(gate_dev, DRM_VMGPU_ENGINE_GPU_VA1, &gate_ctx));
+	ASSERT_EQ(0, make_mapped_in_aperture(gate_dev, self->aperture, VA_GATE, 4096,
+					     &gate_bo, (void **)&gate_cpu));
+	/* The device's WAIT reads memory as it is, even in non-coherent mode. */
+	*gate_cpu = 0;
+	ASSERT_EQ(0, submit_signal(gate_ctx, vmgpu_device_fd(gate_dev), &wait, 1,
+				   &gate_out, NULL));
+	ASSERT_EQ(0, drmSyncobjHandleToFD(vmgpu_device_fd(gate_dev), gate_out, &syncobj_fd));
+	ASSERT_EQ(0, drmSyncobjFDToHandle(fd, syncobj_fd, &gate_in));
+	close(syncobj_fd);
+
+	/* Two contexts on one engine: the first held, the second done. */
+	ASSERT_EQ(0, vmgpu_context_create(self->dev, DRM_VMGPU_ENGINE_GPU_VA0, &first));
+	ASSERT_EQ(0, vmgpu_context_create(self->dev, DRM_VMGPU_ENGINE_GPU_VA0, &second));
+	ASSERT_EQ(0, make_mapped(self->dev, self->segment, self->aperture, VA_X, SIZE,
+				 &mine, (void **)&mine_cpu));
+	memset(mine_cpu, 0, SIZE);
+	ASSERT_EQ(0, drmSyncobjCreate(fd, 0, &attack_out));
+	in = (struct vmgpu_sync){ .syncobj = gate_in };
+	out = (struct vmgpu_sync){ .syncobj = attack_out };
+	ASSERT_EQ(0, vmgpu_context_submit(first, &attack, 1, &in, 1, &out, 1, NULL));
+	ASSERT_EQ(0, run(second, fd, &nop, 1));
+
+	/* Every slot wanted, each by a process with its secret at VA_X. */
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, pipe(check));
+	for (i = 0; i < NUM_VICTIMS; i++) {
+		pids[i] = fork();
+		ASSERT_LE(0, pids[i]);
+		if (!pids[i])
+			_exit(victim(self->segment, self->aperture, ready[1], check[0]));
+	}
+	for (i = 0; i < NUM_VICTIMS; i++)
+		ASSERT_EQ(1, read(ready[0], &c, 1)) TH_LOG("victim %u not ready", i);
+
+	/* The gate opens: the held FILL runs. */
+	*gate_cpu = 1;
+	ASSERT_EQ(0, wait_syncobj(fd, attack_out));
+	for (i = 0; i < NUM_VICTIMS; i++)
+		ASSERT_EQ(1, write(check[1], &c, 1));
+	for (i = 0; i < NUM_VICTIMS; i++) {
+		ASSERT_EQ(pids[i], waitpid(pids[i], &status, 0));
+		ASSERT_TRUE(WIFEXITED(status));
+		intact += WEXITSTATUS(status) == 0;
+		overwritten += WEXITSTATUS(status) == 2;
+	}
+	EXPECT_EQ(0, overwritten) TH_LOG("another process's secret got the held job's FILL");
+	EXPECT_EQ(NUM_VICTIMS, intact);
+	/* It ran in its own space, where it belongs: no fault. */
+	EXPECT_EQ(0, count_not(mine_cpu, SIZE, ATTACK));
+	EXPECT_EQ(0, run(first, fd, &nop, 1));
+
+	drmSyncobjDestroy(fd, attack_out);
+	drmSyncobjDestroy(fd, gate_in);
+	vmgpu_bo_unref(mine);
+	vmgpu_context_unref(second);
+	vmgpu_context_unref(first);
+	vmgpu_bo_unref(gate_bo);
+	vmgpu_context_unref(gate_ctx);
+	vmgpu_device_unref(gate_dev);
+}
+
+TEST_HARNESS_MAIN
