@@ -135,6 +135,8 @@ struct vmgpu_queue {
 	pthread_cond_t flush_wake;
 	uint64_t flush_through;		/* 0: nothing asked */
 	bool flusher_stop;
+	/* The flusher has reached its wait once (under lock). */
+	bool flusher_parked;
 	int async_error;		/* its failed submission, see vmgpu_queue.c */
 
 	struct vmgpu_queue_stats stats;

@@ -32,6 +32,7 @@
  * WRITE_DISCARD fail with the error.
  */
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -305,6 +306,7 @@ static void *vmgpu_queue_flusher(void *arg)
 
 	pthread_mutex_lock(&q->lock);
 	for (;;) {
+		__atomic_store_n(&q->flusher_parked, true, __ATOMIC_RELEASE);
 		while (!q->flush_through && !q->flusher_stop)
 			pthread_cond_wait(&q->flush_wake, &q->lock);
 		if (q->flusher_stop)
@@ -333,7 +335,18 @@ static int vmgpu_queue_start_flusher(vmgpu_queue *q)
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	ret = -pthread_create(&q->flusher, NULL, vmgpu_queue_flusher, q);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return ret;
+	if (ret)
+		return ret;
+	/*
+	 * Once it waits for work it holds the queue lock only to submit: a
+	 * DO_NOT_WAIT map's trylock must not fail on the thread's start.
+	 * Taking the lock after it is parked means its wait released it.
+	 */
+	while (!__atomic_load_n(&q->flusher_parked, __ATOMIC_ACQUIRE))
+		sched_yield();
+	pthread_mutex_lock(&q->lock);
+	pthread_mutex_unlock(&q->lock);
+	return 0;
 }
 
 static void vmgpu_queue_stop_flusher(vmgpu_queue *q)
