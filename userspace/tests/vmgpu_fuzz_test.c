@@ -453,10 +453,14 @@ static void op_exec(struct fuzz_thread *t)
 						     out ? &sync : NULL, out ? 1 : 0, NULL),
 		     1);
 	if (ret == -ECANCELED) {
-		/* A mutated job faulted: the context is guilty, take another. */
+		/*
+		 * A mutated job faulted: the context is guilty, take another.
+		 * Another thread may destroy its id (op_ctx's random ids)
+		 * before the library maps its seqno page: a documented error.
+		 */
 		vmgpu_context_unref(p->ctx);
 		if (expect(t, "CTX_CREATE", vmgpu_context_create(p->dev,
-				DRM_VMGPU_ENGINE_GPU_VA0 + below(t, 2), &p->ctx), 0))
+				DRM_VMGPU_ENGINE_GPU_VA0 + below(t, 2), &p->ctx), 1))
 			p->ctx = NULL;
 	}
 	pthread_mutex_unlock(&p->scratch_lock);

@@ -697,6 +697,54 @@ TEST_F(submit, bad_arguments)
 	vmgpu_bo_unref(bo);
 }
 
+struct ctx_race {
+	vmgpu_device *dev;
+	volatile int stop;
+	unsigned long destroyed;
+};
+
+/* Destroys whatever context ids the other thread is being handed. */
+static void *ctx_race_destroyer(void *arg)
+{
+	struct ctx_race *r = arg;
+	uint32_t id = 1;
+
+	while (!r->stop) {
+		struct drm_vmgpu_ctx_destroy destroy = { .ctx_id = id };
+
+		r->destroyed += !vmgpu_test_ioctl(r->dev, DRM_IOCTL_VMGPU_CTX_DESTROY, &destroy);
+		id = id % 8 + 1;
+	}
+	return NULL;
+}
+
+/*
+ * A context another thread destroys the moment its id exists: CTX_CREATE
+ * must not touch it after publishing it (KASAN, on the debug kernel, saw
+ * a use after free the fuzzer found).
+ */
+TEST_F(submit, context_create_races_destroy)
+{
+	struct ctx_race race = { .dev = self->dev };
+	int64_t end = now_ms() + 2000;
+	unsigned long created = 0;
+	pthread_t destroyer;
+
+	ASSERT_EQ(0, pthread_create(&destroyer, NULL, ctx_race_destroyer, &race));
+	while (now_ms() < end) {
+		struct drm_vmgpu_ctx_create create = { .engine = DRM_VMGPU_ENGINE_GPU_VA1 };
+
+		if (!vmgpu_test_ioctl(self->dev, DRM_IOCTL_VMGPU_CTX_CREATE, &create)) {
+			created++;
+			EXPECT_NE(0, create.ctx_id);
+		}
+	}
+	race.stop = 1;
+	pthread_join(destroyer, NULL);
+	EXPECT_NE(0, created);
+	EXPECT_NE(0, race.destroyed) TH_LOG("the race never happened");
+}
+
 /* Id 0 names no context: destroying it frees nothing, creating never returns it. */
 TEST_F(submit, context_id_zero_never_exists)
 {

@@ -333,6 +333,7 @@ int vmgpu_ctx_create_ioctl(struct drm_device *drm, void *data,
 	struct vmgpu_context *ctx;
 	struct vmgpu_ring *ring;
 	int idx, ret;
+	u32 id;
 
 	if (args->flags || args->pad || args->reserved[0] || args->reserved[1])
 		return -EINVAL;
@@ -352,13 +353,24 @@ int vmgpu_ctx_create_ioctl(struct drm_device *drm, void *data,
 		vmgpu_context_put(ctx);
 		goto out;
 	}
-	ret = xa_alloc(&vfile->contexts, &ctx->id, ctx, xa_limit_32b, GFP_KERNEL);
+	/*
+	 * Once published, another thread may destroy the context at once:
+	 * everything is read and set before, with the id only reserved.
+	 */
+	ret = xa_alloc(&vfile->contexts, &id, NULL, xa_limit_32b, GFP_KERNEL);
 	if (ret) {
 		vmgpu_context_kill(ctx, file);
 		goto out;
 	}
-	args->ctx_id = ctx->id;
+	ctx->id = id;
 	args->seqno_offset = drm_vma_node_offset_addr(&ctx->seqno_page->base.vma_node);
+	ret = xa_err(xa_store(&vfile->contexts, id, ctx, GFP_KERNEL));
+	if (ret) {
+		xa_erase(&vfile->contexts, id);
+		vmgpu_context_kill(ctx, file);
+		goto out;
+	}
+	args->ctx_id = id;
 out:
 	drm_dev_exit(idx);
 	return ret;
