@@ -665,11 +665,15 @@ static void vmgpu_vm_free_work(struct work_struct *work)
 		dma_fence_wait(vm->pt_fence, false);
 		dma_fence_put(vm->pt_fence);
 	}
+	/*
+	 * Under the list lock: either unplug unmapped the tables already, or
+	 * it waits for this, while the device is still bound.
+	 */
 	mutex_lock(&vdev->vms_lock);
 	list_del(&vm->link);
-	mutex_unlock(&vdev->vms_lock);
 	if (!vm->dma_unmapped)
 		vmgpu_pt_unmap(vm, vm->root, VMGPU_PT_LEVELS - 1);
+	mutex_unlock(&vdev->vms_lock);
 	vmgpu_pt_free(vm->root, VMGPU_PT_LEVELS - 1);
 	mutex_destroy(&vm->pt_lock);
 	mutex_destroy(&vm->lock);
