@@ -26,8 +26,8 @@
  * free to lend only once every job of the space has finished, whatever
  * the order in which its contexts' jobs complete. A space without one
  * takes a free slot, else the least recently used slot of a space whose
- * jobs have all completed, else it waits for the oldest such space's
- * jobs. Taking a slot points the device VM at the space's root table; the
+ * jobs have all completed, else it waits until any space holding a slot
+ * has completed its jobs. Taking a slot points the device VM at the space's root table; the
  * tables themselves live with the space, so nothing else changes. Jobs
  * carry the slot in their commands, which is why a slot never changes
  * hands while its jobs are in flight, resets included (their fences have
@@ -94,17 +94,18 @@ static void vmgpu_vm_id_drop(struct vmgpu_vm *vm)
 
 /*
  * One step towards a slot for vm, under the lock: 0 when it has one,
- * -EAGAIN after a change worth looking again, or -EBUSY with *wait set to
- * a fence to wait for (NULL: every slot is pinned for a moment).
+ * -EAGAIN after a change worth looking again, or -EBUSY with wait[] set
+ * to a fence of each space holding a slot (*count of them; none: every
+ * slot is pinned for a moment). References for the caller.
  */
-static int vmgpu_vm_id_try(struct vmgpu_vm *vm, struct dma_fence **wait)
+static int vmgpu_vm_id_try(struct vmgpu_vm *vm, struct dma_fence **wait, u32 *count)
 {
 	struct vmgpu_device *vdev = vm->vdev;
 	struct vmgpu_vm_slots *slots = &vdev->vm_slots;
 	struct vmgpu_vm *other;
 	u32 id;
 
-	*wait = NULL;
+	*count = 0;
 	if (vm->hw_id >= 0)
 		return 0;
 	for (id = VMGPU_VM_PAGING + 1; id < vdev->num_vms; id++) {
@@ -123,13 +124,12 @@ static int vmgpu_vm_id_try(struct vmgpu_vm *vm, struct dma_fence **wait)
 			continue;
 		busy = vmgpu_vm_id_busy(other);
 		if (!busy) {
+			while (*count)
+				dma_fence_put(wait[--*count]);
 			vmgpu_vm_id_drop(other);
 			return -EAGAIN;
 		}
-		if (!*wait)
-			*wait = busy;
-		else
-			dma_fence_put(busy);
+		wait[(*count)++] = busy;
 	}
 	return -EBUSY;
 }
@@ -147,13 +147,14 @@ static int vmgpu_vm_id_try(struct vmgpu_vm *vm, struct dma_fence **wait)
 int vmgpu_vm_id_get(struct vmgpu_vm *vm, u32 *generation)
 {
 	struct vmgpu_vm_slots *slots = &vm->vdev->vm_slots;
-	struct dma_fence *wait;
+	struct dma_fence *wait[VMGPU_MAX_VMS];
 	long timeout;
+	u32 count;
 	int ret;
 
 	for (;;) {
 		mutex_lock(&slots->lock);
-		ret = vmgpu_vm_id_try(vm, &wait);
+		ret = vmgpu_vm_id_try(vm, wait, &count);
 		if (!ret) {
 			list_move_tail(&vm->slot_link, &slots->lru);
 			vm->pins++;
@@ -163,9 +164,16 @@ int vmgpu_vm_id_get(struct vmgpu_vm *vm, u32 *generation)
 		mutex_unlock(&slots->lock);
 		if (ret != -EAGAIN && ret != -EBUSY)
 			return ret;
-		if (wait) {
-			timeout = dma_fence_wait(wait, true);
-			dma_fence_put(wait);
+		if (count) {
+			/*
+			 * Whichever space finishes first: one whose jobs wait
+			 * for something that is long to come (another file's
+			 * fence) must not hold up the others.
+			 */
+			timeout = dma_fence_wait_any_timeout(wait, count, true,
+							     MAX_SCHEDULE_TIMEOUT, NULL);
+			while (count)
+				dma_fence_put(wait[--count]);
 			if (timeout < 0)
 				return timeout;
 		} else if (ret == -EBUSY) {
