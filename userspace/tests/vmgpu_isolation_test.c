@@ -7,7 +7,9 @@
  * again (contract v1.4: SET_VM and VM generations).
  *
  * The attack: one process has two contexts on one engine. Its first job,
- * a FILL, is held by an in-fence from another file; its second completes.
+ * a FILL, is held by an in-fence from another file (jobs of seconds on
+ * the physical engine, which holds no VM slot that the victims could
+ * take); its second completes.
  * Sixteen other processes then each submit, so that every slot is wanted,
  * each having mapped its secret at the very address the held FILL writes.
  * The gate opens: the FILL must land in its own process's memory, and
@@ -27,7 +29,8 @@
 
 #define SIZE		(64 * 1024ull)
 #define VA_X		0x500000000ull
-#define VA_GATE		0x600000000ull
+/* The gate: jobs of one longest NOP each (under the job timeout) in a row. */
+#define GATE_JOBS	6
 #define NUM_VICTIMS	16
 #define SECRET		0x5ec4e7
 #define ATTACK		0x0a77ac4u
@@ -83,29 +86,29 @@ static int victim(uint32_t segment, uint32_t aperture, int ready, int check)
 TEST_F_TIMEOUT(isolation, held_job_never_reaches_next_slot_owner, 300)
 {
 	union vmgpu_cmd attack = cmd_fill(VA_X, SIZE, ATTACK), nop = cmd_nop(0);
-	union vmgpu_cmd wait = cmd_wait(VA_GATE, 1);
+	union vmgpu_cmd gate = cmd_nop(VMGPU_NOP_MAX_DELAY_US);
 	int ready[2], check[2], status, fd = vmgpu_device_fd(self->dev);
 	uint32_t gate_out, gate_in, attack_out;
 	vmgpu_context *first, *second, *gate_ctx;
 	struct vmgpu_sync in, out;
-	vmgpu_bo *mine, *gate_bo;
 	vmgpu_device *gate_dev;
-	uint64_t *gate_cpu;
+	uint64_t attack_seqno;
+	vmgpu_bo *mine;
 	pid_t pids[NUM_VICTIMS];
 	unsigned int i, intact = 0, overwritten = 0;
 	uint8_t *mine_cpu;
 	int syncobj_fd;
 	char c = 0;
 
-	/* Another file's job holds the gate: a WAIT on the other engine. */
+	int64_t t0 = now_ms();
+
+	/* Another file's jobs hold the gate, in no GPU VA space. */
 	ASSERT_EQ(0, vmgpu_device_open(&gate_dev));
-	ASSERT_EQ(0, vmgpu_context_create(gate_dev, DRM_VMGPU_ENGINE_GPU_VA1, &gate_ctx));
-	ASSERT_EQ(0, make_mapped_in_aperture(gate_dev, self->aperture, VA_GATE, 4096,
-					     &gate_bo, (void **)&gate_cpu));
-	/* The device's WAIT reads memory as it is, even in non-coherent mode. */
-	*gate_cpu = 0;
-	ASSERT_EQ(0, submit_signal(gate_ctx, vmgpu_device_fd(gate_dev), &wait, 1,
-				   &gate_out, NULL));
+	ASSERT_EQ(0, vmgpu_context_create(gate_dev, DRM_VMGPU_ENGINE_PHYSICAL, &gate_ctx));
+	for (i = 0; i + 1 < GATE_JOBS; i++)
+		ASSERT_EQ(0, vmgpu_context_submit(gate_ctx, &gate, 1, NULL, 0, NULL, 0, NULL));
+	ASSERT_EQ(0, submit_signal(gate_ctx, vmgpu_device_fd(gate_dev), &gate, 1, &gate_out,
+				   NULL));
 	ASSERT_EQ(0, drmSyncobjHandleToFD(vmgpu_device_fd(gate_dev), gate_out, &syncobj_fd));
 	ASSERT_EQ(0, drmSyncobjFDToHandle(fd, syncobj_fd, &gate_in));
 	close(syncobj_fd);
@@ -119,7 +122,7 @@ TEST_F_TIMEOUT(isolation, held_job_never_reaches_next_slot_owner, 300)
 	ASSERT_EQ(0, drmSyncobjCreate(fd, 0, &attack_out));
 	in = (struct vmgpu_sync){ .syncobj = gate_in };
 	out = (struct vmgpu_sync){ .syncobj = attack_out };
-	ASSERT_EQ(0, vmgpu_context_submit(first, &attack, 1, &in, 1, &out, 1, NULL));
+	ASSERT_EQ(0, vmgpu_context_submit(first, &attack, 1, &in, 1, &out, 1, &attack_seqno));
 	ASSERT_EQ(0, run(second, fd, &nop, 1));
 
 	/* Every slot wanted, each by a process with its secret at VA_X. */
@@ -133,9 +136,15 @@ TEST_F_TIMEOUT(isolation, held_job_never_reaches_next_slot_owner, 300)
 	}
 	for (i = 0; i < NUM_VICTIMS; i++)
 		ASSERT_EQ(1, read(ready[0], &c, 1)) TH_LOG("victim %u not ready", i);
+	/*
+	 * Or the test proves nothing: every slot was wanted while it waited.
+	 * Victims wait for any slot's jobs, never for the held one's alone.
+	 */
+	ASSERT_TRUE(vmgpu_context_busy(first, attack_seqno))
+		TH_LOG("the gate opened after %lld ms, before the victims took the slots",
+		       (long long)(now_ms() - t0));
 
 	/* The gate opens: the held FILL runs. */
-	*gate_cpu = 1;
 	ASSERT_EQ(0, wait_syncobj(fd, attack_out));
 	for (i = 0; i < NUM_VICTIMS; i++)
 		ASSERT_EQ(1, write(check[1], &c, 1));
@@ -156,7 +165,7 @@ TEST_F_TIMEOUT(isolation, held_job_never_reaches_next_slot_owner, 300)
 	vmgpu_bo_unref(mine);
 	vmgpu_context_unref(second);
 	vmgpu_context_unref(first);
-	vmgpu_bo_unref(gate_bo);
+	drmSyncobjDestroy(vmgpu_device_fd(gate_dev), gate_out);
 	vmgpu_context_unref(gate_ctx);
 	vmgpu_device_unref(gate_dev);
 }
