@@ -202,8 +202,22 @@ struct drm_vmgpu_query_device {
 	 * counter: a change tells userspace to check its allocations.
 	 */
 	__u64 contents_lost;
+	/**
+	 * @resident_system_size: the most system memory the device reaches
+	 * at once, in bytes: the system segment's resident allocations, the
+	 * aperture segment's and moves under way. Such memory is pinned, so
+	 * it is limited like amdgpu's GTT: to half of RAM, or the module
+	 * parameter system_mb. Past it, making an allocation resident there
+	 * evicts the least recently used idle ones out of the device's reach
+	 * (%DRM_VMGPU_RESIDENCY_RESIDENT clear), where the kernel may swap
+	 * them out; an allocation larger than the limit cannot be created in
+	 * a set of system and aperture segments only (-E2BIG).
+	 */
+	__u64 resident_system_size;
+	/** @resident_system_used: of @resident_system_size, bytes in use. */
+	__u64 resident_system_used;
 	/** @reserved: written as zero. */
-	__u64 reserved[7];
+	__u64 reserved[5];
 };
 
 /**

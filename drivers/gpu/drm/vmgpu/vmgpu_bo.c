@@ -103,6 +103,20 @@ static bool vmgpu_bo_too_big_for_aperture(struct vmgpu_bo *vbo)
 	       vbo->tbo.base.size > (u64)vmgpu_bo_device(vbo)->gart_pages << PAGE_SHIFT;
 }
 
+/*
+ * System memory the device reaches (TT): an AccessedPhysically allocation
+ * needs aperture entries, which the range says (vmgpu_gart_intersects()),
+ * the others only room under the limit on resident system memory.
+ */
+static struct ttm_place vmgpu_bo_tt_place(struct vmgpu_bo *vbo, u32 flags)
+{
+	struct ttm_place place = { .mem_type = TTM_PL_TT, .flags = flags };
+
+	if (vbo->flags & DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY)
+		place.lpfn = vmgpu_bo_device(vbo)->gart_pages;
+	return place;
+}
+
 static struct ttm_place *vmgpu_bo_next_place(struct vmgpu_bo *vbo, u32 mem_type,
 					     u32 flags)
 {
@@ -135,7 +149,8 @@ static void vmgpu_bo_add_place(struct vmgpu_bo *vbo, u32 segment_id, u32 flags)
 
 	if (segment_id == vmgpu_aperture_segment(vdev)) {
 		if (!vmgpu_bo_too_big_for_aperture(vbo))
-			vmgpu_bo_next_place(vbo, TTM_PL_TT, flags);
+			vbo->places[vbo->placement.num_placement++] =
+				vmgpu_bo_tt_place(vbo, flags);
 		return;
 	}
 
@@ -197,31 +212,30 @@ static void vmgpu_bo_build_placement(struct vmgpu_bo *vbo)
  * System memory (TT) when the aperture segment is in the set, else TTM
  * system, out of the GPU's reach. An AccessedPhysically allocation that
  * finds the aperture full, or is larger than all of it, goes to TTM system
- * as well: it is then not resident, which the seed allows.
+ * as well: it is then not resident, which the seed allows. So does one
+ * evicted from TT, for aperture space or for the limit on resident system
+ * memory (vmgpu_gart.c).
+ *
+ * Context: @tbo reserved.
  */
 void vmgpu_bo_evict_placement(struct ttm_buffer_object *tbo,
 			      struct ttm_placement *placement)
 {
-	static const struct ttm_place tt_then_system[] = {
-		{ .mem_type = TTM_PL_TT },
-		{ .mem_type = TTM_PL_SYSTEM, .flags = TTM_PL_FLAG_FALLBACK },
-	};
 	static const struct ttm_place system = { .mem_type = TTM_PL_SYSTEM };
 	struct vmgpu_bo *vbo;
 
-	if (!vmgpu_bo_is_vmgpu(tbo) || tbo->resource->mem_type == TTM_PL_TT) {
-		placement->placement = &system;
-		placement->num_placement = 1;
+	placement->placement = &system;
+	placement->num_placement = 1;
+	if (!vmgpu_bo_is_vmgpu(tbo) || tbo->resource->mem_type == TTM_PL_TT)
 		return;
-	}
 	vbo = to_vmgpu_bo(tbo);
 	if ((vbo->segments & BIT(vmgpu_aperture_segment(vmgpu_bo_device(vbo)))) &&
 	    !vmgpu_bo_too_big_for_aperture(vbo)) {
-		placement->placement = tt_then_system;
-		placement->num_placement = ARRAY_SIZE(tt_then_system);
-	} else {
-		placement->placement = &system;
-		placement->num_placement = 1;
+		vbo->evict_places[0] = vmgpu_bo_tt_place(vbo, 0);
+		vbo->evict_places[1] = system;
+		vbo->evict_places[1].flags = TTM_PL_FLAG_FALLBACK;
+		placement->placement = vbo->evict_places;
+		placement->num_placement = ARRAY_SIZE(vbo->evict_places);
 	}
 }
 
@@ -652,7 +666,7 @@ static bool vmgpu_bo_held_in_system(struct vmgpu_bo *vbo)
 static int vmgpu_bo_validate_in_system(struct vmgpu_bo *vbo,
 				       struct ttm_operation_ctx *ctx)
 {
-	static const struct ttm_place tt = { .mem_type = TTM_PL_TT };
+	struct ttm_place tt = vmgpu_bo_tt_place(vbo, 0);
 	struct ttm_placement placement = { .num_placement = 1, .placement = &tt };
 
 	/* Nor does the GPU get a swizzled one the CPU sees unswizzled. */

@@ -22,6 +22,11 @@ struct vmgpu_bo {
 	struct ttm_placement placement;
 	/** @places: entries of @placement. */
 	struct ttm_place places[VMGPU_MAX_DRIVER_SEGMENTS + 2];
+	/**
+	 * @evict_places: where an eviction sends it (vmgpu_bo_evict_placement()).
+	 * Under the reservation.
+	 */
+	struct ttm_place evict_places[2];
 	/** @flags: DRM_VMGPU_ALLOC_* creation flags. */
 	u32 flags;
 	/** @segments: supported segment set, bit n for id n. */

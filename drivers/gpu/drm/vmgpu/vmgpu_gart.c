@@ -4,6 +4,8 @@
  */
 
 #include <linux/dma-mapping.h>
+#include <linux/mm.h>
+#include <linux/module.h>
 #include <linux/slab.h>
 
 #include <drm/drm_drv.h>
@@ -34,7 +36,20 @@
  * the device reads on every access; entries are written when a range is
  * bound after TTM populated the pages, and cleared when the range is freed,
  * which TTM does only once the allocation's moves have completed.
+ *
+ * System memory the device reaches is pinned: TTM never swaps TT out as
+ * such. So the TT manager has a size, the limit on system memory resident
+ * for the device (mapped into the aperture or not), like amdgpu's GTT
+ * size: by default TTM's own page limit, half of RAM, else the module
+ * parameter system_mb. Past it, TTM evicts the least recently used idle
+ * allocations to TTM system, out of the device's reach, where they are
+ * not pinned and TTM's swap-out takes them under memory pressure.
  */
+
+static unsigned int vmgpu_system_mb;
+module_param_named(system_mb, vmgpu_system_mb, uint, 0444);
+MODULE_PARM_DESC(system_mb,
+		 "MiB of system memory resident for the device at once (0: TTM's page limit, half of RAM)");
 
 static struct vmgpu_gart_resource *to_gart_res(struct ttm_resource *res)
 {
@@ -61,6 +76,11 @@ static int vmgpu_gart_alloc(struct ttm_resource_manager *man,
 		return -ENOMEM;
 	ttm_resource_init(tbo, place, &gres->base);
 
+	/* Counted in the usage already: over the limit, TTM evicts. */
+	if (ttm_resource_manager_usage(man) > man->size) {
+		ret = -ENOSPC;
+		goto err_free;
+	}
 	if (vmgpu_bo_needs_aperture(tbo, place)) {
 		/* -ENOSPC, never -E2BIG: TTM then tries the next place. */
 		if (pages > gart->num_pages) {
@@ -114,17 +134,23 @@ static void vmgpu_gart_free(struct ttm_resource_manager *man,
 	kfree(gres);
 }
 
-/* Whether a resource holds aperture entries in the range @place allows. */
+/*
+ * Whether evicting a resource makes room for @place. Every resource frees
+ * room under the limit, which is all a place without a range needs (a
+ * system-segment allocation, a hop, TTM's swap-out); a place with a range
+ * needs aperture entries there (vmgpu_bo_tt_place()), and a resource
+ * without aperture space frees none.
+ */
 static bool vmgpu_gart_intersects(struct ttm_resource_manager *man,
 				  struct ttm_resource *res,
 				  const struct ttm_place *place, size_t size)
 {
 	struct vmgpu_gart_resource *gres = to_gart_res(res);
-	u64 end = place->lpfn ?: to_gart(man)->num_pages;
 
-	/* Evicting a resource without aperture space frees none. */
+	if (!place->lpfn)
+		return true;
 	return drm_mm_node_allocated(&gres->node) &&
-	       gres->node.start < end &&
+	       gres->node.start < place->lpfn &&
 	       gres->node.start + gres->node.size > place->fpfn;
 }
 
@@ -235,6 +261,7 @@ int vmgpu_gart_init(struct vmgpu_device *vdev)
 {
 	struct vmgpu_gart *gart = &vdev->gart;
 	struct device *dev = vdev->drm.dev;
+	u64 limit;
 	int ret;
 
 	gart->num_pages = vdev->gart_pages;
@@ -255,11 +282,37 @@ int vmgpu_gart_init(struct vmgpu_device *vdev)
 	gart->manager.use_tt = true;
 	gart->manager.func = &vmgpu_gart_func;
 	/* Room for system memory, not just the aperture: most of TT is unmapped. */
-	ttm_resource_manager_init(&gart->manager, &vdev->ttm,
-				  (u64)totalram_pages() << PAGE_SHIFT);
+	limit = vmgpu_system_mb ? (u64)vmgpu_system_mb << (20 - PAGE_SHIFT) :
+		ttm_tt_pages_limit();
+	limit = min_t(u64, limit, totalram_pages());
+	ttm_resource_manager_init(&gart->manager, &vdev->ttm, limit << PAGE_SHIFT);
 	ttm_set_driver_manager(&vdev->ttm, TTM_PL_TT, &gart->manager);
 	ttm_resource_manager_set_used(&gart->manager, true);
 	return 0;
+}
+
+/**
+ * vmgpu_gart_system_limit() - the limit on system memory resident for the
+ * device
+ * @vdev: the device
+ *
+ * Return: bytes, mapped into the aperture or not.
+ */
+u64 vmgpu_gart_system_limit(struct vmgpu_device *vdev)
+{
+	return vdev->gart.manager.size;
+}
+
+/**
+ * vmgpu_gart_system_used() - system memory resident for the device now
+ * @vdev: the device
+ *
+ * Return: bytes, mapped into the aperture or not, temporary hops of moves
+ * included.
+ */
+u64 vmgpu_gart_system_used(struct vmgpu_device *vdev)
+{
+	return ttm_resource_manager_usage(&vdev->gart.manager);
 }
 
 /**

@@ -17,5 +17,7 @@ void vmgpu_gart_bind(struct vmgpu_device *vdev, struct ttm_resource *res,
 		     struct ttm_tt *tt);
 bool vmgpu_gart_res_offset(struct ttm_resource *res, u64 *offset);
 u64 vmgpu_gart_mapped_bytes(struct vmgpu_device *vdev);
+u64 vmgpu_gart_system_limit(struct vmgpu_device *vdev);
+u64 vmgpu_gart_system_used(struct vmgpu_device *vdev);
 
 #endif

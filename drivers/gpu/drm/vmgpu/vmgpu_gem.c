@@ -15,6 +15,7 @@
 #include "vmgpu_bo.h"
 #include "vmgpu_context.h"
 #include "vmgpu_device.h"
+#include "vmgpu_gart.h"
 #include "vmgpu_gem.h"
 #include "vmgpu_hap.h"
 #include "vmgpu_vm.h"
@@ -41,10 +42,11 @@ static u64 vmgpu_gem_capacity(struct vmgpu_device *vdev, u32 id, u32 flags)
 {
 	const struct vmgpu_segment *seg;
 
+	/* System memory: as much as may be resident for the device at once. */
 	if (id == vmgpu_aperture_segment(vdev))
 		return flags & DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY ?
-		       (u64)vdev->gart_pages << PAGE_SHIFT :
-		       (u64)totalram_pages() << PAGE_SHIFT;
+		       min((u64)vdev->gart_pages << PAGE_SHIFT, vmgpu_gart_system_limit(vdev)) :
+		       vmgpu_gart_system_limit(vdev);
 	seg = &vdev->segments[id - 1];
 	if (!(flags & DRM_VMGPU_ALLOC_CPU_ACCESS) || vmgpu_bo_cpu_fits_beyond_bar(vdev, seg->size))
 		return seg->size;

@@ -13,6 +13,7 @@
 
 #include "vmgpu_drm.h"
 #include "vmgpu_device.h"
+#include "vmgpu_gart.h"
 #include "vmgpu_query.h"
 #include "vmgpu_ttm.h"
 #include "vmgpu_vram.h"
@@ -67,6 +68,8 @@ static int vmgpu_query_device(struct vmgpu_device *vdev,
 		.host_aperture_size = vdev->vram.host_aperture_size,
 		.paging_va_size = vdev->paging_vm.size,
 		.contents_lost = atomic64_read(&vdev->contents_lost),
+		.resident_system_size = vmgpu_gart_system_limit(vdev),
+		.resident_system_used = vmgpu_gart_system_used(vdev),
 	};
 
 	if (vdev->caps & VMGPU_CAP_REBAR)

@@ -92,7 +92,8 @@ static void bo_physical_is_contiguous(struct kunit *test)
 				       DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY, S1 | AP, 3);
 
 	KUNIT_ASSERT_EQ(test, vbo->placement.num_placement, 2);
-	bo_expect_place(test, &vbo->places[0], TTM_PL_TT, 0, 0);
+	/* The range says it needs aperture entries (vmgpu_gart_intersects()). */
+	bo_expect_place(test, &vbo->places[0], TTM_PL_TT, 0, VMGPU_KUNIT_GART_PAGES);
 	bo_expect_place(test, &vbo->places[1], vdev->segments[0].mem_type,
 			TTM_PL_FLAG_FALLBACK | TTM_PL_FLAG_CONTIGUOUS, 0);
 	KUNIT_EXPECT_TRUE(test, vmgpu_bo_needs_aperture(&vbo->tbo, &vbo->places[0]));
@@ -182,6 +183,8 @@ static void bo_evict_placement(struct kunit *test)
 	struct vmgpu_device *vdev = vmgpu_kunit_device(test, SZ_32M);
 	struct vmgpu_bo *with_ap = bo_fake(test, vdev, SZ_1M, 0, S1 | AP, 1);
 	struct vmgpu_bo *without = bo_fake(test, vdev, SZ_1M, 0, S1, 1);
+	struct vmgpu_bo *physical = bo_fake(test, vdev, SZ_1M, DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY,
+					    S1 | AP, 1);
 	struct ttm_resource in_vram = { .mem_type = vdev->segments[0].mem_type };
 	struct ttm_resource in_tt = { .mem_type = TTM_PL_TT };
 	struct ttm_placement evict;
@@ -189,9 +192,14 @@ static void bo_evict_placement(struct kunit *test)
 	with_ap->tbo.resource = &in_vram;
 	vmgpu_bo_evict_placement(&with_ap->tbo, &evict);
 	KUNIT_ASSERT_EQ(test, evict.num_placement, 2);
-	KUNIT_EXPECT_EQ(test, evict.placement[0].mem_type, TTM_PL_TT);
-	KUNIT_EXPECT_EQ(test, evict.placement[1].mem_type, TTM_PL_SYSTEM);
-	KUNIT_EXPECT_EQ(test, evict.placement[1].flags, TTM_PL_FLAG_FALLBACK);
+	bo_expect_place(test, &evict.placement[0], TTM_PL_TT, 0, 0);
+	bo_expect_place(test, &evict.placement[1], TTM_PL_SYSTEM, TTM_PL_FLAG_FALLBACK, 0);
+
+	/* Physically accessed: it needs aperture entries, which the range says. */
+	physical->tbo.resource = &in_vram;
+	vmgpu_bo_evict_placement(&physical->tbo, &evict);
+	KUNIT_ASSERT_EQ(test, evict.num_placement, 2);
+	bo_expect_place(test, &evict.placement[0], TTM_PL_TT, 0, VMGPU_KUNIT_GART_PAGES);
 
 	without->tbo.resource = &in_vram;
 	vmgpu_bo_evict_placement(&without->tbo, &evict);

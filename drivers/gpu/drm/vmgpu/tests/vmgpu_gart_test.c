@@ -3,7 +3,8 @@
  * Copyright 2026 The vmgpu authors
  *
  * KUnit: the aperture segment's manager. Only allocations that hold
- * aperture entries are worth evicting for aperture space, and an
+ * aperture entries are worth evicting for aperture space, any for room
+ * under the limit on resident system memory, and an
  * AccessedPhysically allocation in system memory is only where it belongs
  * while it holds its entries. Included by vmgpu_gart.c.
  */
@@ -42,18 +43,30 @@ static struct ttm_buffer_object *gart_physical_bo(struct kunit *test,
 	return &vbo->tbo;
 }
 
-static void gart_intersects_only_mapped(struct kunit *test)
+/*
+ * For aperture space (a place with a range) only allocations holding
+ * entries there; for room under the limit on resident system memory (no
+ * range: system-segment allocations, hops, TTM's swap-out) any.
+ */
+static void gart_intersects_by_need(struct kunit *test)
 {
 	struct vmgpu_device *vdev = vmgpu_kunit_device(test, SZ_16M);
 	struct vmgpu_gart_resource *mapped = gart_res(test, vdev, 10);
 	struct vmgpu_gart_resource *unmapped = gart_res(test, vdev, 0);
-	const struct ttm_place anywhere = { .mem_type = TTM_PL_TT };
-	const struct ttm_place above = { .mem_type = TTM_PL_TT, .fpfn = 20 };
+	const struct ttm_place aperture = {
+		.mem_type = TTM_PL_TT, .lpfn = VMGPU_KUNIT_GART_PAGES,
+	};
+	const struct ttm_place above = {
+		.mem_type = TTM_PL_TT, .fpfn = 20, .lpfn = VMGPU_KUNIT_GART_PAGES,
+	};
+	const struct ttm_place room = { .mem_type = TTM_PL_TT };
 	struct ttm_resource_manager *man = &vdev->gart.manager;
 
-	KUNIT_EXPECT_TRUE(test, vmgpu_gart_intersects(man, &mapped->base, &anywhere, SZ_4K));
+	KUNIT_EXPECT_TRUE(test, vmgpu_gart_intersects(man, &mapped->base, &aperture, SZ_4K));
 	KUNIT_EXPECT_FALSE(test, vmgpu_gart_intersects(man, &mapped->base, &above, SZ_4K));
-	KUNIT_EXPECT_FALSE(test, vmgpu_gart_intersects(man, &unmapped->base, &anywhere, SZ_4K));
+	KUNIT_EXPECT_FALSE(test, vmgpu_gart_intersects(man, &unmapped->base, &aperture, SZ_4K));
+	KUNIT_EXPECT_TRUE(test, vmgpu_gart_intersects(man, &unmapped->base, &room, SZ_4K));
+	KUNIT_EXPECT_TRUE(test, vmgpu_gart_intersects(man, &mapped->base, &room, SZ_4K));
 	drm_mm_remove_node(&mapped->node);
 }
 
@@ -76,7 +89,7 @@ static void gart_compatible_when_mapped_as_needed(struct kunit *test)
 }
 
 static struct kunit_case vmgpu_gart_cases[] = {
-	KUNIT_CASE(gart_intersects_only_mapped),
+	KUNIT_CASE(gart_intersects_by_need),
 	KUNIT_CASE(gart_compatible_when_mapped_as_needed),
 	{}
 };

@@ -79,6 +79,10 @@ static void gem_never_fits(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, -E2BIG, gem_check(vdev, SZ_2M, DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY,
 						AP, 3, NULL));
 	KUNIT_EXPECT_EQ(test, -E2BIG, gem_check(vdev, ~0ull, 0, S1, 1, NULL));
+	/* In system memory, no more than may be resident for the device. */
+	KUNIT_EXPECT_EQ(test, 0, gem_check(vdev, VMGPU_KUNIT_SYSTEM_LIMIT, 0, AP, 3, NULL));
+	KUNIT_EXPECT_EQ(test, -E2BIG, gem_check(vdev, VMGPU_KUNIT_SYSTEM_LIMIT + 1, 0, AP, 3,
+						NULL));
 }
 
 static void gem_malformed(struct kunit *test)

@@ -18,6 +18,8 @@
 #include "../vmgpu_vram_mgr.h"
 
 #define VMGPU_KUNIT_GART_PAGES	256
+/* The limit on system memory resident for the device. */
+#define VMGPU_KUNIT_SYSTEM_LIMIT	SZ_64M
 
 static void vmgpu_kunit_device_exit(void *arg)
 {
@@ -50,6 +52,7 @@ static inline struct vmgpu_device *vmgpu_kunit_device(struct kunit *test, u64 ba
 	vdev->vram.bar_size = bar_size;
 	vdev->gart_pages = VMGPU_KUNIT_GART_PAGES;
 	vdev->gart.num_pages = VMGPU_KUNIT_GART_PAGES;
+	vdev->gart.manager.size = VMGPU_KUNIT_SYSTEM_LIMIT;
 	vdev->rings[VMGPU_RING_PAGING].num_slots = 16;
 	vdev->rings[VMGPU_RING_PAGING].vdev = vdev;
 	for (i = 0; i < vdev->num_segments; i++) {
