@@ -193,9 +193,9 @@ static int vmgpu_ttm_leave_system_segment(struct ttm_buffer_object *tbo, bool ev
 	return ret;
 }
 
-static int vmgpu_ttm_move(struct ttm_buffer_object *tbo, bool evict,
-			  struct ttm_operation_ctx *ctx,
-			  struct ttm_resource *new_mem, struct ttm_place *hop)
+static int vmgpu_ttm_move_backing(struct ttm_buffer_object *tbo, bool evict,
+				  struct ttm_operation_ctx *ctx,
+				  struct ttm_resource *new_mem, struct ttm_place *hop)
 {
 	struct vmgpu_device *vdev = vmgpu_tbo_device(tbo);
 	/* Ghosts (see vmgpu_bo_is_vmgpu()) only ever hold data already cleared. */
@@ -203,13 +203,6 @@ static int vmgpu_ttm_move(struct ttm_buffer_object *tbo, bool evict,
 	u32 old_type = tbo->resource ? tbo->resource->mem_type : TTM_PL_SYSTEM;
 	u32 new_type = new_mem->mem_type;
 	int idx, ret;
-
-	trace_vmgpu_bo_move(tbo, tbo->base.size,
-			    vmgpu_ttm_trace_segment(vdev, tbo->resource),
-			    vmgpu_ttm_trace_segment(vdev, new_mem), evict);
-	/* TTM revoked the CPU mappings; the entries go with the old pages. */
-	if (vbo)
-		vmgpu_hap_unmap(vbo);
 
 	if (new_type == TTM_PL_SYSTEM) {
 		if (vmgpu_ttm_is_vram(old_type))
@@ -277,6 +270,28 @@ hop_through_tt:
 		.flags = TTM_PL_FLAG_TEMPORARY,
 	};
 	return -EMULTIHOP;
+}
+
+static int vmgpu_ttm_move(struct ttm_buffer_object *tbo, bool evict,
+			  struct ttm_operation_ctx *ctx,
+			  struct ttm_resource *new_mem, struct ttm_place *hop)
+{
+	struct vmgpu_device *vdev = vmgpu_tbo_device(tbo);
+	int ret;
+
+	trace_vmgpu_bo_move(tbo, tbo->base.size,
+			    vmgpu_ttm_trace_segment(vdev, tbo->resource),
+			    vmgpu_ttm_trace_segment(vdev, new_mem), evict);
+	ret = vmgpu_ttm_move_backing(tbo, evict, ctx, new_mem, hop);
+	/*
+	 * TTM revoked the CPU mappings; the host-aperture entries go with the
+	 * old pages. A move that failed or hops first leaves the allocation
+	 * where it was: it keeps them, a locked one in particular, which
+	 * might not get them back with the host aperture full of locked ones.
+	 */
+	if (!ret && vmgpu_bo_is_vmgpu(tbo))
+		vmgpu_hap_unmap(to_vmgpu_bo(tbo));
+	return ret;
 }
 
 /*
