@@ -66,20 +66,23 @@ union vmgpu_cmd vmgpu_cache_flush_cmd(void)
  * vmgpu_cache_flush_wait() - write back and drop every line of the
  * device's cache, and wait for it
  * @vdev: the device, inside drm_dev_enter()
+ * @intr: whether a signal may end the wait (the flush still runs)
  *
- * Return: 0, or the error of the flush or of its submission.
+ * Return: 0, -ERESTARTSYS if interrupted, or the error of the flush or of
+ * its submission.
  */
-int vmgpu_cache_flush_wait(struct vmgpu_device *vdev)
+int vmgpu_cache_flush_wait(struct vmgpu_device *vdev, bool intr)
 {
 	union vmgpu_cmd cmd = vmgpu_cache_flush_cmd();
 	struct dma_fence *fence;
-	int ret;
+	long ret;
 
 	fence = vmgpu_job_submit_cmd(vmgpu_paging_ring(vdev), &cmd, NULL);
 	if (IS_ERR(fence))
 		return PTR_ERR(fence);
-	dma_fence_wait(fence, false);
-	ret = fence->error;
+	ret = dma_fence_wait(fence, intr);
+	if (!ret)
+		ret = fence->error;
 	dma_fence_put(fence);
 	return ret;
 }
@@ -110,7 +113,7 @@ void vmgpu_cache_release_pages(struct ttm_buffer_object *tbo)
 		return;
 	if (!drm_dev_enter(&vdev->drm, &idx))
 		return;
-	ret = vmgpu_cache_flush_wait(vdev);
+	ret = vmgpu_cache_flush_wait(vdev, false);
 	if (ret)
 		drm_err_ratelimited(&vdev->drm, "cache flush before freeing pages failed: %d\n",
 				    ret);
@@ -210,7 +213,7 @@ static int vmgpu_cache_sync_pass(struct drm_device *drm, struct drm_file *file,
  *
  * Return: 0; -EINVAL for bad flags, ranges or reserved words; -ENOENT for
  * an unknown handle; -EFAULT; -ENOMEM; -EIO if the device's flush failed;
- * -ENODEV after unplug.
+ * -ERESTARTSYS if a signal ended the wait for it; -ENODEV after unplug.
  */
 int vmgpu_gem_cache_sync_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
 {
@@ -231,8 +234,9 @@ int vmgpu_gem_cache_sync_ioctl(struct drm_device *drm, void *data, struct drm_fi
 		goto free;
 	ret = vmgpu_cache_sync_pass(drm, file, ops, args->num_ops, true, &touched);
 	if (!ret && vdev->noncoherent && touched) {
-		ret = vmgpu_cache_flush_wait(vdev);
-		if (ret)
+		/* Interrupted, the call is restarted: syncing twice is harmless. */
+		ret = vmgpu_cache_flush_wait(vdev, true);
+		if (ret && ret != -ERESTARTSYS)
 			ret = -EIO;
 	}
 	if (!ret)

@@ -85,10 +85,11 @@ static int vmgpu_notify_add(void *job, const union vmgpu_cmd *cmd)
 
 /*
  * One chunk, as the seed lists the steps: map it into the paging VA, NOTIFY,
- * unmap, all on the paging ring (DOC: paging process GPU VA); then wait.
+ * unmap, all on the paging ring (DOC: paging process GPU VA); then wait,
+ * interruptibly if @intr: the job runs to its end all the same.
  */
 static int vmgpu_notify_chunk(struct vmgpu_device *vdev, struct vmgpu_res_cursor *cur,
-			      u64 n, u16 flags)
+			      u64 n, u16 flags, bool intr)
 {
 	u32 runs = vmgpu_paging_vm_runs(0, n);
 	union vmgpu_cmd cmd = {}, flush = vmgpu_cache_flush_cmd();
@@ -137,15 +138,16 @@ static int vmgpu_notify_chunk(struct vmgpu_device *vdev, struct vmgpu_res_cursor
 	 * The paging ring runs its jobs in submission order: this is also
 	 * the wait for every paging operation queued before.
 	 */
-	dma_fence_wait(fence, false);
-	ret = min(dma_fence_get_status(fence), 0);
+	ret = dma_fence_wait(fence, intr);
+	if (!ret)
+		ret = min(dma_fence_get_status(fence), 0);
 	dma_fence_put(fence);
 	return ret;
 }
 
 /* Every page of @tt, in chunks of the paging VA; @key names it in traces. */
 static int vmgpu_notify(struct vmgpu_device *vdev, struct ttm_tt *tt, u16 flags,
-			const void *key)
+			const void *key, bool intr)
 {
 	u64 size = (u64)tt->num_pages << VMGPU_PAGE_SHIFT, chunk = vdev->paging_vm.size, done;
 	u32 max_runs = (vmgpu_job_max_cmds(vmgpu_paging_ring(vdev)) - 3) / 2;
@@ -161,7 +163,7 @@ static int vmgpu_notify(struct vmgpu_device *vdev, struct ttm_tt *tt, u16 flags,
 	for (done = 0; done < size && !ret; done += chunk) {
 		u64 n = min(chunk, size - done);
 
-		ret = vmgpu_notify_chunk(vdev, &cur, n, flags);
+		ret = vmgpu_notify_chunk(vdev, &cur, n, flags, intr);
 		trace_vmgpu_notify(key, flags, size, done, n, ret);
 	}
 	drm_dev_exit(idx);
@@ -191,17 +193,20 @@ bool vmgpu_notify_eviction_needed(struct ttm_buffer_object *tbo)
  * device access
  * @vbo: the allocation, reserved and idle, for which
  *	 vmgpu_notify_eviction_needed() holds
+ * @intr: whether a signal may end the wait; the allocation then stays
+ *	  (the device was told too early, which costs it nothing)
  *
  * Return: 0 (also once the device is gone: the contents are then marked
  * lost), or the error of the notification, after which the allocation
- * must not move: -ENOMEM, or the paging operation's error (-EIO,
- * -ETIMEDOUT, -ECANCELED).
+ * must not move: -ERESTARTSYS, -ENOMEM, or the paging operation's error
+ * (-EIO, -ETIMEDOUT, -ECANCELED).
  */
-int vmgpu_notify_eviction(struct vmgpu_bo *vbo)
+int vmgpu_notify_eviction(struct vmgpu_bo *vbo, bool intr)
 {
 	int ret;
 
-	ret = vmgpu_notify(vmgpu_bo_device(vbo), vbo->tbo.ttm, VMGPU_NOTIFY_FLAG_EVICTION, vbo);
+	ret = vmgpu_notify(vmgpu_bo_device(vbo), vbo->tbo.ttm, VMGPU_NOTIFY_FLAG_EVICTION, vbo,
+			   intr);
 	if (ret != -ENODEV)
 		return ret;
 	vmgpu_bo_lose_contents(vbo, "NotifyEviction", ret);
@@ -235,11 +240,12 @@ void vmgpu_notify_iommu_unmap(struct vmgpu_device *vdev, struct ttm_tt *tt)
 {
 	int idx, ret;
 
-	ret = vmgpu_notify(vdev, tt, VMGPU_NOTIFY_FLAG_IOMMU_UNMAP, tt);
+	/* Unpopulate cannot fail: no signal ends this wait. */
+	ret = vmgpu_notify(vdev, tt, VMGPU_NOTIFY_FLAG_IOMMU_UNMAP, tt, false);
 	if (!ret || ret == -ENODEV)
 		return;
 	if (drm_dev_enter(&vdev->drm, &idx)) {
-		ret = vdev->noncoherent ? vmgpu_cache_flush_wait(vdev) : 0;
+		ret = vdev->noncoherent ? vmgpu_cache_flush_wait(vdev, false) : 0;
 		drm_dev_exit(idx);
 	}
 	if (ret)

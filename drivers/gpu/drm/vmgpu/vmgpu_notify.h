@@ -13,7 +13,7 @@ struct vmgpu_bo;
 struct vmgpu_device;
 
 bool vmgpu_notify_eviction_needed(struct ttm_buffer_object *tbo);
-int vmgpu_notify_eviction(struct vmgpu_bo *vbo);
+int vmgpu_notify_eviction(struct vmgpu_bo *vbo, bool intr);
 bool vmgpu_notify_iommu_model(struct vmgpu_device *vdev);
 void vmgpu_notify_iommu_unmap(struct vmgpu_device *vdev, struct ttm_tt *tt);
 

@@ -187,7 +187,7 @@ static int vmgpu_ttm_leave_system_segment(struct ttm_buffer_object *tbo, bool ev
 		return -EBUSY;
 	ret = ttm_bo_wait_ctx(tbo, ctx);
 	if (!ret)
-		ret = vmgpu_notify_eviction(to_vmgpu_bo(tbo));
+		ret = vmgpu_notify_eviction(to_vmgpu_bo(tbo), ctx->interruptible);
 	if (ret && evict && ret != -ERESTARTSYS && ret != -EINTR)
 		ret = -EBUSY;
 	return ret;
