@@ -1,16 +1,22 @@
 /*
- * vmgpu: compression state and allocation notifications (contract v1.3).
+ * vmgpu: compression state and allocation notifications (contract v1.3;
+ * owners v1.5).
  *
  * The device keeps a set of compressed system pages, keyed by bus page
  * address (after aperture and GPU page-table translation), at most
- * compress-pages of them. A compressed page is stored encoded: each 32-bit
+ * compress-pages of them. Each has an owner: the ASID of the VM whose
+ * VIRTUAL address COMPRESS named, 0 for a physical address. An ASID other
+ * than 0 owns at most COMPRESS_QUOTA pages, and FORGET drops all of an
+ * ASID's pages, so that one address space can neither fill the set for
+ * the others nor leave state behind it. A compressed page is stored encoded: each 32-bit
  * little-endian word XORed with VMGPU_COMPRESS_XOR. The encoding is done
  * at each page's memory access, below the copy engine (whose swizzling
  * moves plain bytes) and above the non-coherent cache (whose lines hold
  * the stored bytes):
  *
  * - a data access through VIRTUAL, in a VM other than the paging VM 0,
- *   sees a compressed page decoded and writes it encoded;
+ *   sees a page its VM's ASID owns decoded and writes it encoded; any
+ *   other page is raw to it, as to a physical access;
  * - the paging VM's data accesses are physical ones: the kernel's moves and
  *   clears go through it and handle the stored bytes;
  * - a physical data access (SYSTEM, GART) sees the stored bytes; a
@@ -19,7 +25,7 @@
  * - FENCE, WAIT, ring fetches and table walks never look at the state.
  *
  * COMPRESS encodes pages in place and adds them to the set, DECOMPRESS
- * decodes them in place and removes them. NOTIFY (ring 0, the paging VM)
+ * decodes the pages the command's ASID owns in place and removes them. NOTIFY (ring 0, the paging VM)
  * resolves pages about to leave device access: EVICTION decodes them and
  * writes back and drops their cache lines, IOMMU_UNMAP writes back and
  * drops the lines and forgets the state without decoding. VRAM pages are
@@ -48,6 +54,8 @@ void vmgpu_compress_init(VmgpuState *s)
 {
     s->compressed = g_hash_table_new_full(g_int64_hash, g_int64_equal,
                                           g_free, NULL);
+    s->compress_owned = g_hash_table_new(g_direct_hash, g_direct_equal);
+    s->compress_quota = s->compress_pages;
 }
 
 void vmgpu_compress_exit(VmgpuState *s)
@@ -56,34 +64,101 @@ void vmgpu_compress_exit(VmgpuState *s)
         g_hash_table_destroy(s->compressed);
         s->compressed = NULL;
     }
+    if (s->compress_owned) {
+        g_hash_table_destroy(s->compress_owned);
+        s->compress_owned = NULL;
+    }
 }
 
-/* RESET and device reset forget every page: their contents stay encoded. */
+/*
+ * RESET and device reset forget every page (their contents stay encoded)
+ * and give every ASID the whole set again.
+ */
 void vmgpu_compress_reset(VmgpuState *s)
 {
     if (s->compressed && g_hash_table_size(s->compressed)) {
         trace_vmgpu_compress_reset(g_hash_table_size(s->compressed));
         g_hash_table_remove_all(s->compressed);
     }
+    if (s->compress_owned) {
+        g_hash_table_remove_all(s->compress_owned);
+    }
+    s->compress_quota = s->compress_pages;
 }
 
-static bool vmgpu_compressed(VmgpuState *s, uint64_t page)
+/* Whether page is compressed, and if so for which ASID. */
+static bool vmgpu_compressed(VmgpuState *s, uint64_t page, uint32_t *owner)
 {
-    return g_hash_table_size(s->compressed) &&
-           g_hash_table_contains(s->compressed, &page);
+    gpointer value;
+
+    if (!g_hash_table_size(s->compressed) ||
+        !g_hash_table_lookup_extended(s->compressed, &page, NULL, &value)) {
+        return false;
+    }
+    *owner = GPOINTER_TO_UINT(value);
+    return true;
 }
 
-static void vmgpu_compress_add(VmgpuState *s, uint64_t page)
+static uint32_t vmgpu_compress_owned(VmgpuState *s, uint32_t asid)
+{
+    return GPOINTER_TO_UINT(g_hash_table_lookup(s->compress_owned,
+                                                GUINT_TO_POINTER(asid)));
+}
+
+/* ASID 0 (physical addresses) has only the capacity as its limit. */
+static void vmgpu_compress_count(VmgpuState *s, uint32_t asid, int delta)
+{
+    uint32_t pages;
+
+    if (!asid) {
+        return;
+    }
+    pages = vmgpu_compress_owned(s, asid) + delta;
+    if (pages) {
+        g_hash_table_insert(s->compress_owned, GUINT_TO_POINTER(asid),
+                            GUINT_TO_POINTER(pages));
+    } else {
+        g_hash_table_remove(s->compress_owned, GUINT_TO_POINTER(asid));
+    }
+}
+
+static void vmgpu_compress_add(VmgpuState *s, uint64_t page, uint32_t owner)
 {
     uint64_t *key = g_new(uint64_t, 1);
 
     *key = page;
-    g_hash_table_add(s->compressed, key);
+    g_hash_table_insert(s->compressed, key, GUINT_TO_POINTER(owner));
+    vmgpu_compress_count(s, owner, 1);
 }
 
 static void vmgpu_compress_drop(VmgpuState *s, uint64_t page)
 {
-    g_hash_table_remove(s->compressed, &page);
+    uint32_t owner;
+
+    if (vmgpu_compressed(s, page, &owner)) {
+        g_hash_table_remove(s->compressed, &page);
+        vmgpu_compress_count(s, owner, -1);
+    }
+}
+
+static gboolean vmgpu_compress_owned_by(gpointer key, gpointer value,
+                                        gpointer asid)
+{
+    return value == asid;
+}
+
+/*
+ * FORGET: drop every page asid owns without decoding. Bounded by the
+ * capacity of the set, as a RESET is.
+ */
+void vmgpu_compress_forget(VmgpuState *s, uint32_t asid)
+{
+    guint pages = g_hash_table_foreach_remove(s->compressed,
+                                              vmgpu_compress_owned_by,
+                                              GUINT_TO_POINTER(asid));
+
+    g_hash_table_remove(s->compress_owned, GUINT_TO_POINTER(asid));
+    trace_vmgpu_compress_forget(asid, pages);
 }
 
 /* Encode or decode (one XOR) len bytes that sit at page offset off. */
@@ -98,23 +173,26 @@ static void vmgpu_compress_xor(uint8_t *p, uint32_t off, uint32_t len)
 
 /*
  * A data access of len bytes at bus address bus, within one page (see
- * vmgpu_mem_page_rw): decoded through VIRTUAL, raw otherwise, and a raw
- * write that went through drops the page's state.
+ * vmgpu_mem_page_rw): decoded through VIRTUAL in a VM whose ASID (asid)
+ * owns the page, raw otherwise, and a raw write that went through drops
+ * the page's state.
  */
 bool vmgpu_compress_rw(VmgpuState *s, uint64_t bus, void *buf, uint32_t len,
-                       bool write, VmgpuAccess access, VmgpuMemError *err)
+                       bool write, VmgpuAccess access, uint32_t asid,
+                       VmgpuMemError *err)
 {
     uint64_t page = bus & ~VMGPU_PAGE_MASK;
     uint32_t off = bus & VMGPU_PAGE_MASK;
     uint8_t stored[VMGPU_PAGE_SIZE];
+    uint32_t owner;
 
-    if (!vmgpu_compressed(s, page)) {
+    if (!vmgpu_compressed(s, page, &owner)) {
         return vmgpu_mem_bus_rw(s, bus, buf, len, write, err);
     }
     if (len > sizeof(stored) - off) {
         return vmgpu_compress_fail(err, VMGPU_ERR_BAD_FIELD, bus);
     }
-    if (access == VMGPU_ACCESS_DECODED) {
+    if (access == VMGPU_ACCESS_DECODED && owner == asid) {
         if (!write) {
             if (!vmgpu_mem_bus_rw(s, bus, buf, len, false, err)) {
                 return false;
@@ -156,7 +234,8 @@ static bool vmgpu_compress_recode(VmgpuState *s, uint64_t page,
 static bool vmgpu_notify_page(VmgpuState *s, uint16_t flags, uint64_t page,
                               VmgpuMemError *err)
 {
-    bool compressed = vmgpu_compressed(s, page);
+    uint32_t owner;
+    bool compressed = vmgpu_compressed(s, page, &owner);
 
     if (flags & VMGPU_NOTIFY_FLAG_EVICTION) {
         if (compressed) {
@@ -181,17 +260,30 @@ static bool vmgpu_notify_page(VmgpuState *s, uint16_t flags, uint64_t page,
     return true;
 }
 
-/* One system page of COMPRESS, DECOMPRESS or NOTIFY; addr names it. */
+/*
+ * One system page of COMPRESS, DECOMPRESS or NOTIFY; addr names it, asid
+ * is the owner the command acts for. NOTIFY acts on every owner's pages.
+ */
 static bool vmgpu_compress_page(VmgpuState *s, uint16_t opcode,
                                 uint16_t flags, uint64_t addr, uint64_t page,
-                                VmgpuMemError *err)
+                                uint32_t asid, VmgpuMemError *err)
 {
-    bool compressed = vmgpu_compressed(s, page);
+    uint32_t owner;
+    bool compressed = vmgpu_compressed(s, page, &owner);
 
     switch (opcode) {
     case VMGPU_OP_COMPRESS:
+        /* Compressed for another ASID, it stays theirs (raw to this one). */
         if (compressed) {
             return true;
+        }
+        if (asid && vmgpu_compress_owned(s, asid) >= s->compress_quota) {
+            qemu_log_mask(LOG_GUEST_ERROR,
+                          "vmgpu: COMPRESS at 0x%" PRIx64 ": ASID %u owns %u "
+                          "compressed pages, its quota\n",
+                          addr, asid, s->compress_quota);
+            trace_vmgpu_compress_quota(page, asid, s->compress_quota);
+            return vmgpu_compress_fail(err, VMGPU_ERR_RANGE, addr);
         }
         if (g_hash_table_size(s->compressed) >= s->compress_pages) {
             qemu_log_mask(LOG_GUEST_ERROR,
@@ -204,11 +296,11 @@ static bool vmgpu_compress_page(VmgpuState *s, uint16_t opcode,
         if (!vmgpu_compress_recode(s, page, err)) {
             return false;
         }
-        vmgpu_compress_add(s, page);
+        vmgpu_compress_add(s, page, asid);
         trace_vmgpu_compress_page(page, true);
         return true;
     case VMGPU_OP_DECOMPRESS:
-        if (!compressed) {
+        if (!compressed || owner != asid) {
             return true;
         }
         if (!vmgpu_compress_recode(s, page, err)) {
@@ -305,9 +397,13 @@ VmgpuCmdStatus vmgpu_compress_exec(VmgpuState *s, unsigned ring,
     /* Every command here may rewrite its pages but IOMMU_UNMAP alone. */
     bool rewrite = opcode != VMGPU_OP_NOTIFY ||
                    (flags & VMGPU_NOTIFY_FLAG_EVICTION);
+    uint32_t asid = 0;
 
     if (!vmgpu_compress_check(s, c, err)) {
         return VMGPU_CMD_FAILED;
+    }
+    if (le32_to_cpu(c->addr.space) == VMGPU_SPACE_VIRTUAL) {
+        asid = s->vms[le32_to_cpu(c->addr.vm)].asid;
     }
     if (!*done) {
         trace_vmgpu_compress_cmd(ring, vmgpu_compress_name(opcode),
@@ -324,7 +420,7 @@ VmgpuCmdStatus vmgpu_compress_exec(VmgpuState *s, unsigned ring,
         }
         if (system &&
             !vmgpu_compress_page(s, opcode, flags, addr + *done,
-                                 bus & ~VMGPU_PAGE_MASK, err)) {
+                                 bus & ~VMGPU_PAGE_MASK, asid, err)) {
             return VMGPU_CMD_FAILED;
         }
         *done += VMGPU_PAGE_SIZE;

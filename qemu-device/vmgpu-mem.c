@@ -60,7 +60,8 @@ static bool vmgpu_gart_translate(VmgpuState *s, uint64_t offset,
 
 static bool vmgpu_mem_page_rw(VmgpuState *s, uint32_t space, uint64_t addr,
                               void *buf, uint32_t len, bool write,
-                              VmgpuAccess access, VmgpuMemError *err);
+                              VmgpuAccess access, uint32_t asid,
+                              VmgpuMemError *err);
 
 /*
  * Walk VM vm's 4-level page table for va. Every level's entry says in which
@@ -89,7 +90,7 @@ static bool vmgpu_vm_translate(VmgpuState *s, uint32_t vm, uint64_t va,
 
         if (!vmgpu_mem_page_rw(s, table_space, table + index * sizeof(pte),
                                &pte, sizeof(pte), false,
-                               VMGPU_ACCESS_COHERENT, err)) {
+                               VMGPU_ACCESS_COHERENT, 0, err)) {
             return false;
         }
         pte = le64_to_cpu(pte);
@@ -137,11 +138,13 @@ bool vmgpu_mem_bus_rw(VmgpuState *s, uint64_t bus, void *buf, uint32_t len,
 /*
  * Access len bytes at (space, addr); len never crosses a 4 KiB boundary of
  * addr, so one translation covers it. Only a coherent access goes straight
- * to memory; a data access meets the cache and the compression state.
+ * to memory; a data access meets the cache and the compression state, as
+ * the VM whose ASID is asid sees it.
  */
 static bool vmgpu_mem_page_rw(VmgpuState *s, uint32_t space, uint64_t addr,
                               void *buf, uint32_t len, bool write,
-                              VmgpuAccess access, VmgpuMemError *err)
+                              VmgpuAccess access, uint32_t asid,
+                              VmgpuMemError *err)
 {
     dma_addr_t bus = addr;
 
@@ -167,7 +170,8 @@ static bool vmgpu_mem_page_rw(VmgpuState *s, uint32_t space, uint64_t addr,
             return false;
         }
         if (access != VMGPU_ACCESS_COHERENT && access != VMGPU_ACCESS_UNCACHED) {
-            return vmgpu_compress_rw(s, bus, buf, len, write, access, err);
+            return vmgpu_compress_rw(s, bus, buf, len, write, access, asid,
+                                     err);
         }
         return vmgpu_mem_dma(s, bus, buf, len, write, err);
     }
@@ -193,6 +197,10 @@ static bool vmgpu_mem_access(VmgpuState *s, const struct vmgpu_addr *a,
 {
     uint32_t space = le32_to_cpu(a->space);
     uint64_t addr = le64_to_cpu(a->addr) + offset;
+    uint32_t vm = le32_to_cpu(a->vm);
+    /* A VM out of range faults in the walk below. */
+    uint32_t asid = space == VMGPU_SPACE_VIRTUAL && vm < VMGPU_MAX_VMS ?
+                    s->vms[vm].asid : 0;
     uint8_t *p = buf;
 
     while (len) {
@@ -201,13 +209,13 @@ static bool vmgpu_mem_access(VmgpuState *s, const struct vmgpu_addr *a,
         uint64_t page_addr = addr;
 
         if (space == VMGPU_SPACE_VIRTUAL &&
-            !vmgpu_vm_translate(s, le32_to_cpu(a->vm), addr, write,
-                                &page_space, &page_addr, err)) {
+            !vmgpu_vm_translate(s, vm, addr, write, &page_space, &page_addr,
+                                err)) {
             trace_vmgpu_mem_fault(space, addr, err->code);
             return false;
         }
         if (!vmgpu_mem_page_rw(s, page_space, page_addr, p, chunk, write,
-                               access, err)) {
+                               access, asid, err)) {
             trace_vmgpu_mem_fault(space, addr, err->code);
             return false;
         }

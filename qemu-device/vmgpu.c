@@ -132,6 +132,21 @@ static bool vmgpu_vm_reg_read(VmgpuState *s, hwaddr addr, uint32_t *val)
     return false;
 }
 
+/*
+ * VM_ASID(v): whose compressed pages VIRTUAL accesses through VM v decode.
+ * Written before CTRL; the paging VM's is 0 for good.
+ */
+static const char *vmgpu_vm_asid_write(VmgpuState *s, unsigned vm,
+                                       uint32_t val)
+{
+    if (vm == VMGPU_VM_PAGING) {
+        return "the paging VM's ASID is 0";
+    }
+    s->vms[vm].asid = val;
+    trace_vmgpu_vm_asid(vm, val);
+    return NULL;
+}
+
 static const char *vmgpu_vm_reg_write(VmgpuState *s, hwaddr addr, uint32_t val)
 {
     VmgpuVm *vm = &s->vms[(addr - VMGPU_REG_VM(0)) / 0x10];
@@ -217,6 +232,12 @@ static bool vmgpu_reg_read(VmgpuState *s, hwaddr addr, uint32_t *val)
     case VMGPU_REG_CACHE_MODE:
         *val = s->cache_mode;
         return true;
+    case VMGPU_REG_COMPRESS_PAGES:
+        *val = s->compress_pages;
+        return true;
+    case VMGPU_REG_COMPRESS_QUOTA:
+        *val = s->compress_quota;
+        return true;
     case VMGPU_REG_INT_STATUS:
         *val = s->int_status;
         return true;
@@ -250,6 +271,10 @@ static bool vmgpu_reg_read(VmgpuState *s, hwaddr addr, uint32_t *val)
     }
     if (addr >= VMGPU_REG_VM(0) && addr < VMGPU_REG_VM(VMGPU_MAX_VMS)) {
         return vmgpu_vm_reg_read(s, addr, val);
+    }
+    if (addr >= VMGPU_REG_VM_ASID(0) && addr < VMGPU_REG_VM_ASID(VMGPU_MAX_VMS)) {
+        *val = s->vms[(addr - VMGPU_REG_VM_ASID(0)) / 4].asid;
+        return true;
     }
     if (addr >= VMGPU_REG_RING(0) && addr < VMGPU_REG_RING(VMGPU_MAX_RINGS)) {
         bool ok;
@@ -330,6 +355,25 @@ static void vmgpu_reg_write(VmgpuState *s, hwaddr addr, uint32_t val)
         }
         return;
     }
+    case VMGPU_REG_COMPRESS_QUOTA:
+        if (val > s->compress_pages) {
+            vmgpu_bad_register(s, addr, val, "quota above COMPRESS_PAGES");
+            return;
+        }
+        s->compress_quota = val;
+        return;
+    case VMGPU_REG_COMPRESS_FORGET:
+        vmgpu_compress_forget(s, val);
+        return;
+    }
+    if (addr >= VMGPU_REG_VM_ASID(0) && addr < VMGPU_REG_VM_ASID(VMGPU_MAX_VMS)) {
+        const char *why = vmgpu_vm_asid_write(s, (addr - VMGPU_REG_VM_ASID(0)) / 4,
+                                              val);
+
+        if (why) {
+            vmgpu_bad_register(s, addr, val, why);
+        }
+        return;
     }
     if (addr >= VMGPU_REG_VM(0) && addr < VMGPU_REG_VM(VMGPU_MAX_VMS)) {
         const char *why = vmgpu_vm_reg_write(s, addr, val);

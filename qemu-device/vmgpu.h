@@ -45,6 +45,7 @@ typedef struct VmgpuVm {
     uint32_t root_space;        /* enum vmgpu_space of the root */
     bool enabled;
     uint32_t generation;        /* VMGPU_VM_GENERATION: CTRL writes */
+    uint32_t asid;              /* VMGPU_REG_VM_ASID: owner of compression */
 } VmgpuVm;
 
 typedef struct VmgpuMemError {
@@ -143,7 +144,9 @@ struct VmgpuState {
     VmgpuCache cache;
 
     /* Compression: the set of compressed bus pages (vmgpu-compress.c) */
-    GHashTable *compressed;     /* &bus -> the same key */
+    GHashTable *compressed;     /* &bus -> owner ASID */
+    GHashTable *compress_owned; /* ASID other than 0 -> pages it owns */
+    uint32_t compress_quota;    /* VMGPU_REG_COMPRESS_QUOTA */
 
     /* DMA goes through an IOMMU (VMGPU_CAP_IOMMU_DMA), known at realize */
     bool iommu_dma;
@@ -231,7 +234,9 @@ void vmgpu_compress_init(VmgpuState *s);
 void vmgpu_compress_exit(VmgpuState *s);
 void vmgpu_compress_reset(VmgpuState *s);
 bool vmgpu_compress_rw(VmgpuState *s, uint64_t bus, void *buf, uint32_t len,
-                       bool write, VmgpuAccess access, VmgpuMemError *err);
+                       bool write, VmgpuAccess access, uint32_t asid,
+                       VmgpuMemError *err);
+void vmgpu_compress_forget(VmgpuState *s, uint32_t asid);
 VmgpuCmdStatus vmgpu_compress_exec(VmgpuState *s, unsigned ring,
                                    const struct vmgpu_cmd_range *c,
                                    uint64_t *done, uint64_t *budget,

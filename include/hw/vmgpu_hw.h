@@ -38,7 +38,7 @@ typedef uint64_t vmgpu_le64;
 #define VMGPU_MMIO_SIZE			0x20000
 #define VMGPU_MAGIC			0x55504756	/* "VGPU" */
 #define VMGPU_VERSION_MAJOR		1
-#define VMGPU_VERSION_MINOR		4
+#define VMGPU_VERSION_MINOR		5
 
 /* Page sizes the device understands. */
 #define VMGPU_PAGE_SHIFT		12
@@ -313,6 +313,18 @@ enum vmgpu_opcode {
  */
 #define VMGPU_COMPRESS_XOR		0x5a5ac0deu
 #define VMGPU_COMPRESS_MAX_PAGES	65536
+
+/*
+ * Owners (v1.5). Each compressed page belongs to the address space that
+ * compressed it: the ASID of the VM a VIRTUAL address named (VMGPU_REG_VM_ASID),
+ * 0 for a physical address. A VIRTUAL access decodes only pages its VM's
+ * ASID owns; to every other VM the page is raw. An ASID other than 0 owns
+ * at most COMPRESS_QUOTA pages; FORGET drops every page an ASID owns.
+ */
+#define VMGPU_REG_COMPRESS_PAGES	0x0084	/* RO: capacity of the set */
+#define VMGPU_REG_COMPRESS_QUOTA	0x0088	/* RW: pages per ASID != 0 */
+#define VMGPU_REG_COMPRESS_FORGET	0x008c	/* WO: an ASID */
+#define VMGPU_REG_VM_ASID(v)		(0x0900 + (v) * 4)	/* RW, v != 0 */
 
 /* Filled into discarded ranges so that reliance on them shows. */
 #define VMGPU_DISCARD_PATTERN		0xd15ca4deu

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 """Device-level tests of contract v1.3: the compression state, COMPRESS,
-DECOMPRESS, NOTIFY and CAP_IOMMU_DMA. vmgpu_device_test.py runs them.
+DECOMPRESS, NOTIFY and CAP_IOMMU_DMA; v1.5: owners (VM_ASID), the quota
+and FORGET. vmgpu_device_test.py runs them.
 
 Each test starts from a RESET of the shared device (an empty compressed
 set) or starts its own QEMU: noncoherent=on for the cache, an intel-iommu
@@ -10,7 +11,7 @@ import contextlib
 import struct
 
 from vmgpu_qtest import (
-    DEVICE_ARGS, HW, VRAM_BAR, Device, QTest, ack_errors, addr,
+    DEVICE_ARGS, HW, MMIO, VRAM_BAR, Device, QTest, ack_errors, addr,
     build_page_table, cmd_fill, cmd_range, cmd_transfer, enable_vm, expect_halt, map_gart,
     pattern_bytes, run_qemu, system_reset)
 from vmgpu_cache_test import (
@@ -419,6 +420,73 @@ def test_compress_capacity(qt, dev):
         assert "compress-pages must be" in proc.stderr, proc.stderr
 
 
+def set_asid(qt, vm, asid):
+    qt.writel(MMIO + HW["VMGPU_REG_VM_ASID0"] + 4 * vm, asid)
+
+
+def expect_asid_register_error(qt, dev, reg, val, logged):
+    ack_errors(dev)
+    before = qt.guest_log().count(logged)
+    qt.writel(MMIO + reg, val)
+    assert dev.reg("VMGPU_REG_ERROR_CODE") == HW["VMGPU_ERR_REGISTER"], f"{val:#x} accepted"
+    assert dev.reg("VMGPU_REG_ERROR_SLOT") == reg
+    assert qt.guest_log().count(logged) == before + 1, f"not logged: {logged}"
+    ack_errors(dev)
+
+
+def test_compress_owners_quota_forget(qt, dev):
+    # Two address spaces (ASIDs 7 and 8) map the same two pages. A page is
+    # decoded only for its owner; the quota stops one ASID, not the other;
+    # FORGET drops an ASID's pages; RESET restores quota and ASIDs.
+    data = pattern_bytes(74, 3 * PAGE)
+    with own_device(qt, ",compress-pages=4") as (oqt, odev):
+        assert odev.reg("VMGPU_REG_COMPRESS_PAGES") == 4
+        assert odev.reg("VMGPU_REG_COMPRESS_QUOTA") == 4, "the quota is not the capacity"
+        oqt.write(page(40), data)
+        both = [("SYSTEM", page(40)), ("SYSTEM", page(41)), ("SYSTEM", page(42))]
+        map_vm(odev, 1, VM1_ROOT, VA1, both)
+        map_vm(odev, 2, VM1_ROOT + 0x4000, VA1, both)
+        set_asid(oqt, 1, 7)
+        set_asid(oqt, 2, 8)
+        assert oqt.readl(MMIO + HW["VMGPU_REG_VM_ASID0"] + 4) == 7
+        run(odev, compress("VIRTUAL", VA1, PAGE, 1))
+        assert oqt.read(page(40), PAGE) == encode(data[:PAGE])
+        assert virt_reads(odev, VA1, 1) == data[:PAGE], "not decoded for its owner"
+        assert virt_reads(odev, VA1, 2) == encode(data[:PAGE]), "decoded for another ASID"
+        # Another ASID's DECOMPRESS and COMPRESS leave the page as it is.
+        run(odev, decompress("VIRTUAL", VA1, PAGE, 2), compress("VIRTUAL", VA1, PAGE, 2))
+        assert oqt.read(page(40), PAGE) == encode(data[:PAGE]), "another ASID changed it"
+        assert virt_reads(odev, VA1, 1) == data[:PAGE]
+
+        odev.reg_write("VMGPU_REG_COMPRESS_QUOTA", 1)
+        before = oqt.guest_log().count("its quota")
+        assert halt_and_resume(odev, compress("VIRTUAL", VA1 + PAGE, PAGE, 1)) == \
+            (HW["VMGPU_ERR_RANGE"], VA1 + PAGE), "COMPRESS past the quota"
+        assert oqt.guest_log().count("its quota") == before + 1, "quota not logged"
+        assert oqt.read(page(41), PAGE) == data[PAGE:2 * PAGE]
+        # ASID 8 owns nothing yet; physical COMPRESS (ASID 0) has no quota.
+        run(odev, compress("VIRTUAL", VA1 + PAGE, PAGE, 2), compress("SYSTEM", page(42), PAGE))
+        assert virt_reads(odev, VA1 + PAGE, 2) == data[PAGE:2 * PAGE]
+        assert virt_reads(odev, VA1 + 2 * PAGE, 1) == encode(data[2 * PAGE:]), \
+            "a physical COMPRESS decoded for an ASID"
+
+        # FORGET 7: its page is raw to everyone and its quota free again.
+        odev.reg_write("VMGPU_REG_COMPRESS_FORGET", 7)
+        assert virt_reads(odev, VA1, 1) == encode(data[:PAGE]), "FORGET kept the page"
+        assert virt_reads(odev, VA1 + PAGE, 2) == data[PAGE:2 * PAGE], "FORGET took ASID 8's"
+        run(odev, cmd_fill(addr("SYSTEM", page(40)), PAGE, 0x40),
+            compress("VIRTUAL", VA1, PAGE, 1))
+        assert oqt.read(page(40), PAGE) == encode(words(0x40)), "quota not given back"
+
+        expect_asid_register_error(oqt, odev, HW["VMGPU_REG_COMPRESS_QUOTA"], 5,
+                                   "quota above COMPRESS_PAGES")
+        expect_asid_register_error(oqt, odev, HW["VMGPU_REG_VM_ASID0"], 3,
+                                   "the paging VM's ASID is 0")
+        odev.setup()
+        assert odev.reg("VMGPU_REG_COMPRESS_QUOTA") == 4, "RESET kept the quota"
+        assert oqt.readl(MMIO + HW["VMGPU_REG_VM_ASID0"] + 4) == 0, "RESET kept the ASID"
+
+
 def snapshot(dev, words_at):
     """Memory words at words_at, then ring 0's STATUS and HEAD, in one
     batch: no engine slice runs in between."""
@@ -532,4 +600,5 @@ TESTS = [
     test_notify_noncoherent, test_notify_writeback_fault, test_compress_on_user_rings,
     test_compress_notify_bad_fields, test_notify_vm_fault, test_compress_capacity,
     test_compress_notify_slices, test_compress_reset_drops_set, test_iommu_dma_cap,
+    test_compress_owners_quota_forget,
 ]
