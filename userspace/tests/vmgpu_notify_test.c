@@ -13,6 +13,8 @@
  * the device asks for: VMGPU_PAGING_VA_MB), and never for an eviction from
  * a memory segment. NotifyIoMmuUnmap comes only when the device uses the
  * IOMMU addressing model (VMGPU_IOMMU), before the pages are unmapped.
+ * Compression state belongs to the address space: one process gets half
+ * of the device's set at most.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
@@ -676,6 +679,73 @@ TEST_F_TIMEOUT(notify, paging_ops_in_chunks_of_the_paging_va, 120)
 	ASSERT_EQ(1, segment_of(bo));
 	EXPECT_EQ(5, paging_chunks(VMGPU_OP_TRANSFER, size));
 	vmgpu_bo_unref(bo);
+}
+
+/*
+ * Another process's compression, in its own address space: 0 if its
+ * COMPRESS worked (its CPU then sees the encoding), else a step number.
+ */
+static int compress_in_other_process(uint64_t size)
+{
+	FIXTURE_DATA(notify) other = { 0 };
+	vmgpu_bo *bo = NULL;
+	uint32_t *cpu;
+	int ret = 1;
+
+	if (vmgpu_device_open(&other.dev) || vmgpu_query_device(other.dev, &other.info))
+		return ret;
+	other.aperture = vmgpu_test_aperture(other.dev);
+	if (!vmgpu_context_create(other.dev, DRM_VMGPU_ENGINE_GPU_VA0, &other.ctx) &&
+	    !create_mapped(&other, size, 0, 0, &bo, &cpu)) {
+		cpu_fill(cpu, size);
+		ret = cache_sync(&other, bo, DRM_VMGPU_CACHE_SYNC_TO_DEVICE, size) ? 2 :
+		      gpu_range(&other, VMGPU_OP_COMPRESS, size) ? 3 :
+		      cache_sync(&other, bo, DRM_VMGPU_CACHE_SYNC_TO_CPU, size) ? 4 :
+		      cpu_differs(cpu, size, VMGPU_COMPRESS_XOR) ? 5 : 0;
+	}
+	vmgpu_bo_unref(bo);
+	vmgpu_context_unref(other.ctx);
+	vmgpu_device_unref(other.dev);
+	return ret;
+}
+
+/*
+ * One process cannot take the device's whole compressed-page set for
+ * itself (DOC: compression owners): a job compressing as much as the set
+ * holds stops at its address space's quota, half of it, and another
+ * process's COMPRESS still works.
+ */
+TEST_F_TIMEOUT(notify, one_process_cannot_fill_the_compressed_set, 180)
+{
+	const uint64_t whole = VMGPU_COMPRESS_MAX_PAGES * PAGE, small = 64 * 1024;
+	uint64_t half_words = whole / 2 / 4, last_of_half = half_words - 1;
+	vmgpu_bo *bo;
+	uint32_t *cpu;
+	int status;
+	pid_t pid;
+
+	ASSERT_EQ(0, create_mapped(self, whole, 0, 0, &bo, &cpu));
+	/* Only the two pages at the boundary: 65536 CPU faults are slow. */
+	cpu[last_of_half] = (uint32_t)vmgpu_test_word(0x0071f1, last_of_half);
+	cpu[half_words] = (uint32_t)vmgpu_test_word(0x0071f1, half_words);
+	ASSERT_EQ(0, cache_sync(self, bo, DRM_VMGPU_CACHE_SYNC_TO_DEVICE, whole));
+	ASSERT_EQ(0, gpu_range(self, VMGPU_OP_COMPRESS, whole));
+	ASSERT_EQ(0, cache_sync(self, bo, DRM_VMGPU_CACHE_SYNC_TO_CPU, whole));
+	/* The last page of the first half encoded, the first of the rest not. */
+	EXPECT_EQ((uint32_t)vmgpu_test_word(0x0071f1, last_of_half) ^ VMGPU_COMPRESS_XOR,
+		  cpu[last_of_half]) TH_LOG("the quota's pages not compressed");
+	EXPECT_EQ((uint32_t)vmgpu_test_word(0x0071f1, half_words), cpu[half_words])
+		TH_LOG("compressed past the quota");
+
+	fflush(stdout);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(compress_in_other_process(small));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
+		TH_LOG("the other process's COMPRESS failed at step %d", WEXITSTATUS(status));
+	destroy(self->dev, bo);
 }
 
 TEST_HARNESS_MAIN

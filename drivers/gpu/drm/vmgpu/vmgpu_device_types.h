@@ -7,6 +7,7 @@
 
 #include <linux/atomic.h>
 #include <linux/gpu_buddy.h>
+#include <linux/idr.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
@@ -335,6 +336,8 @@ struct vmgpu_device {
 	struct mutex vms_lock;
 	/** @vms_unplugged: the device is gone: no new table is mapped. */
 	bool vms_unplugged;
+	/** @asids: the ASIDs of live spaces (&vmgpu_vm.asid). */
+	struct ida asids;
 	/**
 	 * @wq: deferred unmaps of destroyed allocations. Each work item holds
 	 * its VM, and so the DRM device: it goes with the last reference.

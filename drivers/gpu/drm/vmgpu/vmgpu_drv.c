@@ -90,7 +90,7 @@ static const struct drm_driver vmgpu_drm_driver = {
 	.name = DRIVER_NAME,
 	.desc = DRIVER_DESC,
 	.major = 1,
-	.minor = 4,
+	.minor = 5,
 };
 
 static bool vmgpu_noncoherent = true;
@@ -103,7 +103,10 @@ static int vmgpu_hw_init(struct vmgpu_device *vdev)
 	u32 magic = vmgpu_read32(vdev, VMGPU_REG_MAGIC);
 
 	vdev->hw_version = vmgpu_read32(vdev, VMGPU_REG_VERSION);
-	/* 1.4: user jobs start with SET_VM, which older devices refuse. */
+	/*
+	 * 1.4: user jobs start with SET_VM, which older devices refuse;
+	 * 1.5: compression owners (DOC: compression owners).
+	 */
 	if (magic != VMGPU_MAGIC ||
 	    vdev->hw_version >> 16 != VMGPU_VERSION_MAJOR ||
 	    (vdev->hw_version & 0xffff) < VMGPU_VERSION_MINOR) {

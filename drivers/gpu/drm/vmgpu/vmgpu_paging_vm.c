@@ -149,7 +149,7 @@ int vmgpu_paging_vm_init(struct vmgpu_device *vdev)
 	ret = vmgpu_paging_vm_build(vdev, VMGPU_PT_LEVELS - 1, 0, &root);
 	if (ret)
 		return ret;
-	vmgpu_vm_id_program(vdev, VMGPU_VM_PAGING, root);
+	vmgpu_vm_id_program(vdev, VMGPU_VM_PAGING, root, 0);
 	drm_dbg_driver(&vdev->drm, "paging process GPU VA: %llu KiB, %u page tables\n",
 		       pvm->size >> 10, leaves);
 	return 0;

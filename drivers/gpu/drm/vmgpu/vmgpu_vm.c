@@ -6,6 +6,7 @@
 #include <linux/dma-fence-unwrap.h>
 #include <linux/dma-mapping.h>
 #include <linux/dma-resv.h>
+#include <linux/idr.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/workqueue.h>
@@ -654,6 +655,35 @@ int vmgpu_vm_bind(struct vmgpu_vm *vm, struct drm_file *file,
  */
 static struct workqueue_struct *vmgpu_vm_free_wq;
 
+/**
+ * DOC: compression owners
+ *
+ * User jobs may COMPRESS their pages (device state the seed's allocation
+ * notifications exist for). The device keeps that state per page, for an
+ * owner: the ASID of the device VM the command went through, which the
+ * driver writes when it lends a slot to a space. Each space has its own
+ * ASID, so a slot lent on keeps no state for the next owner, and one
+ * space's pages are raw to every other: state a page keeps after leaving
+ * the device without a notification (freed, swapped out and in) is never
+ * seen by the next owner of the page. Each ASID owns at most half of the
+ * device's set (COMPRESS_QUOTA, written at probe), so one process cannot
+ * fill it for the others; two can. When the space goes, its jobs done,
+ * the device forgets all its pages (COMPRESS_FORGET) and the ASID is free.
+ */
+#define VMGPU_COMPRESS_SHARES	2
+
+static void vmgpu_vm_forget_compression(struct vmgpu_vm *vm)
+{
+	struct vmgpu_device *vdev = vm->vdev;
+	int idx;
+
+	if (drm_dev_enter(&vdev->drm, &idx)) {
+		vmgpu_write32(vdev, VMGPU_REG_COMPRESS_FORGET, vm->asid);
+		drm_dev_exit(idx);
+	}
+	ida_free(&vdev->asids, vm->asid);
+}
+
 static void vmgpu_vm_free_work(struct work_struct *work)
 {
 	struct vmgpu_vm *vm = container_of(work, struct vmgpu_vm, free_work);
@@ -665,6 +695,7 @@ static void vmgpu_vm_free_work(struct work_struct *work)
 		dma_fence_wait(vm->pt_fence, false);
 		dma_fence_put(vm->pt_fence);
 	}
+	vmgpu_vm_forget_compression(vm);
 	/*
 	 * Under the list lock: either unplug unmapped the tables already, or
 	 * it waits for this, while the device is still bound.
@@ -710,6 +741,13 @@ struct vmgpu_vm *vmgpu_vm_create(struct vmgpu_device *vdev)
 	vm = kzalloc(sizeof(*vm), GFP_KERNEL);
 	if (!vm)
 		return ERR_PTR(-ENOMEM);
+	ret = ida_alloc_min(&vdev->asids, 1, GFP_KERNEL);
+	if (ret < 0) {
+		kfree(vm);
+		return ERR_PTR(ret);
+	}
+	vm->asid = ret;
+	ret = -ENOMEM;
 	vm->vdev = vdev;
 	vm->hw_id = -1;
 	INIT_LIST_HEAD(&vm->slot_link);
@@ -741,6 +779,7 @@ err_vm:
 	drm_dev_put(&vdev->drm);
 	mutex_destroy(&vm->pt_lock);
 	mutex_destroy(&vm->lock);
+	ida_free(&vdev->asids, vm->asid);
 	kfree(vm);
 	return ERR_PTR(ret);
 }
@@ -831,6 +870,12 @@ static void vmgpu_vm_wq_destroy(struct drm_device *drm, void *wq)
 	destroy_workqueue(wq);
 }
 
+/* With the last DRM reference, which every space holds. */
+static void vmgpu_vm_asids_destroy(struct drm_device *drm, void *asids)
+{
+	ida_destroy(asids);
+}
+
 /**
  * vmgpu_vm_init() - find out how many device VMs there are, set up the
  * list of VMs and the deferred-unmap queue
@@ -850,6 +895,13 @@ int vmgpu_vm_init(struct vmgpu_device *vdev)
 		return -ENODEV;
 	}
 	ret = vmgpu_vm_id_init(vdev);
+	if (ret)
+		return ret;
+	/* A share of the compressed-page set for each space (DOC above). */
+	vmgpu_write32(vdev, VMGPU_REG_COMPRESS_QUOTA,
+		      vmgpu_read32(vdev, VMGPU_REG_COMPRESS_PAGES) / VMGPU_COMPRESS_SHARES);
+	ida_init(&vdev->asids);
+	ret = drmm_add_action_or_reset(&vdev->drm, vmgpu_vm_asids_destroy, &vdev->asids);
 	if (ret)
 		return ret;
 	INIT_LIST_HEAD(&vdev->vms);

@@ -43,10 +43,14 @@
  * @vdev: the device
  * @id: the device VM
  * @root: bus address of its level-3 table, in system memory
+ * @asid: the space's ASID, whose compressed pages the device VM decodes
+ *	  (DOC: compression owners); ignored for the paging VM, whose is 0
  */
-void vmgpu_vm_id_program(struct vmgpu_device *vdev, u32 id, dma_addr_t root)
+void vmgpu_vm_id_program(struct vmgpu_device *vdev, u32 id, dma_addr_t root, u32 asid)
 {
 	vmgpu_write32(vdev, VMGPU_REG_VM(id) + VMGPU_VM_CTRL, 0);
+	if (id != VMGPU_VM_PAGING)
+		vmgpu_write32(vdev, VMGPU_REG_VM_ASID(id), asid);
 	vmgpu_write32(vdev, VMGPU_REG_VM(id) + VMGPU_VM_ROOT_LO, lower_32_bits(root));
 	vmgpu_write32(vdev, VMGPU_REG_VM(id) + VMGPU_VM_ROOT_HI, upper_32_bits(root));
 	vmgpu_write32(vdev, VMGPU_REG_VM(id) + VMGPU_VM_CTRL, VMGPU_VM_CTRL_ENABLE |
@@ -113,7 +117,7 @@ static int vmgpu_vm_id_try(struct vmgpu_vm *vm, struct dma_fence **wait, u32 *co
 			slots->owner[id] = vm;
 			vm->hw_id = id;
 			list_add_tail(&vm->slot_link, &slots->lru);
-			vmgpu_vm_id_program(vdev, id, vm->root->bus);
+			vmgpu_vm_id_program(vdev, id, vm->root->bus, vm->asid);
 			return 0;
 		}
 	}

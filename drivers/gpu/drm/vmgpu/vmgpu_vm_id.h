@@ -12,7 +12,7 @@ struct vmgpu_device;
 struct vmgpu_vm;
 
 int vmgpu_vm_id_init(struct vmgpu_device *vdev);
-void vmgpu_vm_id_program(struct vmgpu_device *vdev, u32 id, dma_addr_t root);
+void vmgpu_vm_id_program(struct vmgpu_device *vdev, u32 id, dma_addr_t root, u32 asid);
 int vmgpu_vm_id_get(struct vmgpu_vm *vm, u32 *generation);
 void vmgpu_vm_id_put(struct vmgpu_vm *vm);
 void vmgpu_vm_id_release(struct vmgpu_vm *vm);

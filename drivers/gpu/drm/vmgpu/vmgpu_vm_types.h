@@ -47,6 +47,11 @@ struct vmgpu_vm {
 	 * VM 0, or -1 (DOC: device VM slots). Under &vmgpu_vm_slots.lock.
 	 */
 	int hw_id;
+	/**
+	 * @asid: the space's own name for the device's compression owners,
+	 * never 0 and unique while it lives (DOC: compression owners).
+	 */
+	u32 asid;
 	/** @pins: EXECs between taking @hw_id and pushing their job. */
 	u32 pins;
 	/** @slot_link: in &vmgpu_vm_slots.lru while it holds @hw_id. */
