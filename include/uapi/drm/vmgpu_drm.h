@@ -192,7 +192,8 @@ struct drm_vmgpu_query_device {
 	 * @paging_va_size: bytes of GPU virtual address space the paging
 	 * process maps allocations through (seed "Allocation notification");
 	 * notifications for larger allocations are sent in chunks of this
-	 * size.
+	 * size. At most 4 GiB, whatever the seed's rule gives: its page
+	 * tables stay resident.
 	 */
 	__u64 paging_va_size;
 	/**

@@ -48,7 +48,10 @@
  *   their compression state; then every paging operation submitted before
  *   is waited for, and only then are the pages unmapped. It replaces the
  *   whole-cache flush those pages would get otherwise (vmgpu_cache.c),
- *   which is still done if the notification fails.
+ *   which is still done if the notification fails. It too maps the pages
+ *   into the paging process GPU VA, which the seed lists for
+ *   NotifyEviction only: the device's one NOTIFY command names pages
+ *   through VM 0 for both (a deviation, memory-management.rst).
  *
  * Each notification follows the seed's steps, in chunks of at most the
  * paging process GPU VA size (DOC: paging process GPU VA): one job on the

@@ -30,7 +30,9 @@
  *   raw, and the GPU may still use it in the aperture segment.
  * - Moved out for the CPU (a lock or a fault that found no host-aperture
  *   room, or any eviction while it is locked, so that the lock does not
- *   notice), it is unswizzled on the way (TRANSFER_FLAG_UNSWIZZLE); the
+ *   notice: the seed's case 3 where its note says case 2, a deviation
+ *   that spares a page-in under the pressure that evicted it), it is
+ *   unswizzled on the way (TRANSFER_FLAG_UNSWIZZLE); the
  *   CPU then maps its system pages directly, and the GPU cannot use it
  *   there: any GPU use (EXEC, the physical engine's list, MakeResident)
  *   pages it into a memory segment with TRANSFER_FLAG_SWIZZLE.
