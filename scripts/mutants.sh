@@ -25,6 +25,7 @@ MUTANTS=(
 	"gart-wrong-entry%%vmgpu_gart.c%%s/cpu_to_le64\(\(tt->dma_address\[i\]/cpu_to_le64((tt->dma_address[i ^ 1]/%%rebar%%vmgpu_evict_test/evict.physical_allocations_move_through_aperture"
 	"gart-evicts-unmapped%%vmgpu_gart.c%%s/\tif \(!place->lpfn\)\n\t\treturn true;\n/\treturn true;\n/%%rebar%%vmgpu_evict_test/evict.aperture_pressure"
 	"compress-quota-unset%%vmgpu_vm.c%%s/\tvmgpu_write32\(vdev, VMGPU_REG_COMPRESS_QUOTA,\n[^\n]*\n//%%rebar%%vmgpu_notify_test/notify.one_process_cannot_fill_the_compressed_set"
+	"pt-fill-cached%%vmgpu_vm.c%%s/\t\t\t\tcmd.fill.hdr.flags = cpu_to_le16\(VMGPU_FILL_FLAG_COHERENT\);\n//%%noncoherent%%vmgpu_coherency_test/coh.unmapped_entries_stay_unmapped_under_moves"
 	"system-limit-ignored%%vmgpu_gart.c%%s/\tif \(ttm_resource_manager_usage\(man\) > man->size\) \{/\tif (false) {/%%rebar%%vmgpu_system_limit_test/limit.resident_beyond_the_limit_evicts_lru"
 	"unmapped-never-swapped%%vmgpu_gart.c%%s/\tif \(!place->lpfn\)\n\t\treturn true;/\tif (!place->lpfn)\n\t\treturn drm_mm_node_allocated(\&gres->node);/%%rebar%%vmgpu_system_limit_test/limit.idle_system_allocations_swap_out"
 	"no-top-down%%vmgpu_bo.c%%s/visible \? flags \| TTM_PL_FLAG_TOPDOWN : flags/flags/%%norebar%%vmgpu_alloc_test/alloc.top_down_beyond_the_bar"

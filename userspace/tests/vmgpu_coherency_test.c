@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "kselftest_harness.h"
 #include "vmgpu_submit.h"
@@ -165,6 +166,99 @@ TEST_F(coh, bad_arguments)
 	args.num_ops = 1;
 	args.flags = 1;
 	EXPECT_EQ(-EINVAL, vmgpu_test_ioctl(self->dev, DRM_IOCTL_VMGPU_GEM_CACHE_SYNC, &args));
+}
+
+/*
+ * Issue 17, item 3: the paging ring's invalidation of a user page table
+ * must never go through the non-coherent cache. If it did, its line of
+ * the whole table page would hold the entries as they were, and writing
+ * it back would bring back an entry the CPU cleared in between: a job
+ * through an unmapped address would reach the pages that were there.
+ *
+ * The window is stretched: the allocation evicted (moved) is mapped at
+ * RACE_LEAVES addresses, one leaf table each, the first in the leaf that
+ * also maps the victim, so that its move starts with that many
+ * invalidation Fills, the victim's leaf first. Each round opens the gate
+ * that held the move and unmaps the victim a little later each time; a
+ * job through the victim's address must then fault.
+ */
+/* Within one level-1 table and the VM's 512 tables; fewer than cache lines. */
+#define RACE_LEAVES	480
+#define RACE_ROUNDS	24
+#define LEAF_SPAN	(2ull << 20)
+#define RACE_VA		0x700000000ull
+#define VICTIM_VA	(RACE_VA + SIZE)
+
+/*
+ * A job reading through the victim's address: 1 if it did, 0 if it
+ * faulted (its context is then guilty: the next submission is refused).
+ */
+static int probe_reaches(FIXTURE_DATA(coh) *self)
+{
+	const union vmgpu_cmd read = cmd_transfer(VICTIM_VA, SYS_VA + 128, 4);
+	const union vmgpu_cmd nop = cmd_nop(0);
+	vmgpu_context *probe;
+	int ret;
+
+	ret = vmgpu_context_create(self->dev, DRM_VMGPU_ENGINE_GPU_VA0, &probe);
+	if (ret)
+		return ret;
+	ret = run(probe, vmgpu_device_fd(self->dev), &read, 1);
+	if (!ret) {
+		ret = vmgpu_context_submit(probe, &nop, 1, NULL, 0, NULL, 0, NULL);
+		ret = ret == -ECANCELED ? 0 : ret ?: 1;
+	}
+	vmgpu_context_unref(probe);
+	return ret;
+}
+
+TEST_F_TIMEOUT(coh, unmapped_entries_stay_unmapped_under_moves, 240)
+{
+	const struct vmgpu_bo_create_info moved_info = {
+		.size = SIZE,
+		.segments = 1u << 1 | 1u << vmgpu_test_aperture(self->dev),
+		.preferred_segment = 1,
+	};
+	int fd = vmgpu_device_fd(self->dev);
+	vmgpu_bo *moved, *victim;
+	vmgpu_context *gate;
+	uint32_t round, k;
+	void *victim_cpu;
+
+	ASSERT_EQ(0, vmgpu_bo_create(self->dev, &moved_info, &moved));
+	for (k = 0; k < RACE_LEAVES; k++) {
+		ASSERT_EQ(0, vmgpu_vm_map(moved, 0, RACE_VA + k * LEAF_SPAN, SIZE, 0));
+	}
+	ASSERT_EQ(0, vmgpu_test_create_mappable(self->dev, 1, vmgpu_test_aperture(self->dev),
+						SIZE, &victim, &victim_cpu));
+	ASSERT_EQ(0, vmgpu_context_create(self->dev, DRM_VMGPU_ENGINE_GPU_VA0, &gate));
+
+	for (round = 1; round <= RACE_ROUNDS; round++) {
+		union vmgpu_cmd held[2] = {
+			cmd_wait(SYS_VA, round),
+			cmd_fill(RACE_VA, 4, round),
+		};
+		const struct timespec later = { .tv_nsec = (round - 1) * 250 * 1000 };
+		uint32_t syncobj;
+
+		ASSERT_EQ(0, vmgpu_bo_make_resident(moved));
+		ASSERT_EQ(0, vmgpu_bo_wait(moved, UINT64_MAX, 0));
+		ASSERT_EQ(0, vmgpu_vm_map(victim, 0, VICTIM_VA, SIZE, 0));
+		/* The move waits for the held job, which maps it everywhere. */
+		ASSERT_EQ(0, submit_signal(gate, fd, held, 2, &syncobj, NULL));
+		ASSERT_EQ(0, vmgpu_bo_evict(moved));
+		*(volatile uint64_t *)self->sys_cpu = round;
+		nanosleep(&later, NULL);
+		ASSERT_EQ(0, vmgpu_vm_unmap(self->dev, VICTIM_VA, SIZE));
+		ASSERT_EQ(0, wait_syncobj(fd, syncobj));
+		drmSyncobjDestroy(fd, syncobj);
+		ASSERT_EQ(0, vmgpu_bo_wait(moved, UINT64_MAX, 0));
+		ASSERT_EQ(0, probe_reaches(self))
+			TH_LOG("round %u: a job reached the unmapped address", round);
+	}
+	vmgpu_context_unref(gate);
+	vmgpu_bo_unref(victim);
+	vmgpu_bo_unref(moved);
 }
 
 TEST_HARNESS_MAIN
