@@ -273,6 +273,13 @@ TEST_F(destroy, assume_not_in_use_and_unmap_do_not_wait_for_paging)
 				 DESTROY_SIZE, &b, (void **)&b_cpu));
 	ASSERT_EQ(self->segment, segment_of(a));
 	ASSERT_EQ(self->segment, segment_of(b));
+	/*
+	 * Cleared and idle before the paging ring gets busy: mapping it waits
+	 * for nothing of its own, only for the queued invalidations.
+	 */
+	ASSERT_EQ(0, vmgpu_test_create_mappable(self->dev, self->segment, self->aperture,
+						DESTROY_SIZE, &c, (void **)&c_cpu));
+	ASSERT_EQ(0, vmgpu_bo_wait(c, UINT64_MAX, 0));
 	ASSERT_EQ(0, vmgpu_test_debugfs_write("inject_paging_delay", PAGING_BUSY_MS));
 	/* Queued behind the delay, with the Fills that invalidate the mappings. */
 	ASSERT_EQ(0, vmgpu_bo_evict(a));
@@ -285,8 +292,9 @@ TEST_F(destroy, assume_not_in_use_and_unmap_do_not_wait_for_paging)
 	ASSERT_EQ(0, vmgpu_vm_unmap(self->dev, VA_B, DESTROY_SIZE));
 	EXPECT_LT(now_ms() - start, DESTROY_MAX_MS);
 
-	ASSERT_EQ(0, make_mapped(self->dev, self->segment, self->aperture, VA_A,
-				 DESTROY_SIZE, &c, (void **)&c_cpu));
+	ASSERT_EQ(0, vmgpu_vm_map(c, 0, VA_A, DESTROY_SIZE, 0));
+	/* The evictions done, invalidations included: none undid the map. */
+	ASSERT_EQ(0, vmgpu_bo_wait(b, UINT64_MAX, 0));
 	ASSERT_EQ(0, run(self->ctx, self->fd, &fill, 1));
 	EXPECT_EQ(0, count_not(c_cpu, DESTROY_SIZE, 0x0a1ce));
 	vmgpu_bo_unref(c);
