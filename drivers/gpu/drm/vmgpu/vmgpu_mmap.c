@@ -47,6 +47,16 @@
  *   exported dma-buf's file at it too), so that moving an allocation, and
  *   unplugging the device, revoke every one of them. After unplug a fault
  *   maps a dummy page.
+ * - A fault that cannot make the allocation reachable raises SIGBUS:
+ *   contents lost (above), or a move it needs that TTM cannot make room
+ *   for. A swizzled allocation evicted swizzled must be paged into a
+ *   memory segment first (seed "Locking swizzled allocations", case 2),
+ *   and one beyond the BAR with no host-aperture room moves to system
+ *   memory; the fault holds only the allocation's reservation, so TTM
+ *   evicts only what it can trylock, and allocations reserved by
+ *   concurrent work at that moment make it fail with -ENOSPC. Under heavy
+ *   traffic that is a spurious SIGBUS; a ww-ticketed retry (as xe's fault
+ *   path does through drm_exec) would avoid it.
  *
  * The driver offers no vmap and no dma-buf attachment, so there is no
  * other CPU path to an allocation's pages.
