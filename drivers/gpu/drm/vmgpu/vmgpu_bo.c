@@ -96,11 +96,19 @@ bool vmgpu_bo_needs_aperture(struct ttm_buffer_object *tbo,
 	return to_vmgpu_bo(tbo)->flags & DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY;
 }
 
-/* Physically accessed in system memory means mapped into the aperture. */
-static bool vmgpu_bo_too_big_for_aperture(struct vmgpu_bo *vbo)
+/*
+ * Resident in system memory, it would exceed the limit on such memory
+ * (vmgpu_gart.c), or, physically accessed, which means mapped into the
+ * aperture, the aperture.
+ */
+static bool vmgpu_bo_too_big_for_system(struct vmgpu_bo *vbo)
 {
-	return (vbo->flags & DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY) &&
-	       vbo->tbo.base.size > (u64)vmgpu_bo_device(vbo)->gart_pages << PAGE_SHIFT;
+	struct vmgpu_device *vdev = vmgpu_bo_device(vbo);
+	u64 size = vbo->tbo.base.size;
+
+	return size > vmgpu_gart_system_limit(vdev) ||
+	       ((vbo->flags & DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY) &&
+		size > (u64)vdev->gart_pages << PAGE_SHIFT);
 }
 
 /*
@@ -148,7 +156,7 @@ static void vmgpu_bo_add_place(struct vmgpu_bo *vbo, u32 segment_id, u32 flags)
 	u64 visible;
 
 	if (segment_id == vmgpu_aperture_segment(vdev)) {
-		if (!vmgpu_bo_too_big_for_aperture(vbo))
+		if (!vmgpu_bo_too_big_for_system(vbo))
 			vbo->places[vbo->placement.num_placement++] =
 				vmgpu_bo_tt_place(vbo, flags);
 		return;
@@ -212,7 +220,8 @@ static void vmgpu_bo_build_placement(struct vmgpu_bo *vbo)
  * System memory (TT) when the aperture segment is in the set, else TTM
  * system, out of the GPU's reach. An AccessedPhysically allocation that
  * finds the aperture full, or is larger than all of it, goes to TTM system
- * as well: it is then not resident, which the seed allows. So does one
+ * as well: it is then not resident, which the seed allows; so does one
+ * larger than the limit on resident system memory. So does one
  * evicted from TT, for aperture space or for the limit on resident system
  * memory (vmgpu_gart.c).
  *
@@ -230,7 +239,7 @@ void vmgpu_bo_evict_placement(struct ttm_buffer_object *tbo,
 		return;
 	vbo = to_vmgpu_bo(tbo);
 	if ((vbo->segments & BIT(vmgpu_aperture_segment(vmgpu_bo_device(vbo)))) &&
-	    !vmgpu_bo_too_big_for_aperture(vbo)) {
+	    !vmgpu_bo_too_big_for_system(vbo)) {
 		vbo->evict_places[0] = vmgpu_bo_tt_place(vbo, 0);
 		vbo->evict_places[1] = system;
 		vbo->evict_places[1].flags = TTM_PL_FLAG_FALLBACK;
@@ -671,7 +680,7 @@ static int vmgpu_bo_validate_in_system(struct vmgpu_bo *vbo,
 
 	/* Nor does the GPU get a swizzled one the CPU sees unswizzled. */
 	if (!(vbo->segments & BIT(vmgpu_aperture_segment(vmgpu_bo_device(vbo)))) ||
-	    vmgpu_bo_too_big_for_aperture(vbo) || vbo->unswizzled)
+	    vmgpu_bo_too_big_for_system(vbo) || vbo->unswizzled)
 		return -EBUSY;
 	return ttm_bo_validate(&vbo->tbo, &placement, ctx);
 }

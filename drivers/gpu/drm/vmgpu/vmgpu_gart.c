@@ -76,8 +76,13 @@ static int vmgpu_gart_alloc(struct ttm_resource_manager *man,
 		return -ENOMEM;
 	ttm_resource_init(tbo, place, &gres->base);
 
-	/* Counted in the usage already: over the limit, TTM evicts. */
-	if (ttm_resource_manager_usage(man) > man->size) {
+	/*
+	 * Counted in the usage already: over the limit, TTM evicts. Not for
+	 * the hop of a move, whose pages are about to go or come anyway: an
+	 * allocation in VRAM may be larger than the limit (as amdgpu's GTT).
+	 */
+	if (!(place->flags & TTM_PL_FLAG_TEMPORARY) &&
+	    ttm_resource_manager_usage(man) > man->size) {
 		ret = -ENOSPC;
 		goto err_free;
 	}
@@ -135,11 +140,12 @@ static void vmgpu_gart_free(struct ttm_resource_manager *man,
 }
 
 /*
- * Whether evicting a resource makes room for @place. Every resource frees
- * room under the limit, which is all a place without a range needs (a
- * system-segment allocation, a hop, TTM's swap-out); a place with a range
- * needs aperture entries there (vmgpu_bo_tt_place()), and a resource
- * without aperture space frees none.
+ * Whether evicting a resource (of @size bytes) makes room for @place.
+ * Every resource frees room under the limit, which is all a place without
+ * a range needs (a system-segment allocation, TTM's swap-out); a place
+ * with a range needs aperture entries there (vmgpu_bo_tt_place()), which
+ * a resource without aperture space does not free, unless the limit is
+ * short too: less room left under it than @size.
  */
 static bool vmgpu_gart_intersects(struct ttm_resource_manager *man,
 				  struct ttm_resource *res,
@@ -147,7 +153,7 @@ static bool vmgpu_gart_intersects(struct ttm_resource_manager *man,
 {
 	struct vmgpu_gart_resource *gres = to_gart_res(res);
 
-	if (!place->lpfn)
+	if (!place->lpfn || ttm_resource_manager_usage(man) + size > man->size)
 		return true;
 	return drm_mm_node_allocated(&gres->node) &&
 	       gres->node.start < place->lpfn &&

@@ -67,6 +67,9 @@ static void gart_intersects_by_need(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, vmgpu_gart_intersects(man, &unmapped->base, &aperture, SZ_4K));
 	KUNIT_EXPECT_TRUE(test, vmgpu_gart_intersects(man, &unmapped->base, &room, SZ_4K));
 	KUNIT_EXPECT_TRUE(test, vmgpu_gart_intersects(man, &mapped->base, &room, SZ_4K));
+	/* With less room under the limit than the resource holds, any helps. */
+	man->size = SZ_4K;
+	KUNIT_EXPECT_TRUE(test, vmgpu_gart_intersects(man, &unmapped->base, &aperture, SZ_8K));
 	drm_mm_remove_node(&mapped->node);
 }
 
