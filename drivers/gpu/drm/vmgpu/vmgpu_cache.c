@@ -82,7 +82,7 @@ int vmgpu_cache_flush_wait(struct vmgpu_device *vdev, bool intr)
 		return PTR_ERR(fence);
 	ret = dma_fence_wait(fence, intr);
 	if (!ret)
-		ret = fence->error;
+		ret = min(dma_fence_get_status(fence), 0);
 	dma_fence_put(fence);
 	return ret;
 }
@@ -213,7 +213,8 @@ static int vmgpu_cache_sync_pass(struct drm_device *drm, struct drm_file *file,
  *
  * Return: 0; -EINVAL for bad flags, ranges or reserved words; -ENOENT for
  * an unknown handle; -EFAULT; -ENOMEM; -EIO if the device's flush failed;
- * -ERESTARTSYS if a signal ended the wait for it; -ENODEV after unplug.
+ * -EINTR if a signal ended the wait for it (the call restarts where the
+ * signal allows); -ENODEV after unplug.
  */
 int vmgpu_gem_cache_sync_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
 {

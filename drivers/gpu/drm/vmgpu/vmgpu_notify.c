@@ -87,12 +87,30 @@ static int vmgpu_notify_add(void *job, const union vmgpu_cmd *cmd)
 }
 
 /*
+ * A signal ended the wait for a notification: the job runs to its end
+ * all the same, rewriting the pages, so the allocation's reservation
+ * (held, @resv) keeps its fence for whoever frees or moves the pages
+ * next. Without room for it, wait after all.
+ */
+static int vmgpu_notify_interrupted(struct dma_resv *resv, struct dma_fence *fence,
+				    int ret)
+{
+	if (!dma_resv_reserve_fences(resv, 1)) {
+		dma_resv_add_fence(resv, fence, DMA_RESV_USAGE_KERNEL);
+		return ret;
+	}
+	dma_fence_wait(fence, false);
+	return min(dma_fence_get_status(fence), 0);
+}
+
+/*
  * One chunk, as the seed lists the steps: map it into the paging VA, NOTIFY,
  * unmap, all on the paging ring (DOC: paging process GPU VA); then wait,
- * interruptibly if @intr: the job runs to its end all the same.
+ * interruptibly if the allocation's reservation @resv is given
+ * (vmgpu_notify_interrupted()).
  */
 static int vmgpu_notify_chunk(struct vmgpu_device *vdev, struct vmgpu_res_cursor *cur,
-			      u64 n, u16 flags, bool intr)
+			      u64 n, u16 flags, struct dma_resv *resv)
 {
 	u32 runs = vmgpu_paging_vm_runs(0, n);
 	union vmgpu_cmd cmd = {}, flush = vmgpu_cache_flush_cmd();
@@ -141,8 +159,10 @@ static int vmgpu_notify_chunk(struct vmgpu_device *vdev, struct vmgpu_res_cursor
 	 * The paging ring runs its jobs in submission order: this is also
 	 * the wait for every paging operation queued before.
 	 */
-	ret = dma_fence_wait(fence, intr);
-	if (!ret)
+	ret = dma_fence_wait(fence, !!resv);
+	if (ret)
+		ret = vmgpu_notify_interrupted(resv, fence, ret);
+	else
 		ret = min(dma_fence_get_status(fence), 0);
 	dma_fence_put(fence);
 	return ret;
@@ -150,7 +170,7 @@ static int vmgpu_notify_chunk(struct vmgpu_device *vdev, struct vmgpu_res_cursor
 
 /* Every page of @tt, in chunks of the paging VA; @key names it in traces. */
 static int vmgpu_notify(struct vmgpu_device *vdev, struct ttm_tt *tt, u16 flags,
-			const void *key, bool intr)
+			const void *key, struct dma_resv *resv)
 {
 	u64 size = (u64)tt->num_pages << VMGPU_PAGE_SHIFT, chunk = vdev->paging_vm.size, done;
 	u32 max_runs = (vmgpu_job_max_cmds(vmgpu_paging_ring(vdev)) - 3) / 2;
@@ -166,7 +186,7 @@ static int vmgpu_notify(struct vmgpu_device *vdev, struct ttm_tt *tt, u16 flags,
 	for (done = 0; done < size && !ret; done += chunk) {
 		u64 n = min(chunk, size - done);
 
-		ret = vmgpu_notify_chunk(vdev, &cur, n, flags, intr);
+		ret = vmgpu_notify_chunk(vdev, &cur, n, flags, resv);
 		trace_vmgpu_notify(key, flags, size, done, n, ret);
 	}
 	drm_dev_exit(idx);
@@ -197,7 +217,8 @@ bool vmgpu_notify_eviction_needed(struct ttm_buffer_object *tbo)
  * @vbo: the allocation, reserved and idle, for which
  *	 vmgpu_notify_eviction_needed() holds
  * @intr: whether a signal may end the wait; the allocation then stays
- *	  (the device was told too early, which costs it nothing)
+ *	  (the device was told too early, which costs it nothing) and its
+ *	  reservation keeps the notification's fence
  *
  * Return: 0 (also once the device is gone: the contents are then marked
  * lost), or the error of the notification, after which the allocation
@@ -209,7 +230,7 @@ int vmgpu_notify_eviction(struct vmgpu_bo *vbo, bool intr)
 	int ret;
 
 	ret = vmgpu_notify(vmgpu_bo_device(vbo), vbo->tbo.ttm, VMGPU_NOTIFY_FLAG_EVICTION, vbo,
-			   intr);
+			   intr ? vbo->tbo.base.resv : NULL);
 	if (ret != -ENODEV)
 		return ret;
 	vmgpu_bo_lose_contents(vbo, "NotifyEviction", ret);
@@ -244,7 +265,7 @@ void vmgpu_notify_iommu_unmap(struct vmgpu_device *vdev, struct ttm_tt *tt)
 	int idx, ret;
 
 	/* Unpopulate cannot fail: no signal ends this wait. */
-	ret = vmgpu_notify(vdev, tt, VMGPU_NOTIFY_FLAG_IOMMU_UNMAP, tt, false);
+	ret = vmgpu_notify(vdev, tt, VMGPU_NOTIFY_FLAG_IOMMU_UNMAP, tt, NULL);
 	if (!ret || ret == -ENODEV)
 		return;
 	if (drm_dev_enter(&vdev->drm, &idx)) {
