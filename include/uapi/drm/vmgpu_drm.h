@@ -644,7 +644,9 @@ struct drm_vmgpu_patch {
  * patch location, which the kernel fills in with the physical reference
  * of an allocation of the list plus the patch's offset; the bytes the
  * command touches there must lie inside the allocation. Only
- * AccessedPhysically allocations may be on the list. The kernel makes
+ * AccessedPhysically allocations may be on the list, and COMPRESS and
+ * DECOMPRESS are refused: compression state belongs to a GPU VA space
+ * (each gets half of the device's set at most). The kernel makes
  * them resident and keeps that memory theirs until the job's fence
  * signals (a move waits for the job on the GPU). Anything else is -EINVAL
  * (-ENOSPC if an allocation cannot be made resident with a physical

@@ -116,6 +116,13 @@ static int vmgpu_alloc_list_check(struct vmgpu_alloc_list *list,
 		if (ret)
 			goto out;
 		ret = -EINVAL;
+		/*
+		 * Compression state belongs to a GPU VA space, which has its
+		 * quota and is forgotten with it (DOC: compression owners);
+		 * the physical engine has none.
+		 */
+		if (vmgpu_exec_cmd_compresses(&job->cmds[i]))
+			goto out;
 		for (j = 0; j < addrs.count; j++)
 			if (memchr_inv(addrs.addr[j], 0, sizeof(*addrs.addr[j])))
 				goto out;

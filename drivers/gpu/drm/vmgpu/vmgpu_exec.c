@@ -125,6 +125,20 @@ int vmgpu_exec_cmd_addrs(union vmgpu_cmd *cmd, struct vmgpu_cmd_addrs *addrs)
 	return -EINVAL;
 }
 
+/**
+ * vmgpu_exec_cmd_compresses() - whether a user command changes compression
+ * state
+ * @cmd: a user command
+ *
+ * Return: true for COMPRESS and DECOMPRESS.
+ */
+bool vmgpu_exec_cmd_compresses(const union vmgpu_cmd *cmd)
+{
+	u16 opcode = le16_to_cpu(cmd->hdr.opcode);
+
+	return opcode == VMGPU_OP_COMPRESS || opcode == VMGPU_OP_DECOMPRESS;
+}
+
 /* A GPU-VA job's command: virtual addresses in the submitter's VM. */
 static int vmgpu_exec_check_cmd(union vmgpu_cmd *cmd, u32 hw_vm)
 {

@@ -25,6 +25,7 @@ struct vmgpu_cmd_addrs {
 };
 
 int vmgpu_exec_cmd_addrs(union vmgpu_cmd *cmd, struct vmgpu_cmd_addrs *addrs);
+bool vmgpu_exec_cmd_compresses(const union vmgpu_cmd *cmd);
 int vmgpu_exec_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
 
 #endif

@@ -71,6 +71,17 @@ static void alloc_list_accepts_exact_patching(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, alloc_test_check(t), 0);
 }
 
+/* Compression state is a GPU VA space's (DOC: compression owners). */
+static void alloc_list_refuses_compression(struct kunit *test)
+{
+	struct alloc_list_test *t = alloc_test_init(test);
+
+	t->job->cmds[0].range.hdr.opcode = cpu_to_le16(VMGPU_OP_COMPRESS);
+	KUNIT_EXPECT_EQ(test, alloc_test_check(t), -EINVAL);
+	t->job->cmds[0].range.hdr.opcode = cpu_to_le16(VMGPU_OP_DECOMPRESS);
+	KUNIT_EXPECT_EQ(test, alloc_test_check(t), -EINVAL);
+}
+
 static void alloc_list_refuses_overruns(struct kunit *test)
 {
 	struct alloc_list_test *t = alloc_test_init(test);
@@ -138,6 +149,7 @@ static void alloc_list_refuses_unpatched_and_doubles(struct kunit *test)
 
 static struct kunit_case vmgpu_alloc_list_cases[] = {
 	KUNIT_CASE(alloc_list_accepts_exact_patching),
+	KUNIT_CASE(alloc_list_refuses_compression),
 	KUNIT_CASE(alloc_list_refuses_overruns),
 	KUNIT_CASE(alloc_list_refuses_bad_indices),
 	KUNIT_CASE(alloc_list_refuses_unpatched_and_doubles),
