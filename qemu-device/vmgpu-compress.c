@@ -7,30 +7,30 @@
  * compress-pages of them. Each has an owner: the ASID of the VM whose
  * VIRTUAL address COMPRESS named, 0 for a physical address. An ASID other
  * than 0 owns at most COMPRESS_QUOTA pages, and FORGET drops all of an
- * ASID's pages, so that one address space can neither fill the set for
- * the others nor leave state behind it. A compressed page is stored encoded: each 32-bit
- * little-endian word XORed with VMGPU_COMPRESS_XOR. The encoding is done
- * at each page's memory access, below the copy engine (whose swizzling
- * moves plain bytes) and above the non-coherent cache (whose lines hold
- * the stored bytes):
+ * ASID's pages, so that one address space can neither fill the set for the
+ * others nor leave state behind it. A compressed page is stored encoded:
+ * each 32-bit little-endian word XORed with VMGPU_COMPRESS_XOR. The
+ * encoding is done at each page's memory access, below the copy engine
+ * (whose swizzling moves plain bytes) and above the non-coherent cache
+ * (whose lines hold the stored bytes):
  *
- * - a data access through VIRTUAL, in a VM other than the paging VM 0,
- *   sees a page its VM's ASID owns decoded and writes it encoded; any
- *   other page is raw to it, as to a physical access;
+ * - a data access through VIRTUAL, in a VM other than the paging VM 0, sees
+ *   a page its VM's ASID owns decoded and writes it encoded; any other page
+ *   is raw to it, as to a physical access;
  * - the paging VM's data accesses are physical ones: the kernel's moves and
  *   clears go through it and handle the stored bytes;
- * - a physical data access (SYSTEM, GART) sees the stored bytes; a
- *   physical write, and a DISCARD through any space, drops the page's
- *   state once done: the page is raw from then on;
+ * - a physical data access (SYSTEM, GART) sees the stored bytes; a physical
+ *   write, and a DISCARD through any space, drops the page's state once
+ *   done: the page is raw from then on;
  * - FENCE, WAIT, ring fetches and table walks never look at the state.
  *
  * COMPRESS encodes pages in place and adds them to the set, DECOMPRESS
- * decodes the pages the command's ASID owns in place and removes them. NOTIFY (ring 0, the paging VM)
- * resolves pages about to leave device access: EVICTION decodes them and
- * writes back and drops their cache lines, IOMMU_UNMAP writes back and
- * drops the lines and forgets the state without decoding. VRAM pages are
- * skipped. Each page counts 4 KiB of the slice budget, and the ring's
- * cursor counts bytes, as for FILL.
+ * decodes the pages the command's ASID owns in place and removes them.
+ * NOTIFY (ring 0, the paging VM) resolves pages about to leave device
+ * access: EVICTION decodes them and writes back and drops their cache lines,
+ * IOMMU_UNMAP writes back and drops the lines and forgets the state without
+ * decoding. VRAM pages are skipped. Each page counts 4 KiB of the slice
+ * budget, and the ring's cursor counts bytes, as for FILL.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -280,8 +280,8 @@ static bool vmgpu_compress_page(VmgpuState *s, uint16_t opcode,
         if (asid && vmgpu_compress_owned(s, asid) >= s->compress_quota) {
             qemu_log_mask(LOG_GUEST_ERROR,
                           "vmgpu: COMPRESS at 0x%" PRIx64 ": ASID %u owns %u "
-                          "compressed pages, its quota\n",
-                          addr, asid, s->compress_quota);
+                          "compressed pages, its quota is %u\n", addr, asid,
+                          vmgpu_compress_owned(s, asid), s->compress_quota);
             trace_vmgpu_compress_quota(page, asid, s->compress_quota);
             return vmgpu_compress_fail(err, VMGPU_ERR_RANGE, addr);
         }

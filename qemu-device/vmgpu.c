@@ -132,6 +132,12 @@ static bool vmgpu_vm_reg_read(VmgpuState *s, hwaddr addr, uint32_t *val)
     return false;
 }
 
+static bool vmgpu_is_vm_asid_reg(hwaddr addr)
+{
+    return addr >= VMGPU_REG_VM_ASID(0) &&
+           addr < VMGPU_REG_VM_ASID(VMGPU_MAX_VMS);
+}
+
 /*
  * VM_ASID(v): whose compressed pages VIRTUAL accesses through VM v decode.
  * Written before CTRL; the paging VM's is 0 for good.
@@ -272,7 +278,7 @@ static bool vmgpu_reg_read(VmgpuState *s, hwaddr addr, uint32_t *val)
     if (addr >= VMGPU_REG_VM(0) && addr < VMGPU_REG_VM(VMGPU_MAX_VMS)) {
         return vmgpu_vm_reg_read(s, addr, val);
     }
-    if (addr >= VMGPU_REG_VM_ASID(0) && addr < VMGPU_REG_VM_ASID(VMGPU_MAX_VMS)) {
+    if (vmgpu_is_vm_asid_reg(addr)) {
         *val = s->vms[(addr - VMGPU_REG_VM_ASID(0)) / 4].asid;
         return true;
     }
@@ -366,8 +372,9 @@ static void vmgpu_reg_write(VmgpuState *s, hwaddr addr, uint32_t val)
         vmgpu_compress_forget(s, val);
         return;
     }
-    if (addr >= VMGPU_REG_VM_ASID(0) && addr < VMGPU_REG_VM_ASID(VMGPU_MAX_VMS)) {
-        const char *why = vmgpu_vm_asid_write(s, (addr - VMGPU_REG_VM_ASID(0)) / 4,
+    if (vmgpu_is_vm_asid_reg(addr)) {
+        const char *why = vmgpu_vm_asid_write(s,
+                                              (addr - VMGPU_REG_VM_ASID(0)) / 4,
                                               val);
 
         if (why) {

@@ -669,6 +669,8 @@ static struct workqueue_struct *vmgpu_vm_free_wq;
  * device's set (COMPRESS_QUOTA, written at probe), so one process cannot
  * fill it for the others; two can. When the space goes, its jobs done,
  * the device forgets all its pages (COMPRESS_FORGET) and the ASID is free.
+ * Forgotten pages stay encoded: an allocation compressed by a space and
+ * shared with another (PRIME, flink) shows the other space the encoding.
  */
 #define VMGPU_COMPRESS_SHARES	2
 
@@ -677,7 +679,8 @@ static void vmgpu_vm_forget_compression(struct vmgpu_vm *vm)
 	struct vmgpu_device *vdev = vm->vdev;
 	int idx;
 
-	if (drm_dev_enter(&vdev->drm, &idx)) {
+	/* Never lent a device VM, it compressed nothing: spare the walk. */
+	if (vm->had_slot && drm_dev_enter(&vdev->drm, &idx)) {
 		vmgpu_write32(vdev, VMGPU_REG_COMPRESS_FORGET, vm->asid);
 		drm_dev_exit(idx);
 	}
@@ -736,18 +739,17 @@ struct vmgpu_vm *vmgpu_vm_create(struct vmgpu_device *vdev)
 {
 	struct drm_gem_object *r_obj;
 	struct vmgpu_vm *vm;
-	int ret = -ENOMEM;
+	int asid, ret = -ENOMEM;
 
 	vm = kzalloc(sizeof(*vm), GFP_KERNEL);
 	if (!vm)
 		return ERR_PTR(-ENOMEM);
-	ret = ida_alloc_min(&vdev->asids, 1, GFP_KERNEL);
-	if (ret < 0) {
+	asid = ida_alloc_min(&vdev->asids, 1, GFP_KERNEL);
+	if (asid < 0) {
 		kfree(vm);
-		return ERR_PTR(ret);
+		return ERR_PTR(asid);
 	}
-	vm->asid = ret;
-	ret = -ENOMEM;
+	vm->asid = asid;
 	vm->vdev = vdev;
 	vm->hw_id = -1;
 	INIT_LIST_HEAD(&vm->slot_link);
@@ -776,11 +778,11 @@ struct vmgpu_vm *vmgpu_vm_create(struct vmgpu_device *vdev)
 	return vm;
 
 err_vm:
-	drm_dev_put(&vdev->drm);
+	ida_free(&vdev->asids, vm->asid);
 	mutex_destroy(&vm->pt_lock);
 	mutex_destroy(&vm->lock);
-	ida_free(&vdev->asids, vm->asid);
 	kfree(vm);
+	drm_dev_put(&vdev->drm);
 	return ERR_PTR(ret);
 }
 
@@ -899,7 +901,8 @@ int vmgpu_vm_init(struct vmgpu_device *vdev)
 		return ret;
 	/* A share of the compressed-page set for each space (DOC above). */
 	vmgpu_write32(vdev, VMGPU_REG_COMPRESS_QUOTA,
-		      vmgpu_read32(vdev, VMGPU_REG_COMPRESS_PAGES) / VMGPU_COMPRESS_SHARES);
+		      DIV_ROUND_UP(vmgpu_read32(vdev, VMGPU_REG_COMPRESS_PAGES),
+				   VMGPU_COMPRESS_SHARES));
 	ida_init(&vdev->asids);
 	ret = drmm_add_action_or_reset(&vdev->drm, vmgpu_vm_asids_destroy, &vdev->asids);
 	if (ret)

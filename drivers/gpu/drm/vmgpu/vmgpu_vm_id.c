@@ -118,6 +118,7 @@ static int vmgpu_vm_id_try(struct vmgpu_vm *vm, struct dma_fence **wait, u32 *co
 			vm->hw_id = id;
 			list_add_tail(&vm->slot_link, &slots->lru);
 			vmgpu_vm_id_program(vdev, id, vm->root->bus, vm->asid);
+			vm->had_slot = true;
 			return 0;
 		}
 	}

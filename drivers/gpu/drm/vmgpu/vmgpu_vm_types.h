@@ -52,6 +52,8 @@ struct vmgpu_vm {
 	 * never 0 and unique while it lives (DOC: compression owners).
 	 */
 	u32 asid;
+	/** @had_slot: it was lent a device VM once. Under &vmgpu_vm_slots.lock. */
+	bool had_slot;
 	/** @pins: EXECs between taking @hw_id and pushing their job. */
 	u32 pins;
 	/** @slot_link: in &vmgpu_vm_slots.lru while it holds @hw_id. */
