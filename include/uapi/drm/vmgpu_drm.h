@@ -209,10 +209,11 @@ struct drm_vmgpu_query_device {
 	 * aperture segment's and moves under way. Such memory is pinned, so
 	 * it is limited like amdgpu's GTT: to half of RAM, or the module
 	 * parameter system_mb. Past it, making an allocation resident there
-	 * evicts the least recently used idle ones out of the device's reach
-	 * (%DRM_VMGPU_RESIDENCY_RESIDENT clear), where the kernel may swap
-	 * them out; an allocation larger than the limit cannot be created in
-	 * a set of system and aperture segments only (-E2BIG).
+	 * evicts the least recently used ones (once idle) out of the
+	 * device's reach (%DRM_VMGPU_RESIDENCY_RESIDENT clear), where the
+	 * kernel may swap them out; an allocation larger than the limit
+	 * cannot be created in a set of system and aperture segments only
+	 * (-E2BIG), nor be placed in system memory otherwise.
 	 */
 	__u64 resident_system_size;
 	/** @resident_system_used: of @resident_system_size, bytes in use. */

@@ -37,13 +37,15 @@
  * bound after TTM populated the pages, and cleared when the range is freed,
  * which TTM does only once the allocation's moves have completed.
  *
- * System memory the device reaches is pinned: TTM never swaps TT out as
- * such. So the TT manager has a size, the limit on system memory resident
- * for the device (mapped into the aperture or not), like amdgpu's GTT
- * size: by default TTM's own page limit, half of RAM, else the module
- * parameter system_mb. Past it, TTM evicts the least recently used idle
- * allocations to TTM system, out of the device's reach, where they are
- * not pinned and TTM's swap-out takes them under memory pressure.
+ * System memory the device reaches stays in RAM while it is resident:
+ * TTM swaps it out only by evicting it first. So the TT manager has a
+ * size, the limit on system memory resident for the device (mapped into
+ * the aperture or not; the hops of moves are not counted), like amdgpu's
+ * GTT size: by default TTM's own page limit, half of RAM, else the module
+ * parameter system_mb. Past it, TTM evicts allocations in least recently
+ * used order, waiting for those still in use, to TTM system, out of the
+ * device's reach, where TTM's swap-out takes them under memory pressure;
+ * that swap-out also evicts idle resident ones itself.
  */
 
 static unsigned int vmgpu_system_mb;
