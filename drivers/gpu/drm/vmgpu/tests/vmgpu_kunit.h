@@ -53,6 +53,9 @@ static inline struct vmgpu_device *vmgpu_kunit_device(struct kunit *test, u64 ba
 	vdev->gart_pages = VMGPU_KUNIT_GART_PAGES;
 	vdev->gart.num_pages = VMGPU_KUNIT_GART_PAGES;
 	vdev->gart.manager.size = VMGPU_KUNIT_SYSTEM_LIMIT;
+	/* Its usage is read under TTM's LRU lock. */
+	spin_lock_init(&vdev->ttm.lru_lock);
+	vdev->gart.manager.bdev = &vdev->ttm;
 	vdev->rings[VMGPU_RING_PAGING].num_slots = 16;
 	vdev->rings[VMGPU_RING_PAGING].vdev = vdev;
 	for (i = 0; i < vdev->num_segments; i++) {
