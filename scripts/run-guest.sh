@@ -83,6 +83,27 @@ shell)
 	;;
 *)
 	[ -n "$logfile" ] || logfile=/dev/stdout
-	timeout "${VMGPU_BOOT_TIMEOUT:-900}" "${qemu[@]}" -serial stdio </dev/null >"$logfile" 2>&1
+	# At the boot timeout, dump QEMU's view (halted vCPUs? pending
+	# interrupts?) into the log before the kill: a hang must say something.
+	qmp=$(mktemp -u "${TMPDIR:-/tmp}/vmgpu-qmp.XXXXXX")
+	"${qemu[@]}" -serial stdio -qmp "unix:$qmp,server=on,wait=off" \
+		</dev/null >"$logfile" 2>&1 &
+	pid=$!
+	(
+		trap 'kill "$nap" 2>/dev/null; exit 0' TERM
+		sleep "${VMGPU_BOOT_TIMEOUT:-900}" &
+		nap=$!
+		wait "$nap"
+		kill -0 "$pid" 2>/dev/null || exit 0
+		python3 "$VMGPU_ROOT/scripts/qmp-dump.py" "$qmp" >>"$logfile" 2>&1
+		kill "$pid"
+	) &
+	watchdog=$!
+	rc=0
+	wait "$pid" || rc=$?
+	kill "$watchdog" 2>/dev/null
+	wait "$watchdog" 2>/dev/null
+	rm -f "$qmp"
+	exit "$rc"
 	;;
 esac
