@@ -10,6 +10,7 @@
 #include <linux/idr.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/rwsem.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
 #include <linux/types.h>
@@ -343,6 +344,13 @@ struct vmgpu_device {
 	 * its VM, and so the DRM device: it goes with the last reference.
 	 */
 	struct workqueue_struct *wq;
+	/**
+	 * @unplug_sem: written around TTM's LRU walk at unplug, which spins
+	 * on an allocation whose last reference is being dropped while it
+	 * holds the LRU lock that release needs; @wq's work drops its
+	 * references under it read.
+	 */
+	struct rw_semaphore unplug_sem;
 
 	/**
 	 * @contents_lost: allocations whose data a failed paging operation

@@ -437,5 +437,11 @@ err_device:
  */
 void vmgpu_ttm_unplug(struct vmgpu_device *vdev)
 {
+	/*
+	 * Deferred unmaps released by fences that fail after the caller's
+	 * flush (jobs the scheduler fails later) wait: see @unplug_sem.
+	 */
+	down_write(&vdev->unplug_sem);
 	ttm_device_clear_dma_mappings(&vdev->ttm);
+	up_write(&vdev->unplug_sem);
 }

@@ -908,6 +908,7 @@ int vmgpu_vm_init(struct vmgpu_device *vdev)
 	if (ret)
 		return ret;
 	INIT_LIST_HEAD(&vdev->vms);
+	init_rwsem(&vdev->unplug_sem);
 	ret = drmm_mutex_init(&vdev->drm, &vdev->vms_lock);
 	if (ret)
 		return ret;
