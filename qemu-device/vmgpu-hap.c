@@ -57,6 +57,7 @@ static void vmgpu_hap_write(void *opaque, hwaddr addr, uint64_t val,
 
     if (vmgpu_hap_translate(s, addr, size, &vram)) {
         stn_le_p(s->vram_ptr + vram, size, val);
+        memory_region_set_dirty(&s->vram, vram, size);
     }
 }
 

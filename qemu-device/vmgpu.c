@@ -64,7 +64,7 @@ static void vmgpu_bad_register(VmgpuState *s, hwaddr addr, uint64_t val,
 static uint32_t vmgpu_caps(VmgpuState *s)
 {
     uint32_t caps = VMGPU_CAP_PAGING_ENGINE | VMGPU_CAP_GPU_MMU |
-                    VMGPU_CAP_COMPRESSION;
+                    VMGPU_CAP_COMPRESSION | VMGPU_CAP_DISPLAY;
 
     if (s->rebar) {
         caps |= VMGPU_CAP_REBAR;
@@ -289,7 +289,7 @@ static bool vmgpu_reg_read(VmgpuState *s, hwaddr addr, uint32_t *val)
                                    (addr - VMGPU_REG_RING(0)) % 0x40, &ok);
         return ok;
     }
-    return false;
+    return vmgpu_display_reg_read(s, addr, val);
 }
 
 static void vmgpu_reset_state(VmgpuState *s)
@@ -307,10 +307,13 @@ static void vmgpu_reset_state(VmgpuState *s)
     memset(s->vms, 0, sizeof(s->vms));
     vmgpu_cache_reset(s);
     vmgpu_compress_reset(s);
+    vmgpu_display_reset(s);
 }
 
 static void vmgpu_reg_write(VmgpuState *s, hwaddr addr, uint32_t val)
 {
+    const char *display_why;
+
     switch (addr) {
     case VMGPU_REG_RESET:
         if (val != VMGPU_RESET_VALUE) {
@@ -327,7 +330,7 @@ static void vmgpu_reg_write(VmgpuState *s, hwaddr addr, uint32_t val)
         s->fence_rings &= ~val;
         return;
     case VMGPU_REG_INT_MASK:
-        if (val & ~(VMGPU_INT_FENCE | VMGPU_INT_ERROR | VMGPU_INT_VBLANK)) {
+        if (val & ~(VMGPU_INT_FENCE | VMGPU_INT_ERROR | VMGPU_INT_DISPLAY)) {
             vmgpu_bad_register(s, addr, val, "unknown interrupt bits");
             return;
         }
@@ -396,6 +399,12 @@ static void vmgpu_reg_write(VmgpuState *s, hwaddr addr, uint32_t val)
                                                val);
         if (why) {
             vmgpu_bad_register(s, addr, val, why);
+        }
+        return;
+    }
+    if (vmgpu_display_reg_write(s, addr, val, &display_why)) {
+        if (display_why) {
+            vmgpu_bad_register(s, addr, val, display_why);
         }
         return;
     }
@@ -612,6 +621,12 @@ static void vmgpu_realize(PCIDevice *pdev, Error **errp)
     if (s->rebar) {
         vmgpu_rebar_init(s, VMGPU_REBAR_CAP_OFFSET);
     }
+    if (!vmgpu_display_init(s, errp)) {
+        vmgpu_display_exit(s);
+        msix_uninit_exclusive_bar(pdev);
+        g_free(s->hap_table);
+        return;
+    }
     vmgpu_engine_init(s);
     vmgpu_cache_init(s);
     vmgpu_compress_init(s);
@@ -631,6 +646,7 @@ static void vmgpu_exit(PCIDevice *pdev)
     vmgpu_engine_exit(s);
     vmgpu_cache_exit(s);
     vmgpu_compress_exit(s);
+    vmgpu_display_exit(s);
     msix_uninit_exclusive_bar(pdev);
     g_free(s->hap_table);
 }
@@ -680,6 +696,8 @@ static const Property vmgpu_properties[] = {
                        VMGPU_CACHE_DEFAULT_LINES),
     DEFINE_PROP_UINT32("compress-pages", VmgpuState, compress_pages,
                        VMGPU_COMPRESS_MAX_PAGES),
+    DEFINE_PROP_UINT32("heads", VmgpuState, num_heads, 1),
+    DEFINE_EDID_PROPERTIES(VmgpuState, edid_info),
 };
 
 static void vmgpu_class_init(ObjectClass *klass, void *data)

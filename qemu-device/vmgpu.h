@@ -8,6 +8,7 @@
 #ifndef HW_VMGPU_H
 #define HW_VMGPU_H
 
+#include "hw/display/edid.h"
 #include "hw/pci/pci_device.h"
 #include "hw/vmgpu/vmgpu_hw.h"
 #include "qemu/queue.h"
@@ -92,6 +93,41 @@ typedef enum VmgpuAccess {
                                    page's cached line written back first */
 } VmgpuAccess;
 
+/* A head's mode, primary and cursor: pending, or latched by COMMIT. */
+typedef struct VmgpuHeadRegs {
+    uint32_t ctrl;              /* VMGPU_HEAD_CTRL_* */
+    uint32_t hdisplay, vdisplay, htotal, vtotal, clock_khz;
+    uint64_t fb_addr;
+    uint32_t fb_space, fb_stride, fb_format;
+    uint32_t cursor_ctrl;
+    uint64_t cursor_addr;
+    uint32_t cursor_space;
+    int32_t cursor_x, cursor_y;
+    uint32_t cursor_hot;
+} VmgpuHeadRegs;
+
+typedef struct VmgpuHead {
+    struct VmgpuState *owner;
+    unsigned index;
+    VmgpuHeadRegs pending;
+    VmgpuHeadRegs active;       /* what the head scans out */
+    bool latch_pending;         /* COMMIT waits for the next vblank */
+    bool blanked;               /* a bad source: black until a COMMIT */
+    bool connected;             /* headN-connected, QMP hotplug */
+    QEMUTimer vblank;
+    int64_t next_vblank;        /* virtual-clock ns */
+    uint32_t frame_count;
+    int64_t frame_time;
+    uint32_t crc, crc_frame;
+    uint32_t cursor[VMGPU_CURSOR_SIZE * VMGPU_CURSOR_SIZE];
+    uint32_t *line;             /* one composed line, XRGB8888 */
+    QemuConsole *con;
+    bool surface_stale;         /* the console's surface is not active's */
+    bool surface_copies;        /* ... and is a copy, not over VRAM */
+    uint8_t edid[VMGPU_EDID_SIZE];
+    MemoryRegion edid_mr;
+} VmgpuHead;
+
 typedef struct VmgpuSegment {
     uint64_t base;              /* VRAM offset */
     uint64_t size;
@@ -112,6 +148,8 @@ struct VmgpuState {
     bool noncoherent;           /* CACHE_MODE may be NONCOHERENT */
     uint32_t cache_lines;       /* its cache's capacity in 4 KiB lines */
     uint32_t compress_pages;    /* capacity of the compressed-page set */
+    uint32_t num_heads;         /* display heads */
+    qemu_edid_info edid_info;   /* xres, yres, ...: every head's EDID */
 
     /* Memory */
     VmgpuSegment segments[VMGPU_MAX_SEGMENTS];
@@ -147,6 +185,11 @@ struct VmgpuState {
     GHashTable *compressed;     /* &bus -> owner ASID */
     GHashTable *compress_owned; /* ASID other than 0 -> pages it owns */
     uint32_t compress_quota;    /* VMGPU_REG_COMPRESS_QUOTA */
+
+    /* Display controller (vmgpu-display.c) */
+    VmgpuHead heads[VMGPU_MAX_HEADS];
+    uint32_t display_events;    /* VMGPU_DISPLAY_EVENT_* */
+    uint32_t display_event_mask;
 
     /* DMA goes through an IOMMU (VMGPU_CAP_IOMMU_DMA), known at realize */
     bool iommu_dma;
@@ -241,6 +284,14 @@ VmgpuCmdStatus vmgpu_compress_exec(VmgpuState *s, unsigned ring,
                                    const struct vmgpu_cmd_range *c,
                                    uint64_t *done, uint64_t *budget,
                                    VmgpuMemError *err);
+
+/* vmgpu-display.c */
+bool vmgpu_display_init(VmgpuState *s, Error **errp);
+void vmgpu_display_exit(VmgpuState *s);
+void vmgpu_display_reset(VmgpuState *s);
+bool vmgpu_display_reg_read(VmgpuState *s, hwaddr addr, uint32_t *val);
+bool vmgpu_display_reg_write(VmgpuState *s, hwaddr addr, uint32_t val,
+                             const char **why);
 
 /* vmgpu-hap.c */
 extern const MemoryRegionOps vmgpu_hap_ops;

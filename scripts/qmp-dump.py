@@ -8,39 +8,14 @@ where each vCPU is and whether it is halted, and the interrupt
 controllers' state (a lost interrupt or wake-up is the first suspect).
 Every line is prefixed with "vmgpu-hang: ". usage: qmp-dump.py SOCKET
 """
-import json
-import socket
+import os
 import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+from vmgpu_qmp import Qmp  # noqa: E402
 
 HMP_COMMANDS = ("info status", "info cpus", "info registers -a", "info lapic 0",
                 "info lapic 1", "info pic", "info irq")
-
-
-class Qmp:
-    def __init__(self, path):
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.settimeout(10)
-        self.sock.connect(path)
-        self.buf = b""
-        self.read()  # the greeting
-        self.call("qmp_capabilities")
-
-    def read(self):
-        while b"\n" not in self.buf:
-            chunk = self.sock.recv(65536)
-            if not chunk:
-                raise EOFError("QMP socket closed")
-            self.buf += chunk
-        line, self.buf = self.buf.split(b"\n", 1)
-        return json.loads(line)
-
-    def call(self, command, **arguments):
-        self.sock.sendall(json.dumps({"execute": command,
-                                      "arguments": arguments}).encode() + b"\n")
-        while True:
-            reply = self.read()
-            if "return" in reply or "error" in reply:
-                return reply
 
 
 def main(path):

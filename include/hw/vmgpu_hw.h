@@ -38,7 +38,7 @@ typedef uint64_t vmgpu_le64;
 #define VMGPU_MMIO_SIZE			0x20000
 #define VMGPU_MAGIC			0x55504756	/* "VGPU" */
 #define VMGPU_VERSION_MAJOR		1
-#define VMGPU_VERSION_MINOR		5
+#define VMGPU_VERSION_MINOR		6
 
 /* Page sizes the device understands. */
 #define VMGPU_PAGE_SHIFT		12
@@ -87,13 +87,13 @@ typedef uint64_t vmgpu_le64;
 #define VMGPU_REG_INT_MASK		0x0044	/* 1 = cause enabled */
 #define VMGPU_INT_FENCE			(1u << 0)
 #define VMGPU_INT_ERROR			(1u << 1)
-#define VMGPU_INT_VBLANK		(1u << 2)
+#define VMGPU_INT_DISPLAY		(1u << 2)	/* DISPLAY_EVENTS */
 /* RW1C: bit r is set when ring r ran a FENCE with VMGPU_FENCE_FLAG_IRQ. */
 #define VMGPU_REG_FENCE_RINGS		0x0048
 
 #define VMGPU_MSIX_VEC_FENCE		0
 #define VMGPU_MSIX_VEC_ERROR		1
-#define VMGPU_MSIX_VEC_VBLANK		2
+#define VMGPU_MSIX_VEC_DISPLAY		2
 #define VMGPU_MSIX_NUM_VECTORS		3
 
 /*
@@ -225,21 +225,70 @@ enum vmgpu_error {
 #define VMGPU_PTE_ADDR_MASK		0x000ffffffffff000ull
 
 /* ---------------------------------------------------------------------
- * Display: one scanout of a physically addressed primary surface.
+ * Display controller (v1.6): HEADS scanout heads, each a primary plane
+ * and a 64x64 cursor plane whose sources are physical references (VRAM or
+ * aperture-segment offsets). The plane, mode and CTRL registers are
+ * pending copies: COMMIT latches them at the next vblank (or at once).
  */
-#define VMGPU_REG_DISPLAY		0x0c00
-#define VMGPU_DISPLAY_CTRL		0x00	/* bit 0: enable */
-#define VMGPU_DISPLAY_ADDR_LO		0x04
-#define VMGPU_DISPLAY_ADDR_HI		0x08
-#define VMGPU_DISPLAY_SPACE		0x0c	/* VRAM or GART */
-#define VMGPU_DISPLAY_WIDTH		0x10
-#define VMGPU_DISPLAY_HEIGHT		0x14
-#define VMGPU_DISPLAY_STRIDE		0x18
-#define VMGPU_DISPLAY_FORMAT		0x1c
-#define VMGPU_DISPLAY_VBLANK_COUNT	0x20	/* RO */
+#define VMGPU_MAX_HEADS			4
+#define VMGPU_REG_HEAD(h)		(0x0c00 + (h) * 0x80)
+#define VMGPU_HEAD_STATUS		0x00	/* RO: VMGPU_HEAD_STATUS_* */
+#define VMGPU_HEAD_CTRL			0x04	/* VMGPU_HEAD_CTRL_* */
+#define VMGPU_HEAD_COMMIT		0x08	/* WO: VMGPU_HEAD_COMMIT_* */
+#define VMGPU_HEAD_HDISPLAY		0x0c	/* mode: active pixels */
+#define VMGPU_HEAD_VDISPLAY		0x10	/* mode: active lines */
+#define VMGPU_HEAD_HTOTAL		0x14	/* mode: pixels per line */
+#define VMGPU_HEAD_VTOTAL		0x18	/* mode: lines per frame */
+#define VMGPU_HEAD_CLOCK_KHZ		0x1c	/* mode: pixel clock */
+#define VMGPU_HEAD_FB_ADDR_LO		0x20	/* primary: source offset */
+#define VMGPU_HEAD_FB_ADDR_HI		0x24
+#define VMGPU_HEAD_FB_SPACE		0x28	/* VRAM or GART */
+#define VMGPU_HEAD_FB_STRIDE		0x2c	/* bytes per line */
+#define VMGPU_HEAD_FB_FORMAT		0x30	/* VMGPU_FORMAT_* */
+#define VMGPU_HEAD_CURSOR_CTRL		0x34	/* bit 0: enable */
+#define VMGPU_HEAD_CURSOR_ADDR_LO	0x38	/* 64x64 ARGB8888, stride 256 */
+#define VMGPU_HEAD_CURSOR_ADDR_HI	0x3c
+#define VMGPU_HEAD_CURSOR_SPACE		0x40	/* VRAM or GART */
+#define VMGPU_HEAD_CURSOR_X		0x44	/* signed: top left corner */
+#define VMGPU_HEAD_CURSOR_Y		0x48
+#define VMGPU_HEAD_CURSOR_HOT		0x4c	/* hot spot: x | y << 16 */
+#define VMGPU_HEAD_FRAME_COUNT		0x50	/* RO: vblanks since enabled */
+#define VMGPU_HEAD_FRAME_TIME_LO	0x54	/* RO: ns of that vblank */
+#define VMGPU_HEAD_FRAME_TIME_HI	0x58
+#define VMGPU_HEAD_CRC			0x5c	/* RO: CRC32 of frame CRC_FRAME */
+#define VMGPU_HEAD_CRC_FRAME		0x60	/* RO */
 
-#define VMGPU_DISPLAY_CTRL_ENABLE	(1u << 0)
-#define VMGPU_FORMAT_XRGB8888		1
+#define VMGPU_HEAD_STATUS_CONNECTED	(1u << 0)
+#define VMGPU_HEAD_STATUS_ACTIVE	(1u << 1)	/* scanning out */
+#define VMGPU_HEAD_STATUS_FLIP_PENDING	(1u << 2)	/* COMMIT not latched */
+#define VMGPU_HEAD_STATUS_BLANKED	(1u << 3)	/* bad source: black */
+
+#define VMGPU_HEAD_CTRL_ENABLE		(1u << 0)
+#define VMGPU_HEAD_CTRL_CRC		(1u << 1)	/* compute frame CRCs */
+
+#define VMGPU_HEAD_COMMIT_VBLANK	1	/* latch at the next vblank */
+#define VMGPU_HEAD_COMMIT_NOW		2	/* latch now */
+
+#define VMGPU_CURSOR_SIZE		64
+
+enum vmgpu_format {
+	VMGPU_FORMAT_XRGB8888 = 1,
+	VMGPU_FORMAT_ARGB8888 = 2,	/* scanned out as XRGB8888 */
+	VMGPU_FORMAT_RGB565 = 3,
+};
+
+/* Global display registers; events are write-1-to-clear. */
+#define VMGPU_REG_DISPLAY_HEADS		0x0e00	/* RO: number of heads */
+#define VMGPU_REG_DISPLAY_EVENTS	0x0e04	/* RW1C: VMGPU_DISPLAY_EVENT_* */
+#define VMGPU_REG_DISPLAY_EVENT_MASK	0x0e08	/* events that interrupt */
+#define VMGPU_DISPLAY_EVENT_VBLANK(h)	(1u << (h))
+#define VMGPU_DISPLAY_EVENT_FLIP_DONE(h) (1u << (8 + (h)))
+#define VMGPU_DISPLAY_EVENT_HOTPLUG(h)	(1u << (16 + (h)))
+#define VMGPU_DISPLAY_EVENTS_ALL	0x000f0f0fu
+
+/* Each head's EDID, 256 bytes, read-only. */
+#define VMGPU_REG_EDID(h)		(0x1000 + (h) * 0x100)
+#define VMGPU_EDID_SIZE			256
 
 /* ---------------------------------------------------------------------
  * CPU host aperture: BAR4 is HOST_APERTURE_PAGES pages, each redirected by

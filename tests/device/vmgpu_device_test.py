@@ -21,6 +21,7 @@ from vmgpu_qtest import (  # noqa: E402
     pattern_bytes, run_qemu, swizzle_offset, system_reset, u64)
 import vmgpu_cache_test  # noqa: E402
 import vmgpu_compress_test  # noqa: E402
+import vmgpu_display_test  # noqa: E402
 import vmgpu_user_ring_test  # noqa: E402
 
 
@@ -28,7 +29,7 @@ import vmgpu_user_ring_test  # noqa: E402
 
 def test_identification(qt, dev):
     assert dev.reg("VMGPU_REG_MAGIC") == HW["VMGPU_MAGIC"]
-    assert dev.reg("VMGPU_REG_VERSION") == (1 << 16 | 5), "not contract v1.5"
+    assert dev.reg("VMGPU_REG_VERSION") == (1 << 16 | 6), "not contract v1.6"
     assert dev.reg("VMGPU_REG_CAPS") & HW["VMGPU_CAP_PAGING_ENGINE"]
     assert dev.reg("VMGPU_REG_CAPS") & HW["VMGPU_CAP_COMPRESSION"]
     assert dev.reg("VMGPU_REG_VRAM_SIZE_LO") == VRAM_SIZE
@@ -523,6 +524,7 @@ TESTS = [
     test_copy_budget_validated,
     *vmgpu_cache_test.TESTS,
     *vmgpu_compress_test.TESTS,
+    *vmgpu_display_test.TESTS,
 ]
 
 

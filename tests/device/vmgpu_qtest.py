@@ -15,6 +15,7 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "scripts"))
 from vmgpu_hw import HW  # noqa: E402
+from vmgpu_qmp import Qmp  # noqa: E402
 
 MMIO = 0xF0000000
 MSIX = 0xF0100000
@@ -44,12 +45,15 @@ def run_qemu(qemu, device_args, *extra, qmp=()):
 
 
 class QTest:
-    def __init__(self, qemu, device_args, pre_args=()):
+    def __init__(self, qemu, device_args, pre_args=(), qmp=False):
         """pre_args go before the vmgpu device on the command line (an
-        IOMMU must be created before the devices it translates for)."""
+        IOMMU must be created before the devices it translates for). With
+        qmp, self.qmp is a QMP connection to the same QEMU."""
         self.qemu = qemu
         self.dir = tempfile.mkdtemp(prefix="vmgpu-qtest-")
         path = os.path.join(self.dir, "qtest.sock")
+        qmp_path = os.path.join(self.dir, "qmp.sock")
+        qmp_args = ("-qmp", f"unix:{qmp_path},server=on,wait=off") if qmp else ()
         server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         server.bind(path)
         server.listen(1)
@@ -57,7 +61,7 @@ class QTest:
             [qemu, "-L", "/usr/share/seabios", "-L", "/usr/share/qemu",
              "-machine", "q35", "-accel", "qtest", "-nodefaults",
              "-display", "none", "-m", "64M", "-qtest", f"unix:{path}",
-             "-qtest-log", "/dev/null", *pre_args,
+             "-qtest-log", "/dev/null", *qmp_args, *pre_args,
              "-device", device_args, "-d", "guest_errors",
              "-D", os.path.join(self.dir, "qemu.log")],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
@@ -65,6 +69,7 @@ class QTest:
         self.sock, _ = server.accept()
         server.close()
         self.buf = b""
+        self.qmp = Qmp(qmp_path) if qmp else None
 
     def cmd(self, line):
         self.sock.sendall(line.encode() + b"\n")
@@ -94,6 +99,8 @@ class QTest:
 
     def close(self):
         # Like libqtest: QEMU does not exit when the qtest socket closes.
+        if self.qmp:
+            self.qmp.close()
         self.proc.terminate()
         self.proc.wait(timeout=30)
         self.sock.close()
@@ -123,7 +130,8 @@ class QTest:
         return int(self.cmd(f"readq 0x{addr:x}"), 16)
 
     def step(self, ns=None):
-        self.cmd("clock_step" + (f" {ns}" if ns else ""))
+        """Advance the virtual clock; returns its new value in ns."""
+        return int(self.cmd("clock_step" + (f" {ns}" if ns else "")))
 
     # PCI config space through the legacy 0xcf8/0xcfc ports
     def cfg_addr(self, dev, reg):

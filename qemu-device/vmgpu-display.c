@@ -1,0 +1,774 @@
+/*
+ * vmgpu: the display controller.
+ *
+ * Up to VMGPU_MAX_HEADS heads, each scanning out a primary surface and a
+ * cursor. The seed's primaries are "implicitly physically accessed by the
+ * display controller": a plane's source is a physical reference, a VRAM
+ * offset or an aperture-segment offset read through the GART, so the
+ * display obeys the same rules as the physical engine, and a bad reference
+ * blanks the head instead of reaching memory the guest did not name.
+ *
+ * The mode, plane and CTRL registers are pending copies; COMMIT latches
+ * them whole at the next vblank (a flip) or at once. Vblanks tick on the
+ * virtual clock at the latched mode's refresh rate. Each frame can have a
+ * CRC32 of what the head showed, cursor composed, so that guests can test
+ * pixels without a screenshot. Each head is a QEMU graphic console; a VRAM
+ * primary in a format pixman takes is shown without a copy, and only the
+ * lines written since the last update are redrawn.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/log.h"
+#include "qapi/error.h"
+#include "qapi/visitor.h"
+#include "ui/console.h"
+#include "hw/display/edid.h"
+#include <zlib.h>
+#include "vmgpu.h"
+#include "trace.h"
+
+#define VMGPU_MAX_HDISPLAY      8192
+#define VMGPU_MAX_VDISPLAY      8192
+#define VMGPU_MAX_TOTAL         16384
+/* At most 1000 frames a second: bounds the vblank timer's work. */
+#define VMGPU_MIN_FRAME_NS      1000000
+
+static unsigned vmgpu_format_cpp(uint32_t format)
+{
+    switch (format) {
+    case VMGPU_FORMAT_XRGB8888:
+    case VMGPU_FORMAT_ARGB8888:
+        return 4;
+    case VMGPU_FORMAT_RGB565:
+        return 2;
+    }
+    return 0;
+}
+
+static pixman_format_code_t vmgpu_format_pixman(uint32_t format)
+{
+    /* The display ignores alpha: ARGB8888 is shown as XRGB8888. */
+    return format == VMGPU_FORMAT_RGB565 ? PIXMAN_r5g6b5 : PIXMAN_x8r8g8b8;
+}
+
+static uint64_t vmgpu_head_frame_ns(const VmgpuHeadRegs *r)
+{
+    return (uint64_t)r->htotal * r->vtotal * 1000000 / r->clock_khz;
+}
+
+static uint64_t vmgpu_head_fb_bytes(const VmgpuHeadRegs *r)
+{
+    return (uint64_t)r->fb_stride * (r->vdisplay - 1) +
+           (uint64_t)r->hdisplay * vmgpu_format_cpp(r->fb_format);
+}
+
+/* A physical range the display reads: in VRAM, or inside the aperture. */
+static bool vmgpu_display_range_ok(VmgpuState *s, uint32_t space,
+                                   uint64_t addr, uint64_t len)
+{
+    switch (space) {
+    case VMGPU_SPACE_VRAM:
+        return addr < s->vram_size && len <= s->vram_size - addr;
+    case VMGPU_SPACE_GART:
+        return addr < (uint64_t)s->gart_max_pages * VMGPU_PAGE_SIZE &&
+               len <= (uint64_t)s->gart_max_pages * VMGPU_PAGE_SIZE - addr;
+    }
+    return false;
+}
+
+/*
+ * Why the pending registers cannot be scanned out, or NULL. *reg is the
+ * offending register, for ERROR_SLOT.
+ */
+static const char *vmgpu_head_check(VmgpuState *s, const VmgpuHeadRegs *r,
+                                    unsigned *reg, enum vmgpu_error *code)
+{
+    unsigned cpp = vmgpu_format_cpp(r->fb_format);
+
+    *code = VMGPU_ERR_BAD_FIELD;
+    if (!(r->ctrl & VMGPU_HEAD_CTRL_ENABLE)) {
+        return NULL;
+    }
+    *reg = VMGPU_HEAD_HDISPLAY;
+    if (!r->hdisplay || r->hdisplay > VMGPU_MAX_HDISPLAY ||
+        !r->vdisplay || r->vdisplay > VMGPU_MAX_VDISPLAY ||
+        r->htotal < r->hdisplay || r->htotal > VMGPU_MAX_TOTAL ||
+        r->vtotal < r->vdisplay || r->vtotal > VMGPU_MAX_TOTAL ||
+        !r->clock_khz) {
+        return "bad mode";
+    }
+    *reg = VMGPU_HEAD_CLOCK_KHZ;
+    if (vmgpu_head_frame_ns(r) < VMGPU_MIN_FRAME_NS) {
+        return "refresh rate above 1000 Hz";
+    }
+    *reg = VMGPU_HEAD_FB_FORMAT;
+    if (!cpp) {
+        return "unknown format";
+    }
+    *reg = VMGPU_HEAD_FB_STRIDE;
+    if (r->fb_stride < r->hdisplay * cpp || r->fb_stride % 4 ||
+        r->fb_addr % 4) {
+        return "stride too small or source not 4-byte aligned";
+    }
+    *reg = VMGPU_HEAD_FB_ADDR_LO;
+    *code = VMGPU_ERR_RANGE;
+    if (!vmgpu_display_range_ok(s, r->fb_space, r->fb_addr,
+                                vmgpu_head_fb_bytes(r))) {
+        return "primary outside its space";
+    }
+    *reg = VMGPU_HEAD_CURSOR_ADDR_LO;
+    if ((r->cursor_ctrl & 1) &&
+        (r->cursor_addr % 4 ||
+         !vmgpu_display_range_ok(s, r->cursor_space, r->cursor_addr,
+                                 VMGPU_CURSOR_SIZE * VMGPU_CURSOR_SIZE * 4))) {
+        return "cursor outside its space";
+    }
+    return NULL;
+}
+
+static void vmgpu_display_event(VmgpuState *s, uint32_t event)
+{
+    s->display_events |= event;
+    if (s->display_event_mask & event) {
+        vmgpu_raise_irq(s, VMGPU_INT_DISPLAY);
+    }
+}
+
+static void vmgpu_head_blank(VmgpuHead *head, enum vmgpu_error code,
+                             unsigned reg, uint64_t addr, const char *why)
+{
+    VmgpuState *s = head->owner;
+
+    if (head->blanked) {
+        return;
+    }
+    head->blanked = true;
+    head->surface_stale = true;
+    qemu_log_mask(LOG_GUEST_ERROR, "vmgpu: head %u blanked: %s\n",
+                  head->index, why);
+    trace_vmgpu_display_blank(head->index, code, addr);
+    vmgpu_report_error(s, code, VMGPU_ERROR_RING_MMIO,
+                       VMGPU_REG_HEAD(head->index) + reg, addr);
+}
+
+/* COMMIT: the pending registers become the ones scanned out. */
+static void vmgpu_head_latch(VmgpuHead *head)
+{
+    VmgpuState *s = head->owner;
+    bool was_on = head->active.ctrl & VMGPU_HEAD_CTRL_ENABLE;
+    enum vmgpu_error code;
+    const char *why;
+    unsigned reg = 0;
+    bool on;
+
+    head->latch_pending = false;
+    head->blanked = false;
+    head->surface_stale = true;
+    why = vmgpu_head_check(s, &head->pending, &reg, &code);
+    head->active = head->pending;
+    on = head->active.ctrl & VMGPU_HEAD_CTRL_ENABLE;
+    trace_vmgpu_display_latch(head->index, head->active.ctrl,
+                              head->active.hdisplay, head->active.vdisplay,
+                              head->active.fb_space, head->active.fb_addr,
+                              head->active.fb_stride, head->active.fb_format);
+    if (why) {
+        /* The mode itself may be unusable: no vblanks, a black head. */
+        if (reg == VMGPU_HEAD_HDISPLAY || reg == VMGPU_HEAD_CLOCK_KHZ) {
+            on = false;
+            head->active.ctrl &= ~VMGPU_HEAD_CTRL_ENABLE;
+        }
+        vmgpu_head_blank(head, code, reg, head->active.fb_addr, why);
+    }
+    if (on && !was_on) {
+        head->frame_count = 0;
+        head->next_vblank = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
+                            vmgpu_head_frame_ns(&head->active);
+        timer_mod(&head->vblank, head->next_vblank);
+    } else if (!on) {
+        timer_del(&head->vblank);
+    }
+    vmgpu_display_event(s, VMGPU_DISPLAY_EVENT_FLIP_DONE(head->index));
+}
+
+/* One line of what the head shows, as XRGB8888 words with X = 0. */
+static bool vmgpu_head_read_line(VmgpuHead *head, unsigned y, uint32_t *line,
+                                 VmgpuMemError *err)
+{
+    VmgpuState *s = head->owner;
+    const VmgpuHeadRegs *r = &head->active;
+    unsigned cpp = vmgpu_format_cpp(r->fb_format);
+    uint32_t bytes = r->hdisplay * cpp;
+    uint64_t at = r->fb_addr + (uint64_t)y * r->fb_stride;
+    uint8_t *raw = (uint8_t *)line;
+    struct vmgpu_addr a = {
+        .addr = cpu_to_le64(at),
+        .space = cpu_to_le32(r->fb_space),
+    };
+    int x;
+
+    if (cpp == 2) {
+        /* Read into the upper half, widen from the left. */
+        raw += r->hdisplay * 2;
+    }
+    if (!vmgpu_mem_rw(s, &a, 0, raw, bytes, false, err)) {
+        return false;
+    }
+    if (cpp == 4) {
+        for (x = 0; x < r->hdisplay; x++) {
+            line[x] = ldl_le_p(&line[x]) & 0x00ffffff;
+        }
+        return true;
+    }
+    for (x = 0; x < r->hdisplay; x++) {
+        uint32_t p = lduw_le_p(raw + 2 * x);
+        uint32_t r5 = (p >> 11) & 0x1f, g6 = (p >> 5) & 0x3f, b5 = p & 0x1f;
+
+        line[x] = (r5 << 3 | r5 >> 2) << 16 | (g6 << 2 | g6 >> 4) << 8 |
+                  (b5 << 3 | b5 >> 2);
+    }
+    return true;
+}
+
+static uint32_t vmgpu_blend(uint32_t dst, uint32_t src)
+{
+    uint32_t a = src >> 24, out = 0;
+    int shift;
+
+    for (shift = 0; shift < 24; shift += 8) {
+        uint32_t c = ((src >> shift & 0xff) * a +
+                      (dst >> shift & 0xff) * (255 - a) + 127) / 255;
+        out |= c << shift;
+    }
+    return out;
+}
+
+/* The cursor over one line; the cursor image is already in head->cursor. */
+static void vmgpu_head_cursor_line(VmgpuHead *head, unsigned y,
+                                   uint32_t *line)
+{
+    const VmgpuHeadRegs *r = &head->active;
+    int64_t cy = (int64_t)y - r->cursor_y;
+    int x;
+
+    if (!(r->cursor_ctrl & 1) || cy < 0 || cy >= VMGPU_CURSOR_SIZE) {
+        return;
+    }
+    for (x = 0; x < VMGPU_CURSOR_SIZE; x++) {
+        int64_t dx = (int64_t)r->cursor_x + x;
+
+        if (dx >= 0 && dx < r->hdisplay) {
+            line[dx] = vmgpu_blend(line[dx],
+                                   head->cursor[cy * VMGPU_CURSOR_SIZE + x]);
+        }
+    }
+}
+
+static bool vmgpu_head_read_cursor(VmgpuHead *head, VmgpuMemError *err)
+{
+    const VmgpuHeadRegs *r = &head->active;
+    struct vmgpu_addr a = {
+        .addr = cpu_to_le64(r->cursor_addr),
+        .space = cpu_to_le32(r->cursor_space),
+    };
+    int i;
+
+    if (!(r->cursor_ctrl & 1)) {
+        return true;
+    }
+    if (!vmgpu_mem_rw(head->owner, &a, 0, head->cursor,
+                      sizeof(head->cursor), false, err)) {
+        return false;
+    }
+    for (i = 0; i < ARRAY_SIZE(head->cursor); i++) {
+        head->cursor[i] = le32_to_cpu(head->cursor[i]);
+    }
+    return true;
+}
+
+/* CRC32 of the frame's lines; false if the primary could not be read. */
+static bool vmgpu_head_crc_lines(VmgpuHead *head, uLong *crc,
+                                 VmgpuMemError *err)
+{
+    const VmgpuHeadRegs *r = &head->active;
+    unsigned x, y;
+
+    *crc = crc32(0, NULL, 0);
+    for (y = 0; y < r->vdisplay; y++) {
+        if (head->blanked) {
+            memset(head->line, 0, r->hdisplay * 4);
+        } else if (!vmgpu_head_read_line(head, y, head->line, err)) {
+            return false;
+        } else {
+            vmgpu_head_cursor_line(head, y, head->line);
+        }
+        for (x = 0; x < r->hdisplay; x++) {
+            head->line[x] = cpu_to_le32(head->line[x]);
+        }
+        *crc = crc32(*crc, (const Bytef *)head->line, r->hdisplay * 4);
+    }
+    return true;
+}
+
+/*
+ * The frame's CRC32 over its lines of XRGB8888 words (little-endian, X = 0),
+ * cursor composed; a blanked head shows black and no cursor.
+ */
+static void vmgpu_head_crc(VmgpuHead *head)
+{
+    VmgpuMemError err;
+    uLong crc;
+
+    if (!head->blanked && !vmgpu_head_read_cursor(head, &err)) {
+        vmgpu_head_blank(head, err.code, VMGPU_HEAD_CURSOR_ADDR_LO, err.addr,
+                         "cursor unreadable");
+    }
+    if (!vmgpu_head_crc_lines(head, &crc, &err)) {
+        vmgpu_head_blank(head, err.code, VMGPU_HEAD_FB_ADDR_LO, err.addr,
+                         "primary unreadable");
+        vmgpu_head_crc_lines(head, &crc, &err);
+    }
+    head->crc = crc;
+    head->crc_frame = head->frame_count;
+    trace_vmgpu_display_crc(head->index, head->crc_frame, head->crc);
+}
+
+static void vmgpu_head_vblank(void *opaque)
+{
+    VmgpuHead *head = opaque;
+    uint64_t period = vmgpu_head_frame_ns(&head->active);
+    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    uint64_t frames = 1;
+
+    /* A late timer still counts every vblank that went by. */
+    if (now > head->next_vblank) {
+        frames += (now - head->next_vblank) / period;
+    }
+    head->frame_count += frames;
+    head->frame_time = head->next_vblank + (frames - 1) * period;
+    trace_vmgpu_display_vblank(head->index, head->frame_count,
+                               head->frame_time);
+    if (head->latch_pending) {
+        vmgpu_head_latch(head);
+        if (!(head->active.ctrl & VMGPU_HEAD_CTRL_ENABLE)) {
+            return;
+        }
+        period = vmgpu_head_frame_ns(&head->active);
+    }
+    if (head->active.ctrl & VMGPU_HEAD_CTRL_CRC) {
+        vmgpu_head_crc(head);
+    }
+    head->next_vblank = head->frame_time + period;
+    timer_mod(&head->vblank, head->next_vblank);
+    vmgpu_display_event(head->owner,
+                        VMGPU_DISPLAY_EVENT_VBLANK(head->index));
+}
+
+/* A new DisplaySurface for what the head shows now. */
+static void vmgpu_head_new_surface(VmgpuHead *head)
+{
+    VmgpuState *s = head->owner;
+    const VmgpuHeadRegs *r = &head->active;
+    DisplaySurface *ds;
+
+    head->surface_stale = false;
+    head->surface_copies = false;
+    if (!(r->ctrl & VMGPU_HEAD_CTRL_ENABLE)) {
+        ds = qemu_create_placeholder_surface(640, 480, "vmgpu: head off");
+    } else if (head->blanked) {
+        ds = qemu_create_displaysurface(r->hdisplay, r->vdisplay);
+    } else if (r->fb_space == VMGPU_SPACE_VRAM) {
+        /* Straight over VRAM: no copy per frame. */
+        ds = qemu_create_displaysurface_from(r->hdisplay, r->vdisplay,
+                                             vmgpu_format_pixman(r->fb_format),
+                                             r->fb_stride,
+                                             s->vram_ptr + r->fb_addr);
+    } else {
+        /* Aperture pages are scattered: each update copies them. */
+        ds = qemu_create_displaysurface(r->hdisplay, r->vdisplay);
+        head->surface_copies = true;
+    }
+    dpy_gfx_replace_surface(head->con, ds);
+}
+
+/* Redraw the lines of a VRAM primary written since the last update. */
+static void vmgpu_head_update_dirty(VmgpuHead *head)
+{
+    VmgpuState *s = head->owner;
+    const VmgpuHeadRegs *r = &head->active;
+    DirtyBitmapSnapshot *snap;
+    int y, first = -1;
+
+    snap = memory_region_snapshot_and_clear_dirty(&s->vram, r->fb_addr,
+                                                  vmgpu_head_fb_bytes(r),
+                                                  DIRTY_MEMORY_VGA);
+    for (y = 0; y <= r->vdisplay; y++) {
+        uint64_t line = r->fb_addr + (uint64_t)y * r->fb_stride;
+        bool dirty = y < r->vdisplay &&
+            memory_region_snapshot_get_dirty(&s->vram, snap, line,
+                                             r->hdisplay *
+                                             vmgpu_format_cpp(r->fb_format));
+
+        if (dirty && first < 0) {
+            first = y;
+        } else if (!dirty && first >= 0) {
+            dpy_gfx_update(head->con, 0, first, r->hdisplay, y - first);
+            first = -1;
+        }
+    }
+    g_free(snap);
+}
+
+static void vmgpu_head_gfx_update(void *opaque)
+{
+    VmgpuHead *head = opaque;
+    VmgpuState *s = head->owner;
+    const VmgpuHeadRegs *r = &head->active;
+    DisplaySurface *ds;
+    VmgpuMemError err;
+    unsigned y;
+
+    if (head->surface_stale) {
+        vmgpu_head_new_surface(head);
+        if (r->fb_space == VMGPU_SPACE_VRAM &&
+            (r->ctrl & VMGPU_HEAD_CTRL_ENABLE) && !head->blanked) {
+            g_free(memory_region_snapshot_and_clear_dirty(
+                       &s->vram, r->fb_addr, vmgpu_head_fb_bytes(r),
+                       DIRTY_MEMORY_VGA));
+        }
+        if (!head->surface_copies) {
+            dpy_gfx_update_full(head->con);
+            return;
+        }
+    }
+    if (!(r->ctrl & VMGPU_HEAD_CTRL_ENABLE) || head->blanked) {
+        return;
+    }
+    if (!head->surface_copies) {
+        vmgpu_head_update_dirty(head);
+        return;
+    }
+    ds = qemu_console_surface(head->con);
+    for (y = 0; y < r->vdisplay; y++) {
+        uint32_t *dst = (uint32_t *)(surface_data(ds) + y * surface_stride(ds));
+
+        if (!vmgpu_head_read_line(head, y, head->line, &err)) {
+            vmgpu_head_blank(head, err.code, VMGPU_HEAD_FB_ADDR_LO, err.addr,
+                             "primary unreadable");
+            return;
+        }
+        memcpy(dst, head->line, r->hdisplay * 4);
+    }
+    dpy_gfx_update_full(head->con);
+}
+
+static const GraphicHwOps vmgpu_head_gfx_ops = {
+    .gfx_update = vmgpu_head_gfx_update,
+};
+
+static uint32_t vmgpu_head_status(const VmgpuHead *head)
+{
+    return (head->connected ? VMGPU_HEAD_STATUS_CONNECTED : 0) |
+           (head->active.ctrl & VMGPU_HEAD_CTRL_ENABLE ?
+            VMGPU_HEAD_STATUS_ACTIVE : 0) |
+           (head->latch_pending ? VMGPU_HEAD_STATUS_FLIP_PENDING : 0) |
+           (head->blanked ? VMGPU_HEAD_STATUS_BLANKED : 0);
+}
+
+static uint32_t *vmgpu_head_pending_reg(VmgpuHead *head, hwaddr reg)
+{
+    VmgpuHeadRegs *p = &head->pending;
+
+    switch (reg) {
+    case VMGPU_HEAD_CTRL:
+        return &p->ctrl;
+    case VMGPU_HEAD_HDISPLAY:
+        return &p->hdisplay;
+    case VMGPU_HEAD_VDISPLAY:
+        return &p->vdisplay;
+    case VMGPU_HEAD_HTOTAL:
+        return &p->htotal;
+    case VMGPU_HEAD_VTOTAL:
+        return &p->vtotal;
+    case VMGPU_HEAD_CLOCK_KHZ:
+        return &p->clock_khz;
+    case VMGPU_HEAD_FB_SPACE:
+        return &p->fb_space;
+    case VMGPU_HEAD_FB_STRIDE:
+        return &p->fb_stride;
+    case VMGPU_HEAD_FB_FORMAT:
+        return &p->fb_format;
+    case VMGPU_HEAD_CURSOR_CTRL:
+        return &p->cursor_ctrl;
+    case VMGPU_HEAD_CURSOR_SPACE:
+        return &p->cursor_space;
+    case VMGPU_HEAD_CURSOR_X:
+        return (uint32_t *)&p->cursor_x;
+    case VMGPU_HEAD_CURSOR_Y:
+        return (uint32_t *)&p->cursor_y;
+    case VMGPU_HEAD_CURSOR_HOT:
+        return &p->cursor_hot;
+    }
+    return NULL;
+}
+
+bool vmgpu_display_reg_read(VmgpuState *s, hwaddr addr, uint32_t *val)
+{
+    VmgpuHead *head;
+    uint32_t *pending;
+    hwaddr reg;
+
+    switch (addr) {
+    case VMGPU_REG_DISPLAY_HEADS:
+        *val = s->num_heads;
+        return true;
+    case VMGPU_REG_DISPLAY_EVENTS:
+        *val = s->display_events;
+        return true;
+    case VMGPU_REG_DISPLAY_EVENT_MASK:
+        *val = s->display_event_mask;
+        return true;
+    }
+    if (addr < VMGPU_REG_HEAD(0) || addr >= VMGPU_REG_HEAD(s->num_heads)) {
+        return false;
+    }
+    head = &s->heads[(addr - VMGPU_REG_HEAD(0)) / 0x80];
+    reg = (addr - VMGPU_REG_HEAD(0)) % 0x80;
+    pending = vmgpu_head_pending_reg(head, reg);
+    if (pending) {
+        *val = *pending;
+        return true;
+    }
+    switch (reg) {
+    case VMGPU_HEAD_STATUS:
+        *val = vmgpu_head_status(head);
+        return true;
+    case VMGPU_HEAD_FB_ADDR_LO:
+        *val = head->pending.fb_addr;
+        return true;
+    case VMGPU_HEAD_FB_ADDR_HI:
+        *val = head->pending.fb_addr >> 32;
+        return true;
+    case VMGPU_HEAD_CURSOR_ADDR_LO:
+        *val = head->pending.cursor_addr;
+        return true;
+    case VMGPU_HEAD_CURSOR_ADDR_HI:
+        *val = head->pending.cursor_addr >> 32;
+        return true;
+    case VMGPU_HEAD_FRAME_COUNT:
+        *val = head->frame_count;
+        return true;
+    case VMGPU_HEAD_FRAME_TIME_LO:
+        *val = head->frame_time;
+        return true;
+    case VMGPU_HEAD_FRAME_TIME_HI:
+        *val = head->frame_time >> 32;
+        return true;
+    case VMGPU_HEAD_CRC:
+        *val = head->crc;
+        return true;
+    case VMGPU_HEAD_CRC_FRAME:
+        *val = head->crc_frame;
+        return true;
+    }
+    return false;
+}
+
+static const char *vmgpu_head_commit(VmgpuHead *head, uint32_t val)
+{
+    switch (val) {
+    case VMGPU_HEAD_COMMIT_VBLANK:
+        if (head->active.ctrl & VMGPU_HEAD_CTRL_ENABLE) {
+            head->latch_pending = true;
+            return NULL;
+        }
+        /* fall through: an idle head has no vblank to wait for */
+    case VMGPU_HEAD_COMMIT_NOW:
+        vmgpu_head_latch(head);
+        return NULL;
+    }
+    return "unknown COMMIT value";
+}
+
+static const char *vmgpu_display_write(VmgpuState *s, hwaddr addr,
+                                       uint32_t val)
+{
+    VmgpuHead *head;
+    uint32_t *pending;
+    hwaddr reg;
+
+    switch (addr) {
+    case VMGPU_REG_DISPLAY_EVENTS:
+        s->display_events &= ~val;
+        return NULL;
+    case VMGPU_REG_DISPLAY_EVENT_MASK:
+        if (val & ~VMGPU_DISPLAY_EVENTS_ALL) {
+            return "unknown display event bits";
+        }
+        s->display_event_mask = val;
+        return NULL;
+    }
+    head = &s->heads[(addr - VMGPU_REG_HEAD(0)) / 0x80];
+    reg = (addr - VMGPU_REG_HEAD(0)) % 0x80;
+    if (reg == VMGPU_HEAD_COMMIT) {
+        return vmgpu_head_commit(head, val);
+    }
+    if (reg == VMGPU_HEAD_CTRL &&
+        (val & ~(VMGPU_HEAD_CTRL_ENABLE | VMGPU_HEAD_CTRL_CRC))) {
+        return "unknown head control bits";
+    }
+    if (reg == VMGPU_HEAD_CURSOR_CTRL && val > 1) {
+        return "unknown cursor control bits";
+    }
+    pending = vmgpu_head_pending_reg(head, reg);
+    if (pending) {
+        *pending = val;
+        return NULL;
+    }
+    switch (reg) {
+    case VMGPU_HEAD_FB_ADDR_LO:
+        head->pending.fb_addr = deposit64(head->pending.fb_addr, 0, 32, val);
+        return NULL;
+    case VMGPU_HEAD_FB_ADDR_HI:
+        head->pending.fb_addr = deposit64(head->pending.fb_addr, 32, 32, val);
+        return NULL;
+    case VMGPU_HEAD_CURSOR_ADDR_LO:
+        head->pending.cursor_addr =
+            deposit64(head->pending.cursor_addr, 0, 32, val);
+        return NULL;
+    case VMGPU_HEAD_CURSOR_ADDR_HI:
+        head->pending.cursor_addr =
+            deposit64(head->pending.cursor_addr, 32, 32, val);
+        return NULL;
+    }
+    return "read-only or unknown head register";
+}
+
+/*
+ * False if addr is not a display register; else *why is NULL, or why the
+ * write was refused (a bad register write).
+ */
+bool vmgpu_display_reg_write(VmgpuState *s, hwaddr addr, uint32_t val,
+                             const char **why)
+{
+    if (addr == VMGPU_REG_DISPLAY_EVENTS ||
+        addr == VMGPU_REG_DISPLAY_EVENT_MASK ||
+        (addr >= VMGPU_REG_HEAD(0) && addr < VMGPU_REG_HEAD(s->num_heads))) {
+        *why = vmgpu_display_write(s, addr, val);
+        return true;
+    }
+    return false;
+}
+
+static void vmgpu_head_get_connected(Object *obj, Visitor *v, const char *name,
+                                     void *opaque, Error **errp)
+{
+    VmgpuHead *head = opaque;
+    bool connected = head->connected;
+
+    visit_type_bool(v, name, &connected, errp);
+}
+
+/* Hotplug from QMP: qom-set DEVICE headN-connected false. */
+static void vmgpu_head_set_connected(Object *obj, Visitor *v, const char *name,
+                                     void *opaque, Error **errp)
+{
+    VmgpuHead *head = opaque;
+    bool connected;
+
+    if (!visit_type_bool(v, name, &connected, errp)) {
+        return;
+    }
+    if (connected == head->connected) {
+        return;
+    }
+    head->connected = connected;
+    trace_vmgpu_display_hotplug(head->index, connected);
+    vmgpu_display_event(head->owner, VMGPU_DISPLAY_EVENT_HOTPLUG(head->index));
+}
+
+void vmgpu_display_reset(VmgpuState *s)
+{
+    unsigned i;
+
+    s->display_events = 0;
+    s->display_event_mask = 0;
+    for (i = 0; i < s->num_heads; i++) {
+        VmgpuHead *head = &s->heads[i];
+
+        timer_del(&head->vblank);
+        memset(&head->pending, 0, sizeof(head->pending));
+        memset(&head->active, 0, sizeof(head->active));
+        head->latch_pending = false;
+        head->blanked = false;
+        head->surface_stale = true;
+        head->frame_count = 0;
+        head->frame_time = 0;
+        head->crc = 0;
+        head->crc_frame = 0;
+    }
+}
+
+bool vmgpu_display_init(VmgpuState *s, Error **errp)
+{
+    unsigned i;
+
+    if (!s->num_heads || s->num_heads > VMGPU_MAX_HEADS) {
+        error_setg(errp, "vmgpu: heads must be between 1 and %u",
+                   VMGPU_MAX_HEADS);
+        return false;
+    }
+    if (!s->edid_info.prefx) {
+        s->edid_info.prefx = 1024;
+    }
+    if (!s->edid_info.prefy) {
+        s->edid_info.prefy = 768;
+    }
+    if (s->edid_info.prefx > VMGPU_MAX_HDISPLAY ||
+        s->edid_info.prefy > VMGPU_MAX_VDISPLAY) {
+        error_setg(errp, "vmgpu: xres and yres must be at most %ux%u",
+                   VMGPU_MAX_HDISPLAY, VMGPU_MAX_VDISPLAY);
+        return false;
+    }
+    memory_region_set_log(&s->vram, true, DIRTY_MEMORY_VGA);
+    for (i = 0; i < s->num_heads; i++) {
+        VmgpuHead *head = &s->heads[i];
+        g_autofree char *prop = g_strdup_printf("head%u-connected", i);
+
+        head->owner = s;
+        head->index = i;
+        head->connected = true;
+        head->surface_stale = true;
+        head->line = g_new(uint32_t, VMGPU_MAX_HDISPLAY);
+        timer_init_ns(&head->vblank, QEMU_CLOCK_VIRTUAL, vmgpu_head_vblank,
+                      head);
+        qemu_edid_generate(head->edid, sizeof(head->edid), &s->edid_info);
+        qemu_edid_region_io(&head->edid_mr, OBJECT(s), head->edid,
+                            sizeof(head->edid));
+        memory_region_add_subregion(&s->mmio, VMGPU_REG_EDID(i),
+                                    &head->edid_mr);
+        object_property_add(OBJECT(s), prop, "bool", vmgpu_head_get_connected,
+                            vmgpu_head_set_connected, NULL, head);
+        head->con = graphic_console_init(DEVICE(s), i, &vmgpu_head_gfx_ops,
+                                         head);
+    }
+    return true;
+}
+
+void vmgpu_display_exit(VmgpuState *s)
+{
+    unsigned i;
+
+    for (i = 0; i < s->num_heads; i++) {
+        VmgpuHead *head = &s->heads[i];
+
+        if (!head->owner) {
+            continue;
+        }
+        timer_del(&head->vblank);
+        graphic_console_close(head->con);
+        memory_region_del_subregion(&s->mmio, &head->edid_mr);
+        g_free(head->line);
+    }
+}

@@ -1,0 +1,422 @@
+# SPDX-License-Identifier: MIT
+"""Device-level tests of contract v1.6: the display controller. Heads,
+modes latched by COMMIT at vblank, vblanks at the mode's refresh rate on
+the virtual clock, frame CRCs with the cursor composed, scanout from VRAM
+and through the aperture, bad sources that blank a head, EDID, hotplug
+from QMP and screendump. vmgpu_device_test.py runs them.
+
+Each test starts its own QEMU: two heads, a QMP socket and an id for
+qom-set and screendump.
+"""
+import contextlib
+import os
+import struct
+import zlib
+
+from vmgpu_qtest import (
+    DEVICE_ARGS, HW, MMIO, VRAM_BAR, Device, QTest, ack_errors, map_gart, pattern_bytes)
+
+HEADS = 2
+ARGS = DEVICE_ARGS + f",id=gpu,heads={HEADS},xres=800,yres=600"
+W, H = 64, 48
+# 80 x 50 pixels a frame at 250 kHz: exactly 16 ms a frame.
+HTOTAL, VTOTAL, CLOCK_KHZ = 80, 50, 250
+PERIOD = HTOTAL * VTOTAL * 1000000 // CLOCK_KHZ
+FB_A = 0x100000
+FB_B = 0x200000
+CURSOR = 0x300000
+SYSTEM_PAGES = 0x400000     # guest RAM for the aperture scanout
+ENABLE = HW["VMGPU_HEAD_CTRL_ENABLE"]
+CRC = HW["VMGPU_HEAD_CTRL_CRC"]
+XRGB = HW["VMGPU_FORMAT_XRGB8888"]
+ARGB = HW["VMGPU_FORMAT_ARGB8888"]
+RGB565 = HW["VMGPU_FORMAT_RGB565"]
+NOW = HW["VMGPU_HEAD_COMMIT_NOW"]
+AT_VBLANK = HW["VMGPU_HEAD_COMMIT_VBLANK"]
+
+
+@contextlib.contextmanager
+def display_device(qemu):
+    qt = QTest(qemu, ARGS, qmp=True)
+    try:
+        yield qt, Device(qt)
+    finally:
+        qt.close()
+
+
+def head_addr(h, name):
+    return MMIO + HW["VMGPU_REG_HEAD0"] + h * 0x80 + HW[name]
+
+
+def head_reg(qt, h, name):
+    return qt.readl(head_addr(h, name))
+
+
+def head_write(qt, h, name, val):
+    qt.writel(head_addr(h, name), val & 0xFFFFFFFF)
+
+
+def now(qt):
+    """The virtual clock, 1 ns on (qtest cannot step by 0)."""
+    return qt.step(1)
+
+
+def set_head(qt, h, fb, space="VRAM", fmt=XRGB, stride=W * 4, w=W, hgt=H,
+             ctrl=ENABLE | CRC, commit=NOW):
+    for name, val in (("HDISPLAY", w), ("VDISPLAY", hgt), ("HTOTAL", HTOTAL),
+                      ("VTOTAL", VTOTAL), ("CLOCK_KHZ", CLOCK_KHZ),
+                      ("FB_ADDR_LO", fb), ("FB_ADDR_HI", fb >> 32),
+                      ("FB_SPACE", HW[f"VMGPU_SPACE_{space}"]), ("FB_STRIDE", stride),
+                      ("FB_FORMAT", fmt), ("CTRL", ctrl)):
+        head_write(qt, h, f"VMGPU_HEAD_{name}", val)
+    if commit:
+        head_write(qt, h, "VMGPU_HEAD_COMMIT", commit)
+
+
+def to_xrgb(fb, fmt, stride=W * 4, w=W, hgt=H):
+    """The model of what a head shows: rows of XRGB8888 words, X = 0."""
+    rows = []
+    for y in range(hgt):
+        line = fb[y * stride:]
+        if fmt == RGB565:
+            px = struct.unpack_from(f"<{w}H", line)
+            row = []
+            for p in px:
+                r, g, b = p >> 11 & 31, p >> 5 & 63, p & 31
+                row.append((r << 3 | r >> 2) << 16 | (g << 2 | g >> 4) << 8 | (b << 3 | b >> 2))
+        else:
+            row = [p & 0xFFFFFF for p in struct.unpack_from(f"<{w}I", line)]
+        rows.append(row)
+    return rows
+
+
+def blend(dst, src):
+    a = src >> 24
+    out = 0
+    for shift in (0, 8, 16):
+        c = ((src >> shift & 255) * a + (dst >> shift & 255) * (255 - a) + 127) // 255
+        out |= c << shift
+    return out
+
+
+def compose(rows, cursor, cx, cy):
+    for y in range(64):
+        if 0 <= cy + y < len(rows):
+            row = rows[cy + y]
+            for x in range(64):
+                if 0 <= cx + x < len(row):
+                    row[cx + x] = blend(row[cx + x], cursor[y * 64 + x])
+    return rows
+
+
+def crc_of(rows):
+    crc = 0
+    for row in rows:
+        crc = zlib.crc32(struct.pack(f"<{len(row)}I", *row), crc)
+    return crc
+
+
+BLACK = crc_of([[0] * W for _ in range(H)])
+
+
+def next_frame(qt, h=0):
+    """Step to the next vblank; returns (frame count, CRC, CRC frame)."""
+    before = head_reg(qt, h, "VMGPU_HEAD_FRAME_COUNT")
+    qt.step(PERIOD)
+    count = head_reg(qt, h, "VMGPU_HEAD_FRAME_COUNT")
+    assert count == before + 1, f"frame count {before} -> {count} in one period"
+    return count, head_reg(qt, h, "VMGPU_HEAD_CRC"), head_reg(qt, h, "VMGPU_HEAD_CRC_FRAME")
+
+
+def fill_vram(qt, at, data):
+    qt.write(VRAM_BAR + at, data)
+
+
+def test_display_identification_and_edid(shared, _dev):
+    with display_device(shared.qemu) as (qt, dev):
+        assert dev.reg("VMGPU_REG_CAPS") & HW["VMGPU_CAP_DISPLAY"]
+        assert dev.reg("VMGPU_REG_DISPLAY_HEADS") == HEADS
+        for h in range(HEADS):
+            edid = qt.read(MMIO + HW["VMGPU_REG_EDID0"] + h * 0x100, 128)
+            assert edid[:8] == b"\x00\xff\xff\xff\xff\xff\xff\x00", f"head {h}: no EDID"
+            assert sum(edid) % 256 == 0, "EDID checksum"
+            # The first detailed timing is the preferred mode: xres x yres.
+            assert edid[56] | (edid[58] >> 4) << 8 == 800
+            assert edid[59] | (edid[61] >> 4) << 8 == 600
+            assert head_reg(qt, h, "VMGPU_HEAD_STATUS") == HW["VMGPU_HEAD_STATUS_CONNECTED"]
+        # A head the device does not have is a bad register.
+        ack_errors(dev)
+        head_write(qt, HEADS, "VMGPU_HEAD_CTRL", ENABLE)
+        assert dev.reg("VMGPU_REG_ERROR_CODE") == HW["VMGPU_ERR_REGISTER"]
+
+
+def test_vblanks_at_the_refresh_rate(shared, _dev):
+    with display_device(shared.qemu) as (qt, dev):
+        fill_vram(qt, FB_A, pattern_bytes(1, W * H * 4))
+        t0 = now(qt)
+        set_head(qt, 0, FB_A, ctrl=ENABLE)
+        assert head_reg(qt, 0, "VMGPU_HEAD_STATUS") & HW["VMGPU_HEAD_STATUS_ACTIVE"]
+        # Masked: the event is recorded, no interrupt.
+        qt.step(PERIOD)
+        assert dev.reg("VMGPU_REG_DISPLAY_EVENTS") & HW["VMGPU_DISPLAY_EVENT_VBLANK0"]
+        assert not dev.reg("VMGPU_REG_INT_STATUS") & HW["VMGPU_INT_DISPLAY"]
+        dev.reg_write("VMGPU_REG_DISPLAY_EVENTS", 0xFFFFFFFF)
+        dev.reg_write("VMGPU_REG_DISPLAY_EVENT_MASK", HW["VMGPU_DISPLAY_EVENT_VBLANK0"])
+        dev.reg_write("VMGPU_REG_INT_MASK", HW["VMGPU_INT_DISPLAY"])
+        qt.step(9 * PERIOD - 1)
+        assert head_reg(qt, 0, "VMGPU_HEAD_FRAME_COUNT") == 9
+        qt.step(1)
+        assert head_reg(qt, 0, "VMGPU_HEAD_FRAME_COUNT") == 10
+        time = head_reg(qt, 0, "VMGPU_HEAD_FRAME_TIME_LO") | \
+            head_reg(qt, 0, "VMGPU_HEAD_FRAME_TIME_HI") << 32
+        assert time == t0 + 10 * PERIOD, f"vblank at {time}, expected {t0 + 10 * PERIOD}"
+        assert dev.reg("VMGPU_REG_INT_STATUS") & HW["VMGPU_INT_DISPLAY"]
+        # The other head is off: no vblanks of its own.
+        assert head_reg(qt, 1, "VMGPU_HEAD_FRAME_COUNT") == 0
+        assert not dev.reg("VMGPU_REG_DISPLAY_EVENTS") & HW["VMGPU_DISPLAY_EVENT_VBLANK0"] << 1
+        # Off: the count stops.
+        set_head(qt, 0, FB_A, ctrl=0)
+        qt.step(5 * PERIOD)
+        assert head_reg(qt, 0, "VMGPU_HEAD_FRAME_COUNT") == 10
+        assert not head_reg(qt, 0, "VMGPU_HEAD_STATUS") & HW["VMGPU_HEAD_STATUS_ACTIVE"]
+
+
+def test_flip_latches_at_vblank(shared, _dev):
+    with display_device(shared.qemu) as (qt, dev):
+        a, b = pattern_bytes(2, W * H * 4), pattern_bytes(3, W * H * 4)
+        fill_vram(qt, FB_A, a)
+        fill_vram(qt, FB_B, b)
+        set_head(qt, 0, FB_A)
+        _, crc, _ = next_frame(qt)
+        assert crc == crc_of(to_xrgb(a, XRGB))
+        dev.reg_write("VMGPU_REG_DISPLAY_EVENTS", 0xFFFFFFFF)
+        head_write(qt, 0, "VMGPU_HEAD_FB_ADDR_LO", FB_B)
+        head_write(qt, 0, "VMGPU_HEAD_COMMIT", AT_VBLANK)
+        assert head_reg(qt, 0, "VMGPU_HEAD_STATUS") & HW["VMGPU_HEAD_STATUS_FLIP_PENDING"]
+        assert head_reg(qt, 0, "VMGPU_HEAD_FB_ADDR_LO") == FB_B, "pending copy reads back"
+        qt.step(PERIOD // 2)
+        assert head_reg(qt, 0, "VMGPU_HEAD_STATUS") & HW["VMGPU_HEAD_STATUS_FLIP_PENDING"]
+        assert not dev.reg("VMGPU_REG_DISPLAY_EVENTS") & HW["VMGPU_DISPLAY_EVENT_FLIP_DONE0"]
+        qt.step(PERIOD - PERIOD // 2)
+        assert not head_reg(qt, 0, "VMGPU_HEAD_STATUS") & HW["VMGPU_HEAD_STATUS_FLIP_PENDING"]
+        assert dev.reg("VMGPU_REG_DISPLAY_EVENTS") & HW["VMGPU_DISPLAY_EVENT_FLIP_DONE0"]
+        count = head_reg(qt, 0, "VMGPU_HEAD_FRAME_COUNT")
+        assert head_reg(qt, 0, "VMGPU_HEAD_CRC_FRAME") == count
+        assert head_reg(qt, 0, "VMGPU_HEAD_CRC") == crc_of(to_xrgb(b, XRGB)), \
+            "the frame of the vblank that latched the flip shows B"
+
+
+def test_crc_changes_exactly_when_pixels_change(shared, _dev):
+    with display_device(shared.qemu) as (qt, dev):
+        fb = bytearray(pattern_bytes(4, W * H * 4))
+        fill_vram(qt, FB_A, bytes(fb))
+        set_head(qt, 0, FB_A)
+        _, c0, _ = next_frame(qt)
+        assert c0 == crc_of(to_xrgb(fb, XRGB))
+        _, c1, frame = next_frame(qt)
+        assert c1 == c0 and frame == head_reg(qt, 0, "VMGPU_HEAD_FRAME_COUNT")
+        # One pixel's X byte: not shown, same CRC.
+        off = (17 * W + 5) * 4
+        qt.write(VRAM_BAR + FB_A + off + 3, bytes([fb[off + 3] ^ 0xFF]))
+        assert next_frame(qt)[1] == c0
+        # One pixel's blue: a new CRC, the model's.
+        changed = bytearray(fb)
+        changed[off] ^= 0x01
+        qt.write(VRAM_BAR + FB_A + off, bytes([changed[off]]))
+        _, c2, _ = next_frame(qt)
+        assert c2 != c0 and c2 == crc_of(to_xrgb(changed, XRGB))
+        qt.write(VRAM_BAR + FB_A + off, bytes([fb[off]]))
+        assert next_frame(qt)[1] == c0
+        # Without CTRL_CRC, no CRC is computed: CRC_FRAME stays.
+        head_write(qt, 0, "VMGPU_HEAD_CTRL", ENABLE)
+        head_write(qt, 0, "VMGPU_HEAD_COMMIT", AT_VBLANK)
+        qt.step(PERIOD)
+        frame = head_reg(qt, 0, "VMGPU_HEAD_CRC_FRAME")
+        qt.step(PERIOD)
+        assert head_reg(qt, 0, "VMGPU_HEAD_CRC_FRAME") == frame
+
+
+def test_formats_and_cursor(shared, _dev):
+    with display_device(shared.qemu) as (qt, dev):
+        fb565 = pattern_bytes(5, W * H * 2)
+        fill_vram(qt, FB_A, fb565)
+        set_head(qt, 0, FB_A, fmt=RGB565, stride=W * 2)
+        assert next_frame(qt)[1] == crc_of(to_xrgb(fb565, RGB565, stride=W * 2))
+        fbargb = pattern_bytes(6, W * H * 4)
+        fill_vram(qt, FB_B, fbargb)
+        set_head(qt, 0, FB_B, fmt=ARGB)
+        assert next_frame(qt)[1] == crc_of(to_xrgb(fbargb, ARGB)), "alpha is not shown"
+        # A cursor with every alpha, half off the left edge.
+        cursor = [(i * 37 & 0xFF) << 24 | (i * 2654435761 & 0xFFFFFF) for i in range(64 * 64)]
+        fill_vram(qt, CURSOR, struct.pack("<4096I", *cursor))
+        for name, val in (("CURSOR_ADDR_LO", CURSOR), ("CURSOR_ADDR_HI", 0),
+                          ("CURSOR_SPACE", HW["VMGPU_SPACE_VRAM"]), ("CURSOR_X", -10),
+                          ("CURSOR_Y", 20), ("CURSOR_CTRL", 1)):
+            head_write(qt, 0, f"VMGPU_HEAD_{name}", val)
+        head_write(qt, 0, "VMGPU_HEAD_COMMIT", AT_VBLANK)
+        expect = crc_of(compose(to_xrgb(fbargb, ARGB), cursor, -10, 20))
+        assert next_frame(qt)[1] == expect, "cursor composed over the primary"
+        head_write(qt, 0, "VMGPU_HEAD_CURSOR_CTRL", 0)
+        head_write(qt, 0, "VMGPU_HEAD_COMMIT", AT_VBLANK)
+        assert next_frame(qt)[1] == crc_of(to_xrgb(fbargb, ARGB))
+
+
+def gart_primary(qt, dev):
+    """A 64x48 XRGB primary in 3 scattered system pages of the aperture."""
+    pages = [SYSTEM_PAGES + 0x5000, SYSTEM_PAGES + 0x1000, SYSTEM_PAGES + 0x9000]
+    fb = pattern_bytes(7, W * H * 4)
+    for i, page in enumerate(pages):
+        qt.write(page, fb[i * 4096:(i + 1) * 4096])
+    map_gart(qt, dev, pages)
+    return fb
+
+
+def test_scanout_through_the_aperture(shared, _dev):
+    with display_device(shared.qemu) as (qt, dev):
+        fb = gart_primary(qt, dev)
+        set_head(qt, 0, 0, space="GART")
+        assert next_frame(qt)[1] == crc_of(to_xrgb(fb, XRGB))
+        assert dev.reg("VMGPU_REG_ERROR_CODE") == HW["VMGPU_ERR_NONE"]
+        # The middle page's entry goes away: the head blanks, it is an error.
+        qt.write(0x120000 + 8, bytes(8))
+        _, crc, _ = next_frame(qt)
+        assert crc == BLACK
+        assert head_reg(qt, 0, "VMGPU_HEAD_STATUS") & HW["VMGPU_HEAD_STATUS_BLANKED"]
+        assert dev.reg("VMGPU_REG_ERROR_CODE") == HW["VMGPU_ERR_GART_FAULT"]
+        assert dev.reg("VMGPU_REG_ERROR_RING") == HW["VMGPU_ERROR_RING_MMIO"]
+        assert dev.reg("VMGPU_REG_ERROR_ADDR_LO") == 0x1000
+        assert "head 0 blanked" in qt.guest_log()
+        # Mapped again and committed: shown again.
+        ack_errors(dev)
+        gart_primary(qt, dev)
+        head_write(qt, 0, "VMGPU_HEAD_COMMIT", AT_VBLANK)
+        assert next_frame(qt)[1] == crc_of(to_xrgb(fb, XRGB))
+        assert not head_reg(qt, 0, "VMGPU_HEAD_STATUS") & HW["VMGPU_HEAD_STATUS_BLANKED"]
+
+
+def expect_blank(qt, dev, code, reg, **head):
+    ack_errors(dev)
+    set_head(qt, 0, **head)
+    assert dev.reg("VMGPU_REG_ERROR_CODE") == HW[code], \
+        f"{head}: error {dev.reg('VMGPU_REG_ERROR_CODE')}, expected {code}"
+    assert dev.reg("VMGPU_REG_ERROR_SLOT") == HW["VMGPU_REG_HEAD0"] + HW[reg]
+    assert head_reg(qt, 0, "VMGPU_HEAD_STATUS") & HW["VMGPU_HEAD_STATUS_BLANKED"]
+
+
+def test_bad_sources_blank_the_head(shared, _dev):
+    with display_device(shared.qemu) as (qt, dev):
+        vram = dev.reg("VMGPU_REG_VRAM_SIZE_LO")
+        expect_blank(qt, dev, "VMGPU_ERR_BAD_FIELD", "VMGPU_HEAD_FB_STRIDE", fb=FB_A,
+                     stride=W * 4 - 4)
+        assert next_frame(qt)[1] == BLACK
+        expect_blank(qt, dev, "VMGPU_ERR_BAD_FIELD", "VMGPU_HEAD_FB_FORMAT", fb=FB_A, fmt=9)
+        expect_blank(qt, dev, "VMGPU_ERR_RANGE", "VMGPU_HEAD_FB_ADDR_LO",
+                     fb=vram - W * 4 * (H - 1))
+        expect_blank(qt, dev, "VMGPU_ERR_RANGE", "VMGPU_HEAD_FB_ADDR_LO", fb=1 << 40)
+        expect_blank(qt, dev, "VMGPU_ERR_RANGE", "VMGPU_HEAD_FB_ADDR_LO", fb=0,
+                     space="GART", stride=1 << 23)
+        head_write(qt, 0, "VMGPU_HEAD_CURSOR_ADDR_LO", vram - 4096)
+        head_write(qt, 0, "VMGPU_HEAD_CURSOR_CTRL", 1)
+        expect_blank(qt, dev, "VMGPU_ERR_RANGE", "VMGPU_HEAD_CURSOR_ADDR_LO", fb=FB_A)
+        head_write(qt, 0, "VMGPU_HEAD_CURSOR_CTRL", 0)
+        # A mode that cannot run: blanked and off, no vblanks.
+        expect_blank(qt, dev, "VMGPU_ERR_BAD_FIELD", "VMGPU_HEAD_HDISPLAY", fb=FB_A, w=0)
+        ack_errors(dev)
+        set_head(qt, 0, FB_A, w=1, hgt=1, commit=0)
+        head_write(qt, 0, "VMGPU_HEAD_CLOCK_KHZ", 1 << 30)
+        head_write(qt, 0, "VMGPU_HEAD_COMMIT", NOW)
+        assert dev.reg("VMGPU_REG_ERROR_CODE") == HW["VMGPU_ERR_BAD_FIELD"]
+        assert dev.reg("VMGPU_REG_ERROR_SLOT") == \
+            HW["VMGPU_REG_HEAD0"] + HW["VMGPU_HEAD_CLOCK_KHZ"], "over 1000 Hz refused"
+        count = head_reg(qt, 0, "VMGPU_HEAD_FRAME_COUNT")
+        qt.step(10 * PERIOD)
+        assert head_reg(qt, 0, "VMGPU_HEAD_FRAME_COUNT") == count
+        assert not head_reg(qt, 0, "VMGPU_HEAD_STATUS") & HW["VMGPU_HEAD_STATUS_ACTIVE"]
+        # Bad register values are refused outright.
+        for name, val in (("COMMIT", 3), ("CTRL", 4), ("CURSOR_CTRL", 2)):
+            ack_errors(dev)
+            head_write(qt, 0, f"VMGPU_HEAD_{name}", val)
+            assert dev.reg("VMGPU_REG_ERROR_CODE") == HW["VMGPU_ERR_REGISTER"], name
+        ack_errors(dev)
+        dev.reg_write("VMGPU_REG_DISPLAY_EVENT_MASK", 1 << 31)
+        assert dev.reg("VMGPU_REG_ERROR_CODE") == HW["VMGPU_ERR_REGISTER"]
+        # A good commit brings the head back.
+        ack_errors(dev)
+        set_head(qt, 0, FB_A)
+        assert head_reg(qt, 0, "VMGPU_HEAD_STATUS") & HW["VMGPU_HEAD_STATUS_ACTIVE"]
+        assert not head_reg(qt, 0, "VMGPU_HEAD_STATUS") & HW["VMGPU_HEAD_STATUS_BLANKED"]
+        assert dev.reg("VMGPU_REG_ERROR_CODE") == HW["VMGPU_ERR_NONE"]
+
+
+def test_hotplug_from_qmp(shared, _dev):
+    with display_device(shared.qemu) as (qt, dev):
+        dev.reg_write("VMGPU_REG_DISPLAY_EVENT_MASK", HW["VMGPU_DISPLAY_EVENT_HOTPLUG0"] << 1)
+        dev.reg_write("VMGPU_REG_INT_MASK", HW["VMGPU_INT_DISPLAY"])
+        reply = qt.qmp.call("qom-set", path="gpu", property="head1-connected", value=False)
+        assert "return" in reply, reply
+        assert qt.qmp.call("qom-get", path="gpu", property="head1-connected")["return"] is False
+        assert not head_reg(qt, 1, "VMGPU_HEAD_STATUS") & HW["VMGPU_HEAD_STATUS_CONNECTED"]
+        assert head_reg(qt, 0, "VMGPU_HEAD_STATUS") & HW["VMGPU_HEAD_STATUS_CONNECTED"]
+        assert dev.reg("VMGPU_REG_DISPLAY_EVENTS") == HW["VMGPU_DISPLAY_EVENT_HOTPLUG0"] << 1
+        assert dev.reg("VMGPU_REG_INT_STATUS") & HW["VMGPU_INT_DISPLAY"]
+        dev.reg_write("VMGPU_REG_DISPLAY_EVENTS", 0xFFFFFFFF)
+        qt.qmp.call("qom-set", path="gpu", property="head1-connected", value=True)
+        assert head_reg(qt, 1, "VMGPU_HEAD_STATUS") & HW["VMGPU_HEAD_STATUS_CONNECTED"]
+        assert dev.reg("VMGPU_REG_DISPLAY_EVENTS") == HW["VMGPU_DISPLAY_EVENT_HOTPLUG0"] << 1
+
+
+def screendump(qt, head):
+    path = os.path.join(qt.dir, f"head{head}.ppm")
+    reply = qt.qmp.call("screendump", filename=path, device="gpu", head=head)
+    assert "return" in reply, reply
+    with open(path, "rb") as f:
+        data = f.read()
+    magic, w, h, maxval, pixels = data.split(maxsplit=4)
+    assert magic == b"P6" and maxval == b"255"
+    return int(w), int(h), pixels
+
+
+def rgb_of(rows):
+    return b"".join(bytes((p >> 16 & 255, p >> 8 & 255, p & 255)) for row in rows for p in row)
+
+
+def test_screendump_is_the_scanout(shared, _dev):
+    with display_device(shared.qemu) as (qt, dev):
+        fb = bytearray(pattern_bytes(8, W * H * 4))
+        fill_vram(qt, FB_A, bytes(fb))
+        set_head(qt, 0, FB_A)
+        w, h, pixels = screendump(qt, 0)
+        assert (w, h) == (W, H) and pixels == rgb_of(to_xrgb(fb, XRGB))
+        # Pixels written since show at once: the surface is VRAM itself.
+        fb[100:104] = b"\x11\x22\x33\x00"
+        qt.write(VRAM_BAR + FB_A + 100, bytes(fb[100:104]))
+        assert screendump(qt, 0)[2] == rgb_of(to_xrgb(fb, XRGB))
+        # Through the aperture, on the second head.
+        gfb = gart_primary(qt, dev)
+        set_head(qt, 1, 0, space="GART")
+        assert screendump(qt, 1)[2] == rgb_of(to_xrgb(gfb, XRGB))
+        # Off: QEMU's placeholder, not the old picture.
+        set_head(qt, 1, 0, space="GART", ctrl=0)
+        assert screendump(qt, 1)[:2] == (640, 480)
+
+
+def test_reset_turns_the_display_off(shared, _dev):
+    with display_device(shared.qemu) as (qt, dev):
+        set_head(qt, 0, FB_A)
+        dev.reg_write("VMGPU_REG_DISPLAY_EVENT_MASK", HW["VMGPU_DISPLAY_EVENT_VBLANK0"])
+        next_frame(qt)
+        dev.reg_write("VMGPU_REG_RESET", HW["VMGPU_RESET_VALUE"])
+        qt.step(3 * PERIOD)
+        assert head_reg(qt, 0, "VMGPU_HEAD_STATUS") == HW["VMGPU_HEAD_STATUS_CONNECTED"]
+        assert head_reg(qt, 0, "VMGPU_HEAD_FRAME_COUNT") == 0
+        assert dev.reg("VMGPU_REG_DISPLAY_EVENTS") == 0
+        assert dev.reg("VMGPU_REG_DISPLAY_EVENT_MASK") == 0
+
+
+TESTS = [
+    test_display_identification_and_edid, test_vblanks_at_the_refresh_rate,
+    test_flip_latches_at_vblank, test_crc_changes_exactly_when_pixels_change,
+    test_formats_and_cursor, test_scanout_through_the_aperture,
+    test_bad_sources_blank_the_head, test_hotplug_from_qmp, test_screendump_is_the_scanout,
+    test_reset_turns_the_display_off,
+]
