@@ -279,7 +279,10 @@ struct drm_vmgpu_query {
  * aperture whenever it is resident in system memory.
  *
  * %DRM_VMGPU_ALLOC_PRIMARY: a primary surface: contiguous in a memory
- * segment; mapped into the aperture only while displayed.
+ * segment. Only primaries can be KMS framebuffers (dumb buffers are
+ * primaries). While a plane shows one it is pinned in a memory segment of
+ * its set; one whose set has no memory segment cannot be shown yet (the
+ * seed's "mapped into the aperture only while displayed" is not done).
  *
  * %DRM_VMGPU_ALLOC_SWIZZLED: in a memory segment the allocation's bytes
  * are in the device's swizzled layout (SWIZZLE_X, see the hardware
@@ -463,6 +466,8 @@ struct drm_vmgpu_gem_mmap_offset {
  * mapping waits for them. Leaving the aperture or system segment waits
  * for the allocation's users, and for its NotifyEviction if it has one;
  * if that notification fails, Evict fails and the allocation stays.
+ * Evict of a primary a display shows (a KMS framebuffer on a plane) fails
+ * with -EBUSY: it stays pinned where the display controller reads it.
  */
 struct drm_vmgpu_gem_make_resident {
 	/** @handle: the GEM handle. */

@@ -610,9 +610,9 @@ static int vmgpu_bo_make_nonresident(struct vmgpu_bo *vbo)
  * users, and for the device's NotifyEviction first if it asked for one
  * (vmgpu_notify_eviction()).
  *
- * Return: 0; an error of TTM's (-EINTR, -ERESTARTSYS, -ENOMEM, -EBUSY
- * when its users do not finish, -EINVAL for a pinned allocation); or of
- * the notification (-ENOMEM, -EIO, -ETIMEDOUT, -ECANCELED), after which
+ * Return: 0; -EBUSY for an allocation a display shows (pinned); an error of
+ * TTM's (-EINTR, -ERESTARTSYS, -ENOMEM, -EBUSY when its users do not
+ * finish); or of the notification (-ENOMEM, -EIO, -ETIMEDOUT, -ECANCELED), after which
  * the allocation stays where it was.
  */
 int vmgpu_bo_evict(struct vmgpu_bo *vbo, u32 flags)
@@ -622,7 +622,10 @@ int vmgpu_bo_evict(struct vmgpu_bo *vbo, u32 flags)
 	ret = ttm_bo_reserve(&vbo->tbo, true, false, NULL);
 	if (ret)
 		return ret;
-	if (flags & DRM_VMGPU_EVICT_NONRESIDENT)
+	/* A primary on screen stays where the display controller reads it. */
+	if (vbo->tbo.pin_count)
+		ret = -EBUSY;
+	else if (flags & DRM_VMGPU_EVICT_NONRESIDENT)
 		ret = vmgpu_bo_make_nonresident(vbo);
 	else if (vmgpu_bo_in_memory_segment(vbo))
 		ret = vmgpu_bo_move_to_system(vbo);

@@ -16,6 +16,8 @@
 #include <linux/types.h>
 
 #include <drm/drm_device.h>
+
+#include "vmgpu_display_types.h"
 #include <drm/drm_mm.h>
 #include <drm/gpu_scheduler.h>
 #include <drm/ttm/ttm_device.h>
@@ -324,6 +326,8 @@ struct vmgpu_device {
 	struct vmgpu_ring rings[VMGPU_MAX_RINGS];
 	/** @hap: the CPU host aperture. */
 	struct vmgpu_hap hap;
+	/** @display: the display controller (vmgpu_display.c). */
+	struct vmgpu_display display;
 	/** @vm_slots: the device VMs, lent to GPU VA spaces. */
 	struct vmgpu_vm_slots vm_slots;
 	/** @num_vms: device VMs, the paging VM included. */

@@ -20,6 +20,7 @@
 #include "vmgpu_context.h"
 #include "vmgpu_debugfs.h"
 #include "vmgpu_device.h"
+#include "vmgpu_display.h"
 #include "vmgpu_exec.h"
 #include "vmgpu_gem.h"
 #include "vmgpu_hap.h"
@@ -80,13 +81,15 @@ static const struct file_operations vmgpu_fops = {
 
 static const struct drm_driver vmgpu_drm_driver = {
 	.driver_features = DRIVER_GEM | DRIVER_GEM_GPUVA | DRIVER_RENDER | DRIVER_SYNCOBJ |
-			   DRIVER_SYNCOBJ_TIMELINE,
+			   DRIVER_SYNCOBJ_TIMELINE | DRIVER_MODESET | DRIVER_ATOMIC,
 	.open = vmgpu_file_open,
 	.postclose = vmgpu_file_postclose,
 	.ioctls = vmgpu_ioctls,
 	.num_ioctls = ARRAY_SIZE(vmgpu_ioctls),
 	.fops = &vmgpu_fops,
 	.show_fdinfo = vmgpu_show_fdinfo,
+	.dumb_create = vmgpu_gem_dumb_create,
+	.dumb_map_offset = vmgpu_gem_dumb_map_offset,
 	.name = DRIVER_NAME,
 	.desc = DRIVER_DESC,
 	.major = 1,
@@ -105,7 +108,8 @@ static int vmgpu_hw_init(struct vmgpu_device *vdev)
 	vdev->hw_version = vmgpu_read32(vdev, VMGPU_REG_VERSION);
 	/*
 	 * 1.4: user jobs start with SET_VM, which older devices refuse;
-	 * 1.5: compression owners (DOC: compression owners).
+	 * 1.5: compression owners (DOC: compression owners); 1.6: the
+	 * display controller (DOC: display).
 	 */
 	if (magic != VMGPU_MAGIC ||
 	    vdev->hw_version >> 16 != VMGPU_VERSION_MAJOR ||
@@ -179,6 +183,9 @@ static int vmgpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = vmgpu_ttm_init(vdev);
 	if (ret)
 		return ret;
+	ret = vmgpu_display_init(vdev);
+	if (ret)
+		return ret;
 	vmgpu_debugfs_init(vdev);
 
 	pci_set_drvdata(pdev, vdev);
@@ -203,6 +210,8 @@ static void vmgpu_remove(struct pci_dev *pdev)
 	vmgpu_rings_unplug(vdev);
 	/* Also revokes every CPU mapping: faults then map a dummy page. */
 	drm_dev_unplug(&vdev->drm);
+	/* No head may scan out what TTM's unplug below frees. */
+	vmgpu_display_unplug(vdev);
 	/*
 	 * The failed fences released deferred unmaps and TTM's delayed
 	 * deletes: let them drop their allocations first. TTM's walk of the

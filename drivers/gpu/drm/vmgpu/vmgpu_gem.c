@@ -231,15 +231,34 @@ int vmgpu_gem_mmap_offset_ioctl(struct drm_device *drm, void *data,
 				struct drm_file *file)
 {
 	struct drm_vmgpu_gem_mmap_offset *args = data;
+
+	if (args->flags || args->reserved[0] || args->reserved[1])
+		return -EINVAL;
+	return vmgpu_gem_dumb_map_offset(file, drm, args->handle, &args->offset);
+}
+
+/**
+ * vmgpu_gem_dumb_map_offset() - &drm_driver.dumb_map_offset, and the
+ * offset of DRM_IOCTL_VMGPU_GEM_MMAP_OFFSET
+ * @file: the caller
+ * @drm: the DRM device
+ * @handle: the allocation
+ * @offset: out, its fake offset for mmap
+ *
+ * Return: 0, -EINVAL for an allocation created without CPU access, -ENOENT
+ * for an unknown handle, -EIO for an allocation whose contents were lost,
+ * -ENODEV after unplug, -EINTR or -ERESTARTSYS if interrupted.
+ */
+int vmgpu_gem_dumb_map_offset(struct drm_file *file, struct drm_device *drm, u32 handle,
+			      u64 *offset)
+{
 	struct drm_gem_object *obj;
 	struct vmgpu_bo *vbo;
 	int idx, ret;
 
-	if (args->flags || args->reserved[0] || args->reserved[1])
-		return -EINVAL;
 	if (!drm_dev_enter(drm, &idx))
 		return -ENODEV;
-	obj = drm_gem_object_lookup(file, args->handle);
+	obj = drm_gem_object_lookup(file, handle);
 	if (!obj) {
 		ret = -ENOENT;
 		goto exit;
@@ -257,12 +276,53 @@ int vmgpu_gem_mmap_offset_ioctl(struct drm_device *drm, void *data,
 		ret = -EIO;
 	dma_resv_unlock(obj->resv);
 	if (!ret)
-		args->offset = drm_vma_node_offset_addr(&obj->vma_node);
+		*offset = drm_vma_node_offset_addr(&obj->vma_node);
 put:
 	drm_gem_object_put(obj);
 exit:
 	drm_dev_exit(idx);
 	return ret;
+}
+
+/**
+ * vmgpu_gem_dumb_create() - &drm_driver.dumb_create
+ * @file: the caller
+ * @drm: the DRM device
+ * @args: width, height and bpp in; pitch, size and handle out
+ *
+ * A dumb buffer is what KMS clients scan out: a PRIMARY allocation the
+ * CPU maps, in any memory segment or the aperture segment, preferring the
+ * first memory segment. Displaying it pins it in a memory segment
+ * (vmgpu_display.c).
+ *
+ * Return: 0, -EINVAL for a zero or oversized request, or an error of
+ * GEM_CREATE's.
+ */
+int vmgpu_gem_dumb_create(struct drm_file *file, struct drm_device *drm,
+			  struct drm_mode_create_dumb *args)
+{
+	struct vmgpu_device *vdev = to_vmgpu_device(drm);
+	struct drm_vmgpu_gem_create create = {
+		.flags = DRM_VMGPU_ALLOC_PRIMARY | DRM_VMGPU_ALLOC_CPU_ACCESS,
+		.segments = GENMASK(vmgpu_aperture_segment(vdev), 1),
+		.preferred_segment = 1,
+	};
+	u32 cpp;
+	int ret;
+
+	if (!args->width || !args->height || !args->bpp || args->bpp > 32 ||
+	    args->width > 16384 || args->height > 16384)
+		return -EINVAL;
+	cpp = DIV_ROUND_UP(args->bpp, 8);
+	/* The display reads lines from 4-byte aligned starts. */
+	args->pitch = ALIGN(args->width * cpp, 64);
+	create.size = (u64)args->pitch * args->height;
+	ret = vmgpu_gem_create_ioctl(drm, &create, file);
+	if (ret)
+		return ret;
+	args->handle = create.handle;
+	args->size = create.size;
+	return 0;
 }
 
 static int vmgpu_gem_residency_op(struct drm_device *drm, struct drm_file *file,
