@@ -5,7 +5,9 @@
  * random ioctls (GEM create/info/mmap/make-resident/evict/wait/destroy,
  * VM_BIND, contexts, EXEC with valid and mutated command streams,
  * LOCK/LOCK2/UNLOCK, CACHE_SYNC, the syncobj ioctls, QUERY) on random
- * allocations of every kind.
+ * allocations of every kind, and KMS on the primary node (dumb buffers,
+ * ADDFB2/RMFB, SETCRTC, PAGE_FLIP with events, the cursor; one process is
+ * master, the others are refused).
  *
  * Oracles:
  * - every ioctl returns 0 or an errno its documentation allows;
@@ -32,7 +34,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <drm_fourcc.h>
+#include <poll.h>
 #include <xf86drm.h>
+#include <xf86drmMode.h>
 
 #include "kselftest_harness.h"
 #include "vmgpu_submit.h"
@@ -83,6 +88,10 @@ struct fuzz_proc {
 	vmgpu_bo *scratch;
 	vmgpu_context *ctx;
 	unsigned long violations;
+	/* The primary node, for KMS: its CRTC, connector and a mode. */
+	int card_fd;
+	uint32_t crtc, connector;
+	drmModeModeInfo mode;
 };
 
 struct fuzz_thread {
@@ -92,6 +101,8 @@ struct fuzz_thread {
 	vmgpu_bo *bos[POOL];
 	uint32_t ctx_ids[POOL];
 	uint32_t syncobjs[POOL];
+	uint32_t dumbs[POOL];
+	uint32_t fbs[POOL];
 	unsigned long calls, failed;
 };
 
@@ -485,6 +496,136 @@ static void op_query(struct fuzz_thread *t)
 	expect(t, "QUERY", vmgpu_query_device(t->proc->dev, &info), 0);
 }
 
+static int kms_ret(int ret)
+{
+	return ret ? -errno : 0;
+}
+
+static uint32_t random_dumb(struct fuzz_thread *t)
+{
+	uint32_t h = t->dumbs[below(t, POOL)];
+
+	return below(t, 8) == 0 || !h ? (uint32_t)below(t, 64) : h;
+}
+
+static uint32_t random_fb(struct fuzz_thread *t)
+{
+	uint32_t fb = t->fbs[below(t, POOL)];
+
+	return below(t, 8) == 0 || !fb ? (uint32_t)below(t, 128) : fb;
+}
+
+static void kms_drain_events(struct fuzz_thread *t)
+{
+	drmEventContext ev = { .version = 2 };
+	struct pollfd p = { .fd = t->proc->card_fd, .events = POLLIN };
+
+	while (poll(&p, 1, 0) == 1)
+		drmHandleEvent(t->proc->card_fd, &ev);
+}
+
+static void op_kms(struct fuzz_thread *t)
+{
+	static const uint32_t bpps[] = { 0, 8, 16, 24, 32, 33 };
+	static const uint32_t formats[] = { DRM_FORMAT_XRGB8888, DRM_FORMAT_ARGB8888,
+					    DRM_FORMAT_RGB565, DRM_FORMAT_NV12 };
+	struct fuzz_proc *p = t->proc;
+	unsigned int slot = below(t, POOL);
+	int fd = p->card_fd;
+
+	switch (below(t, 8)) {
+	case 0: {
+		struct drm_mode_create_dumb c = {
+			.width = below(t, 4) ? p->mode.hdisplay : below(t, 20000),
+			.height = below(t, 4) ? p->mode.vdisplay : below(t, 20000),
+			.bpp = below(t, 4) ? 32 : bpps[below(t, 6)],
+		};
+		struct drm_mode_destroy_dumb d = { .handle = t->dumbs[slot] };
+
+		if (expect(t, "CREATE_DUMB", kms_ret(drmIoctl(fd, DRM_IOCTL_MODE_CREATE_DUMB,
+							       &c)), 1))
+			return;
+		if (d.handle)
+			expect(t, "DESTROY_DUMB",
+			       kms_ret(drmIoctl(fd, DRM_IOCTL_MODE_DESTROY_DUMB, &d)), 1);
+		t->dumbs[slot] = c.handle;
+		return;
+	}
+	case 1: {
+		struct drm_mode_map_dumb m = { .handle = random_dumb(t) };
+		uint32_t *cpu;
+
+		if (expect(t, "MAP_DUMB", kms_ret(drmIoctl(fd, DRM_IOCTL_MODE_MAP_DUMB, &m)), 1))
+			return;
+		cpu = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, m.offset);
+		if (cpu != MAP_FAILED) {
+			cpu[below(t, 1024)] = (uint32_t)rnd(t);
+			munmap(cpu, 4096);
+		}
+		return;
+	}
+	case 2: {
+		struct drm_mode_destroy_dumb d = { .handle = random_dumb(t) };
+
+		if (!expect(t, "DESTROY_DUMB", kms_ret(drmIoctl(fd, DRM_IOCTL_MODE_DESTROY_DUMB,
+								 &d)), 1) &&
+		    d.handle == t->dumbs[slot])
+			t->dumbs[slot] = 0;
+		return;
+	}
+	case 3: {
+		uint32_t w = below(t, 4) ? p->mode.hdisplay : below(t, 3000);
+		uint32_t h = below(t, 4) ? p->mode.vdisplay : below(t, 3000);
+		uint32_t handles[4] = { random_dumb(t) }, offsets[4] = { 0 };
+		uint32_t pitches[4] = { below(t, 4) ? (w * 4 + 63) & ~63u : (uint32_t)below(t, 20000) };
+		uint32_t id;
+
+		if (!expect(t, "ADDFB2", kms_ret(drmModeAddFB2(fd, w, h, formats[below(t, 4)],
+							       handles, pitches, offsets, &id, 0)),
+			    1)) {
+			if (t->fbs[slot])
+				expect(t, "RMFB", kms_ret(drmModeRmFB(fd, t->fbs[slot])), 1);
+			t->fbs[slot] = id;
+		}
+		return;
+	}
+	case 4: {
+		uint32_t fb = random_fb(t);
+
+		if (!expect(t, "RMFB", kms_ret(drmModeRmFB(fd, fb)), 1) && fb == t->fbs[slot])
+			t->fbs[slot] = 0;
+		return;
+	}
+	case 5: {
+		drmModeModeInfo mode = p->mode;
+
+		if (below(t, 8) == 0)
+			mode.clock = (uint32_t)rnd(t);
+		expect(t, "SETCRTC",
+		       kms_ret(drmModeSetCrtc(fd, p->crtc, below(t, 8) ? random_fb(t) : 0,
+					      below(t, 4), below(t, 4), &p->connector, 1, &mode)),
+		       1);
+		return;
+	}
+	case 6:
+		expect(t, "PAGE_FLIP",
+		       kms_ret(drmModePageFlip(fd, p->crtc, random_fb(t),
+					       below(t, 2) ? DRM_MODE_PAGE_FLIP_EVENT : 0, NULL)),
+		       1);
+		kms_drain_events(t);
+		return;
+	default:
+		if (below(t, 2))
+			expect(t, "CURSOR", kms_ret(drmModeSetCursor(fd, p->crtc, random_dumb(t),
+								      below(t, 4) ? 64 : below(t, 100),
+								      64)), 1);
+		else
+			expect(t, "CURSOR_MOVE",
+			       kms_ret(drmModeMoveCursor(fd, p->crtc, (int)below(t, 2000) - 100,
+							 (int)below(t, 2000) - 100)), 1);
+	}
+}
+
 static void *fuzz_thread_main(void *arg)
 {
 	struct fuzz_thread *t = arg;
@@ -493,7 +634,7 @@ static void *fuzz_thread_main(void *arg)
 	unsigned int i;
 
 	for (n = 0; n < cfg->ops && now_ms() < (int64_t)cfg->deadline_ms; n++) {
-		switch (below(t, 11)) {
+		switch (below(t, 12)) {
 		case 0:
 		case 1:
 			op_create(t);
@@ -520,6 +661,9 @@ static void *fuzz_thread_main(void *arg)
 		case 9:
 			op_exec(t);
 			break;
+		case 10:
+			op_kms(t);
+			break;
 		default:
 			switch (below(t, 3)) {
 			case 0:
@@ -534,12 +678,43 @@ static void *fuzz_thread_main(void *arg)
 		}
 	}
 	for (i = 0; i < POOL; i++) {
+		struct drm_mode_destroy_dumb d = { .handle = t->dumbs[i] };
+
 		if (t->bos[i])
 			vmgpu_bo_unref(t->bos[i]);
 		if (t->syncobjs[i])
 			drmSyncobjDestroy(t->proc->fd, t->syncobjs[i]);
+		if (t->fbs[i])
+			drmModeRmFB(t->proc->card_fd, t->fbs[i]);
+		if (d.handle)
+			drmIoctl(t->proc->card_fd, DRM_IOCTL_MODE_DESTROY_DUMB, &d);
 	}
+	kms_drain_events(t);
 	return NULL;
+}
+
+/* The primary node and the first CRTC, connector and mode. */
+static int kms_setup(struct fuzz_proc *p)
+{
+	drmModeRes *res;
+	drmModeConnector *conn;
+
+	p->card_fd = vmgpu_test_open_card();
+	if (p->card_fd < 0)
+		return -1;
+	res = drmModeGetResources(p->card_fd);
+	if (!res || !res->count_crtcs || !res->count_connectors)
+		return -1;
+	p->crtc = res->crtcs[0];
+	p->connector = res->connectors[0];
+	drmModeFreeResources(res);
+	conn = drmModeGetConnector(p->card_fd, p->connector);
+	if (!conn || !conn->count_modes)
+		return -1;
+	/* The last mode is the smallest: cheap frames. */
+	p->mode = conn->modes[conn->count_modes - 1];
+	drmModeFreeConnector(conn);
+	return 0;
 }
 
 /*
@@ -568,6 +743,8 @@ static int fuzz_process(const struct fuzz_shared *cfg, unsigned int index)
 				       &sentinel_cpu))
 		return -1;
 	p.fd = vmgpu_device_fd(p.dev);
+	if (kms_setup(&p))
+		return -1;
 	memset(scratch_cpu, 0, SCRATCH_SIZE);
 	vmgpu_test_fill(canary_cpu, SCRATCH_SIZE, CANARY_KEY(index));
 	vmgpu_test_fill(sentinel_cpu, SENTINEL_SIZE, SENTINEL_KEY(index));

@@ -328,3 +328,31 @@ int vmgpu_test_try_mmap(int fd, uint64_t size, uint64_t offset)
 	munmap(p, size);
 	return 0;
 }
+
+int vmgpu_test_open_card(void)
+{
+	drmDevicePtr devices[16];
+	int count, i, fd = -ENODEV;
+
+	count = drmGetDevices2(0, devices, 16);
+	for (i = 0; i < count && fd < 0; i++) {
+		drmVersionPtr v;
+
+		if (!(devices[i]->available_nodes & (1 << DRM_NODE_PRIMARY)))
+			continue;
+		fd = open(devices[i]->nodes[DRM_NODE_PRIMARY], O_RDWR | O_CLOEXEC);
+		if (fd < 0) {
+			fd = -errno;
+			continue;
+		}
+		v = drmGetVersion(fd);
+		if (!v || strcmp(v->name, "vmgpu")) {
+			close(fd);
+			fd = -ENODEV;
+		}
+		drmFreeVersion(v);
+	}
+	if (count > 0)
+		drmFreeDevices(devices, count);
+	return fd;
+}

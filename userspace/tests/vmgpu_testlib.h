@@ -54,6 +54,8 @@ int vmgpu_test_debugfs_path(const char *name, char *path, size_t len);
 int vmgpu_test_write_file(const char *path, const char *text);
 /* The aperture segment's id, 0 if the query fails. */
 uint32_t vmgpu_test_aperture(vmgpu_device *dev);
+/* Open vmgpu's primary (KMS) node: the fd, or -errno. */
+int vmgpu_test_open_card(void);
 /* Write text to the device's debugfs file name: 0 or the write's -errno. */
 int vmgpu_test_debugfs_write(const char *name, const char *text);
 /* Read the device's debugfs file name into buf (NUL-terminated): 0 or -errno. */

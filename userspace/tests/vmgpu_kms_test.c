@@ -1,0 +1,380 @@
+// SPDX-License-Identifier: MIT
+/*
+ * KMS on the display controller: connectors and modes from the EDID, dumb
+ * buffers, a modeset whose scanout the device's frame CRC proves pixel for
+ * pixel, flips latched at vblank with their event, the cursor plane, and
+ * the seed's rules for primaries: only primaries are framebuffers, and a
+ * displayed one is pinned (its Evict fails) until the flip away from it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <drm_fourcc.h>
+#include <xf86drm.h>
+#include <xf86drmMode.h>
+
+#include "kselftest_harness.h"
+#include "libvmgpu.h"
+#include "vmgpu_drm.h"
+#include "vmgpu_testlib.h"
+
+struct fb {
+	uint32_t handle, id, pitch;
+	uint64_t size;
+	uint32_t *map;
+};
+
+static uint32_t crc_table[256];
+
+static uint32_t crc32_update(uint32_t crc, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	if (!crc_table[1]) {
+		for (uint32_t i = 0; i < 256; i++) {
+			uint32_t c = i;
+
+			for (int k = 0; k < 8; k++)
+				c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
+			crc_table[i] = c;
+		}
+	}
+	crc = ~crc;
+	while (len--)
+		crc = crc_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
+	return ~crc;
+}
+
+/* The device's frame CRC: lines of little-endian XRGB words, X = 0. */
+static uint32_t frame_crc(const struct fb *fb, uint32_t w, uint32_t h, const uint32_t *cursor,
+			  int cx, int cy)
+{
+	uint32_t *line = malloc(w * 4), crc = 0;
+
+	for (uint32_t y = 0; y < h; y++) {
+		for (uint32_t x = 0; x < w; x++)
+			line[x] = fb->map[y * (fb->pitch / 4) + x] & 0xffffff;
+		for (int i = 0; cursor && i < 64; i++) {
+			int dx = cx + i, dy = (int)y - cy;
+			uint32_t s, a, out = 0;
+
+			if (dy < 0 || dy >= 64 || dx < 0 || dx >= (int)w)
+				continue;
+			s = cursor[dy * 64 + i];
+			a = s >> 24;
+			for (int sh = 0; sh < 24; sh += 8)
+				out |= (((s >> sh & 255) * a + (line[dx] >> sh & 255) * (255 - a) +
+					 127) / 255) << sh;
+			line[dx] = out;
+		}
+		crc = crc32_update(crc, line, w * 4);
+	}
+	free(line);
+	return crc;
+}
+
+FIXTURE(kms) {
+	int fd;
+	vmgpu_device *dev;
+	uint32_t crtc, connector, crtc_index;
+	drmModeModeInfo mode;
+	struct fb a, b;
+	int crc_fd;
+};
+
+static int create_fb(int fd, uint32_t w, uint32_t h, uint32_t format, struct fb *fb)
+{
+	struct drm_mode_create_dumb create = { .width = w, .height = h, .bpp = 32 };
+	struct drm_mode_map_dumb map = { 0 };
+	uint32_t handles[4] = { 0 }, pitches[4] = { 0 }, offsets[4] = { 0 };
+
+	if (drmIoctl(fd, DRM_IOCTL_MODE_CREATE_DUMB, &create))
+		return -errno;
+	fb->handle = create.handle;
+	fb->pitch = create.pitch;
+	fb->size = create.size;
+	map.handle = create.handle;
+	if (drmIoctl(fd, DRM_IOCTL_MODE_MAP_DUMB, &map))
+		return -errno;
+	fb->map = mmap(NULL, fb->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, map.offset);
+	if (fb->map == MAP_FAILED)
+		return -errno;
+	handles[0] = fb->handle;
+	pitches[0] = fb->pitch;
+	if (drmModeAddFB2(fd, w, h, format, handles, pitches, offsets, &fb->id, 0))
+		return -errno;
+	return 0;
+}
+
+static void fill_fb(struct fb *fb, uint32_t w, uint32_t h, uint32_t key)
+{
+	/* The top byte is X: garbage the display must not show. */
+	for (uint32_t y = 0; y < h; y++)
+		for (uint32_t x = 0; x < w; x++)
+			fb->map[y * (fb->pitch / 4) + x] =
+				(0xab000000u ^ (key << 24)) | ((x * 7 + y * 131 + key * 977) & 0xffffff);
+}
+
+/* The next CRC entry of the head: 0, or -errno. */
+static int next_crc(int crc_fd, uint32_t *frame, uint32_t *crc)
+{
+	char line[64];
+	struct pollfd p = { .fd = crc_fd, .events = POLLIN };
+	ssize_t n;
+
+	if (poll(&p, 1, 10000) != 1)
+		return -ETIMEDOUT;
+	n = read(crc_fd, line, sizeof(line) - 1);
+	/* "0x%08x 0x%08x\n" and its NUL: LINE_LEN of one value. */
+	if (n != 23)
+		return n < 0 ? -errno : -EIO;
+	line[n] = 0;
+	return sscanf(line, "%x %x", frame, crc) == 2 ? 0 : -EIO;
+}
+
+/* Within a few frames the head shows want, and keeps showing it. */
+static int wait_crc(int crc_fd, uint32_t want, uint32_t *seen)
+{
+	uint32_t frame, crc = 0;
+	int i, ret;
+
+	for (i = 0; i < 60; i++) {
+		ret = next_crc(crc_fd, &frame, &crc);
+		if (ret)
+			return ret;
+		if (crc == want) {
+			ret = next_crc(crc_fd, &frame, &crc);
+			*seen = crc;
+			return ret ?: (crc == want ? 0 : -EAGAIN);
+		}
+	}
+	*seen = crc;
+	return -EAGAIN;
+}
+
+static int start_crc(void)
+{
+	char path[256];
+	int ret;
+
+	ret = vmgpu_test_debugfs_path("crtc-0/crc/control", path, sizeof(path));
+	if (ret)
+		return ret;
+	ret = vmgpu_test_write_file(path, "auto");
+	if (ret)
+		return ret;
+	strcpy(strrchr(path, '/'), "/data");
+	ret = open(path, O_RDONLY | O_CLOEXEC);
+	return ret < 0 ? -errno : ret;
+}
+
+static int evict(vmgpu_device *dev, uint32_t handle)
+{
+	struct drm_vmgpu_gem_make_resident args = { .handle = handle };
+
+	return vmgpu_test_ioctl(dev, DRM_IOCTL_VMGPU_GEM_EVICT, &args);
+}
+
+FIXTURE_SETUP(kms)
+{
+	drmModeRes *res;
+	drmModeConnector *conn;
+	int i, best = -1;
+
+	self->fd = vmgpu_test_open_card();
+	ASSERT_LE(0, self->fd) TH_LOG("no vmgpu card node");
+	ASSERT_EQ(0, vmgpu_device_create(self->fd, &self->dev));
+	ASSERT_EQ(0, drmSetClientCap(self->fd, DRM_CLIENT_CAP_UNIVERSAL_PLANES, 1));
+	res = drmModeGetResources(self->fd);
+	ASSERT_NE(NULL, res);
+	ASSERT_LE(1, res->count_crtcs);
+	ASSERT_LE(1, res->count_connectors);
+	self->crtc = res->crtcs[0];
+	self->crtc_index = 0;
+	self->connector = res->connectors[0];
+	drmModeFreeResources(res);
+	conn = drmModeGetConnector(self->fd, self->connector);
+	ASSERT_NE(NULL, conn);
+	ASSERT_EQ(DRM_MODE_CONNECTED, conn->connection);
+	/* The smallest mode: CRCs read every pixel of every frame. */
+	for (i = 0; i < conn->count_modes; i++)
+		if (best < 0 || conn->modes[i].hdisplay * conn->modes[i].vdisplay <
+				conn->modes[best].hdisplay * conn->modes[best].vdisplay)
+			best = i;
+	ASSERT_LE(0, best);
+	self->mode = conn->modes[best];
+	drmModeFreeConnector(conn);
+	ASSERT_EQ(0, create_fb(self->fd, self->mode.hdisplay, self->mode.vdisplay,
+			       DRM_FORMAT_XRGB8888, &self->a));
+	ASSERT_EQ(0, create_fb(self->fd, self->mode.hdisplay, self->mode.vdisplay,
+			       DRM_FORMAT_XRGB8888, &self->b));
+	fill_fb(&self->a, self->mode.hdisplay, self->mode.vdisplay, 1);
+	fill_fb(&self->b, self->mode.hdisplay, self->mode.vdisplay, 2);
+	self->crc_fd = -1;
+}
+
+FIXTURE_TEARDOWN(kms)
+{
+	if (self->crc_fd >= 0)
+		close(self->crc_fd);
+	drmModeSetCrtc(self->fd, self->crtc, 0, 0, 0, NULL, 0, NULL);
+	vmgpu_device_unref(self->dev);
+	close(self->fd);
+}
+
+static int set_crtc(FIXTURE_DATA(kms) *self, uint32_t fb)
+{
+	return drmModeSetCrtc(self->fd, self->crtc, fb, 0, 0, &self->connector, 1, &self->mode);
+}
+
+TEST_F(kms, connector_modes_come_from_the_edid)
+{
+	drmModeConnector *conn = drmModeGetConnector(self->fd, self->connector);
+	int i, preferred = -1;
+
+	ASSERT_NE(NULL, conn);
+	ASSERT_EQ(DRM_MODE_CONNECTOR_VIRTUAL, conn->connector_type);
+	for (i = 0; i < conn->count_modes; i++)
+		if (conn->modes[i].type & DRM_MODE_TYPE_PREFERRED)
+			preferred = i;
+	ASSERT_LE(0, preferred);
+	/* The device's xres and yres, 1024x768 unless configured. */
+	EXPECT_EQ(1024, conn->modes[preferred].hdisplay);
+	EXPECT_EQ(768, conn->modes[preferred].vdisplay);
+	drmModeFreeConnector(conn);
+}
+
+TEST_F(kms, dumb_buffers_are_mappable_primaries)
+{
+	struct drm_vmgpu_gem_info info = { .handle = self->a.handle };
+
+	EXPECT_LE(self->mode.hdisplay * 4, self->a.pitch);
+	EXPECT_EQ(0, self->a.pitch % 4);
+	ASSERT_EQ(0, vmgpu_test_ioctl(self->dev, DRM_IOCTL_VMGPU_GEM_INFO, &info));
+	EXPECT_EQ(DRM_VMGPU_ALLOC_PRIMARY | DRM_VMGPU_ALLOC_CPU_ACCESS, info.flags);
+	EXPECT_EQ(0x12345678u, (self->a.map[7] = 0x12345678u));
+}
+
+TEST_F(kms, modeset_scans_out_the_framebuffer)
+{
+	uint32_t want = frame_crc(&self->a, self->mode.hdisplay, self->mode.vdisplay, NULL, 0, 0);
+	uint32_t seen;
+
+	ASSERT_EQ(0, set_crtc(self, self->a.id));
+	self->crc_fd = start_crc();
+	ASSERT_LE(0, self->crc_fd) TH_LOG("no crtc-0/crc in debugfs");
+	EXPECT_EQ(0, wait_crc(self->crc_fd, want, &seen))
+		TH_LOG("head shows CRC 0x%08x, framebuffer A is 0x%08x", seen, want);
+	/* The negative: B's pixels are not what the head shows. */
+	EXPECT_NE(want, frame_crc(&self->b, self->mode.hdisplay, self->mode.vdisplay, NULL, 0, 0));
+}
+
+TEST_F(kms, flip_completes_at_vblank_with_its_event)
+{
+	uint32_t want_b = frame_crc(&self->b, self->mode.hdisplay, self->mode.vdisplay, NULL, 0, 0);
+	drmVBlank vbl = { .request = { .type = DRM_VBLANK_RELATIVE, .sequence = 0 } };
+	drmEventContext ev = { .version = 2 };
+	struct pollfd p = { .fd = self->fd, .events = POLLIN };
+	struct timespec t0, t1;
+	uint32_t seq0, seen;
+	double ms, frame_ms;
+
+	ASSERT_EQ(0, set_crtc(self, self->a.id));
+	self->crc_fd = start_crc();
+	ASSERT_LE(0, self->crc_fd);
+	ASSERT_EQ(0, drmModePageFlip(self->fd, self->crtc, self->b.id,
+				     DRM_MODE_PAGE_FLIP_EVENT, NULL));
+	/* Until the flip completes, the old framebuffer stays pinned. */
+	ASSERT_EQ(1, poll(&p, 1, 10000)) TH_LOG("no flip event");
+	ASSERT_EQ(0, drmHandleEvent(self->fd, &ev));
+	EXPECT_EQ(0, wait_crc(self->crc_fd, want_b, &seen))
+		TH_LOG("after the flip the head shows 0x%08x, B is 0x%08x", seen, want_b);
+	/* Vblanks come at the mode's rate, never faster. */
+	ASSERT_EQ(0, drmWaitVBlank(self->fd, &vbl));
+	seq0 = vbl.reply.sequence;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	vbl.request.type = DRM_VBLANK_ABSOLUTE;
+	vbl.request.sequence = seq0 + 10;
+	ASSERT_EQ(0, drmWaitVBlank(self->fd, &vbl));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	EXPECT_LE(seq0 + 10, vbl.reply.sequence);
+	ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+	frame_ms = 1e3 * self->mode.htotal * self->mode.vtotal / (self->mode.clock * 1e3);
+	EXPECT_LE(9 * frame_ms, ms) TH_LOG("10 vblanks in %.1f ms, a frame is %.1f ms", ms,
+					    frame_ms);
+}
+
+TEST_F(kms, displayed_primary_is_pinned_until_flipped_away)
+{
+	drmEventContext ev = { .version = 2 };
+	struct pollfd p = { .fd = self->fd, .events = POLLIN };
+
+	ASSERT_EQ(0, set_crtc(self, self->a.id));
+	EXPECT_EQ(-EBUSY, evict(self->dev, self->a.handle));
+	EXPECT_EQ(0, evict(self->dev, self->b.handle)) TH_LOG("B is not on screen");
+	/* B comes back into a memory segment to be shown, A is let go. */
+	ASSERT_EQ(0, drmModePageFlip(self->fd, self->crtc, self->b.id,
+				     DRM_MODE_PAGE_FLIP_EVENT, NULL));
+	ASSERT_EQ(1, poll(&p, 1, 10000));
+	ASSERT_EQ(0, drmHandleEvent(self->fd, &ev));
+	EXPECT_EQ(-EBUSY, evict(self->dev, self->b.handle));
+	/* Cleanup of the old plane state runs after the flip's vblank. */
+	for (int i = 0; i < 100 && evict(self->dev, self->a.handle) == -EBUSY; i++)
+		usleep(10000);
+	EXPECT_EQ(0, evict(self->dev, self->a.handle));
+}
+
+TEST_F(kms, only_primaries_are_framebuffers)
+{
+	struct drm_vmgpu_gem_create create = {
+		.size = (uint64_t)self->a.pitch * self->mode.vdisplay,
+		.flags = DRM_VMGPU_ALLOC_CPU_ACCESS,
+	};
+	uint32_t handles[4] = { 0 }, pitches[4] = { self->a.pitch }, offsets[4] = { 0 };
+	uint32_t fb_id;
+
+	create.segments = 1u << 1 | 1u << vmgpu_test_aperture(self->dev);
+	create.preferred_segment = 1;
+	ASSERT_EQ(0, vmgpu_test_ioctl(self->dev, DRM_IOCTL_VMGPU_GEM_CREATE, &create));
+	handles[0] = create.handle;
+	ASSERT_EQ(0, drmModeAddFB2(self->fd, self->mode.hdisplay, self->mode.vdisplay,
+				   DRM_FORMAT_XRGB8888, handles, pitches, offsets, &fb_id, 0));
+	EXPECT_EQ(-EINVAL, set_crtc(self, fb_id) ? -errno : 0);
+	/* The negative: the same commit with a primary works. */
+	EXPECT_EQ(0, set_crtc(self, self->a.id));
+	drmModeRmFB(self->fd, fb_id);
+}
+
+TEST_F(kms, cursor_is_composed_over_the_primary)
+{
+	uint32_t w = self->mode.hdisplay, h = self->mode.vdisplay, seen;
+	struct fb cursor;
+	uint32_t *image = malloc(64 * 64 * 4);
+
+	ASSERT_EQ(0, create_fb(self->fd, 64, 64, DRM_FORMAT_ARGB8888, &cursor));
+	for (int i = 0; i < 64 * 64; i++)
+		image[i] = (uint32_t)(i * 37 & 0xff) << 24 | ((i * 2654435761u) & 0xffffff);
+	for (int y = 0; y < 64; y++)
+		memcpy(&cursor.map[y * (cursor.pitch / 4)], &image[y * 64], 64 * 4);
+	ASSERT_EQ(0, set_crtc(self, self->a.id));
+	self->crc_fd = start_crc();
+	ASSERT_LE(0, self->crc_fd);
+	ASSERT_EQ(0, drmModeSetCursor(self->fd, self->crtc, cursor.handle, 64, 64));
+	ASSERT_EQ(0, drmModeMoveCursor(self->fd, self->crtc, -10, 20));
+	EXPECT_EQ(0, wait_crc(self->crc_fd, frame_crc(&self->a, w, h, image, -10, 20), &seen))
+		TH_LOG("cursor at (-10, 20): head shows 0x%08x", seen);
+	ASSERT_EQ(0, drmModeMoveCursor(self->fd, self->crtc, 100, 50));
+	EXPECT_EQ(0, wait_crc(self->crc_fd, frame_crc(&self->a, w, h, image, 100, 50), &seen));
+	ASSERT_EQ(0, drmModeSetCursor(self->fd, self->crtc, 0, 0, 0));
+	EXPECT_EQ(0, wait_crc(self->crc_fd, frame_crc(&self->a, w, h, NULL, 0, 0), &seen));
+	free(image);
+}
+
+TEST_HARNESS_MAIN
