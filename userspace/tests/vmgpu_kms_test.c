@@ -352,6 +352,20 @@ TEST_F(kms, only_primaries_are_framebuffers)
 	drmModeRmFB(self->fd, fb_id);
 }
 
+TEST_F(kms, modes_the_device_cannot_run_are_refused)
+{
+	drmModeModeInfo slow = self->mode, fast = self->mode;
+
+	/* Under 20 Hz the helpers' vblank waits would time out; over 1 kHz the device refuses. */
+	slow.clock = slow.htotal * slow.vtotal * 10 / 1000;
+	fast.clock = fast.htotal * fast.vtotal * 2000 / 1000;
+	EXPECT_EQ(-EINVAL, drmModeSetCrtc(self->fd, self->crtc, self->a.id, 0, 0,
+					  &self->connector, 1, &slow) ? -errno : 0);
+	EXPECT_EQ(-EINVAL, drmModeSetCrtc(self->fd, self->crtc, self->a.id, 0, 0,
+					  &self->connector, 1, &fast) ? -errno : 0);
+	EXPECT_EQ(0, set_crtc(self, self->a.id));
+}
+
 TEST_F(kms, cursor_is_composed_over_the_primary)
 {
 	uint32_t w = self->mode.hdisplay, h = self->mode.vdisplay, seen;

@@ -50,6 +50,8 @@
 #define VMGPU_MAX_MODE		8192
 /* The device refuses frames shorter than 1 ms. */
 #define VMGPU_MAX_REFRESH_HZ	1000
+/* The commit helpers give a vblank 100 ms before they complain. */
+#define VMGPU_MIN_REFRESH_HZ	20
 
 static const u32 vmgpu_primary_formats[] = {
 	DRM_FORMAT_XRGB8888,
@@ -367,6 +369,8 @@ static enum drm_mode_status vmgpu_crtc_mode_valid(struct drm_crtc *crtc,
 	if (mode->htotal > 16384 || mode->vtotal > 16384)
 		return MODE_BAD;
 	if (!mode->clock || drm_mode_vrefresh(mode) > VMGPU_MAX_REFRESH_HZ)
+		return MODE_BAD;
+	if (drm_mode_vrefresh(mode) < VMGPU_MIN_REFRESH_HZ)
 		return MODE_BAD;
 	if (mode->flags & DRM_MODE_FLAG_INTERLACE)
 		return MODE_NO_INTERLACE;
