@@ -61,7 +61,8 @@ static int documented_errno(int err)
 	case ENOSPC:	/* no room in the segments asked for */
 	case ENOMEM:
 	case EBUSY:	/* do-not-wait, locked by another, pinned */
-	case EACCES:	/* CPU access the allocation does not allow */
+	case EACCES:	/* CPU access the allocation does not allow; KMS not master */
+	case ERANGE:	/* KMS: a mode's clock out of range (DRM core) */
 	case E2BIG:
 	case ECANCELED:	/* a guilty context */
 	case ETIME:	/* a wait's timeout */
