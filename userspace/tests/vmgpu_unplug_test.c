@@ -4,7 +4,8 @@
  * dma-buf, queued paging work, and submission state: contexts on all three
  * engines with their seqno pages mapped, GPU VA bindings (page tables),
  * a user job running, one held behind another file's fence and a deferred
- * destruction waiting for it. Removing the PCI device (sysfs remove)
+ * destruction waiting for it, and a head showing a pinned dumb buffer with
+ * a flip queued. Removing the PCI device (sysfs remove)
  * fails the work, ioctls return -ENODEV, mappings read a dummy page
  * instead of crashing, rmmod is refused while a file is open, everything
  * closes cleanly (the page tables and the deferred work outlive the
@@ -20,7 +21,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <drm_fourcc.h>
 #include <xf86drm.h>
+#include <xf86drmMode.h>
 
 #include "kselftest_harness.h"
 #include "vmgpu_submit.h"
@@ -74,6 +77,62 @@ static int dummy_page(void *cpu)
 	return words[4096 / 8] == marker;
 }
 
+/* A primary on the first head, pinned, and a flip to a second queued. */
+struct shown {
+	int card;
+	uint32_t crtc, connector, fb[2];
+	drmModeModeInfo mode;
+	uint32_t *cpu;
+	uint64_t size;
+};
+
+static int show_primary(struct shown *d)
+{
+	drmModeRes *res;
+	drmModeConnector *conn;
+	int i;
+
+	d->card = vmgpu_test_open_card();
+	if (d->card < 0)
+		return d->card;
+	res = drmModeGetResources(d->card);
+	if (!res || !res->count_crtcs || !res->count_connectors)
+		return -ENODEV;
+	d->crtc = res->crtcs[0];
+	d->connector = res->connectors[0];
+	drmModeFreeResources(res);
+	conn = drmModeGetConnector(d->card, d->connector);
+	if (!conn || !conn->count_modes)
+		return -ENODEV;
+	d->mode = conn->modes[conn->count_modes - 1];
+	drmModeFreeConnector(conn);
+	for (i = 0; i < 2; i++) {
+		struct drm_mode_create_dumb c = { .width = d->mode.hdisplay,
+						  .height = d->mode.vdisplay, .bpp = 32 };
+		struct drm_mode_map_dumb m = { 0 };
+		uint32_t handles[4] = { 0 }, pitches[4] = { 0 }, offsets[4] = { 0 };
+
+		if (drmIoctl(d->card, DRM_IOCTL_MODE_CREATE_DUMB, &c))
+			return -errno;
+		handles[0] = m.handle = c.handle;
+		pitches[0] = c.pitch;
+		if (drmModeAddFB2(d->card, c.width, c.height, DRM_FORMAT_XRGB8888, handles,
+				  pitches, offsets, &d->fb[i], 0) ||
+		    drmIoctl(d->card, DRM_IOCTL_MODE_MAP_DUMB, &m))
+			return -errno;
+		d->size = c.size;
+		d->cpu = mmap(NULL, c.size, PROT_READ | PROT_WRITE, MAP_SHARED, d->card, m.offset);
+		if (d->cpu == MAP_FAILED)
+			return -errno;
+		memset(d->cpu, 0x5c, c.size);
+		if (!i && drmModeSetCrtc(d->card, d->crtc, d->fb[0], 0, 0, &d->connector, 1,
+					 &d->mode))
+			return -errno;
+	}
+	return drmModePageFlip(d->card, d->crtc, d->fb[1], DRM_MODE_PAGE_FLIP_EVENT, NULL) ?
+	       -errno : 0;
+}
+
 /* After a rescan: a new device that allocates, maps and moves data. */
 static int device_works(void)
 {
@@ -118,6 +177,7 @@ TEST(unplug_with_open_files)
 	vmgpu_device *dev, *gate_dev;
 	vmgpu_context *ctx[3], *gate_ctx;
 	struct vmgpu_sync in = { 0 };
+	struct shown shown;
 	vmgpu_bo *gate_bo;
 	uint64_t *gate_word, seqno;
 	union vmgpu_cmd cmd;
@@ -171,6 +231,8 @@ TEST(unplug_with_open_files)
 	ASSERT_EQ(0, vmgpu_bo_destroy(held[1].bo, 0));
 	held[1].bo = NULL;
 
+	ASSERT_EQ(0, show_primary(&shown)) TH_LOG("no head showing a primary");
+
 	/* Paging work in flight and queued behind it when the device goes. */
 	ASSERT_EQ(0, vmgpu_test_debugfs_write("inject_paging_delay", "2000"));
 	ASSERT_EQ(0, vmgpu_bo_evict(held[0].bo));
@@ -192,6 +254,10 @@ TEST(unplug_with_open_files)
 	cmd = cmd_nop(0);
 	EXPECT_EQ(-ENODEV, vmgpu_context_submit(ctx[0], &cmd, 1, NULL, 0, NULL, 0, NULL));
 	EXPECT_TRUE(dummy_page(shared)) TH_LOG("dma-buf");
+	EXPECT_NE(0, drmModeSetCrtc(shown.card, shown.crtc, shown.fb[0], 0, 0, &shown.connector,
+				    1, &shown.mode));
+	EXPECT_EQ(ENODEV, errno);
+	EXPECT_TRUE(dummy_page(shown.cpu)) TH_LOG("dumb buffer");
 
 	/* The open file keeps the module; refusing is not an error path. */
 	EXPECT_NE(0, vmgpu_test_run("rmmod vmgpu 2>/dev/null"));
@@ -199,6 +265,8 @@ TEST(unplug_with_open_files)
 
 	munmap(shared, BO_SIZE);
 	close(dmabuf);
+	munmap(shown.cpu, shown.size);
+	close(shown.card);
 	for (i = 0; i < 3; i++)
 		vmgpu_context_unref(ctx[i]);
 	for (i = 0; i < 4; i++)
