@@ -34,6 +34,8 @@
 #define VMGPU_MAX_TOTAL         16384
 /* At most 1000 frames a second: bounds the vblank timer's work. */
 #define VMGPU_MIN_FRAME_NS      1000000
+/* CRCs read every pixel under the BQL: at most this many a second. */
+#define VMGPU_CRC_PIXELS_PER_S  (64 * 1000 * 1000)
 
 static unsigned vmgpu_format_cpp(uint32_t format)
 {
@@ -112,6 +114,10 @@ static const char *vmgpu_head_check(VmgpuState *s, const VmgpuHeadRegs *r,
         r->fb_addr % 4) {
         return "stride too small or source not 4-byte aligned";
     }
+    /* Consoles and pixman index lines with an int. */
+    if ((uint64_t)r->fb_stride * r->vdisplay > INT32_MAX) {
+        return "stride times height above 2 GiB";
+    }
     *reg = VMGPU_HEAD_FB_ADDR_LO;
     *code = VMGPU_ERR_RANGE;
     if (!vmgpu_display_range_ok(s, r->fb_space, r->fb_addr,
@@ -157,7 +163,8 @@ static void vmgpu_head_blank(VmgpuHead *head, enum vmgpu_error code,
 static void vmgpu_head_latch(VmgpuHead *head)
 {
     VmgpuState *s = head->owner;
-    bool was_on = head->active.ctrl & VMGPU_HEAD_CTRL_ENABLE;
+    VmgpuHeadRegs old = head->active;
+    bool was_on = old.ctrl & VMGPU_HEAD_CTRL_ENABLE;
     enum vmgpu_error code;
     const char *why;
     unsigned reg = 0;
@@ -183,6 +190,10 @@ static void vmgpu_head_latch(VmgpuHead *head)
     }
     if (on && !was_on) {
         head->frame_count = 0;
+    }
+    if (on && (!was_on || vmgpu_head_frame_ns(&old) !=
+                          vmgpu_head_frame_ns(&head->active))) {
+        /* A new mode's first frame starts now. */
         head->next_vblank = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
                             vmgpu_head_frame_ns(&head->active);
         timer_mod(&head->vblank, head->next_vblank);
@@ -356,7 +367,9 @@ static void vmgpu_head_vblank(void *opaque)
         }
         period = vmgpu_head_frame_ns(&head->active);
     }
-    if (head->active.ctrl & VMGPU_HEAD_CTRL_CRC) {
+    if ((head->active.ctrl & VMGPU_HEAD_CTRL_CRC) &&
+        (uint64_t)head->active.hdisplay * head->active.vdisplay *
+        NANOSECONDS_PER_SECOND / period <= VMGPU_CRC_PIXELS_PER_S) {
         vmgpu_head_crc(head);
     }
     head->next_vblank = head->frame_time + period;
@@ -618,6 +631,11 @@ static const char *vmgpu_display_write(VmgpuState *s, hwaddr addr,
         (val & ~(VMGPU_HEAD_CTRL_ENABLE | VMGPU_HEAD_CTRL_CRC))) {
         return "unknown head control bits";
     }
+    if (reg == VMGPU_HEAD_CTRL) {
+        /* CRC is not latched: capture starts and stops at once. */
+        head->active.ctrl = (head->active.ctrl & ~VMGPU_HEAD_CTRL_CRC) |
+                            (val & VMGPU_HEAD_CTRL_CRC);
+    }
     if (reg == VMGPU_HEAD_CURSOR_CTRL && val > 1) {
         return "unknown cursor control bits";
     }
@@ -760,7 +778,7 @@ void vmgpu_display_exit(VmgpuState *s)
 {
     unsigned i;
 
-    for (i = 0; i < s->num_heads; i++) {
+    for (i = 0; i < MIN(s->num_heads, VMGPU_MAX_HEADS); i++) {
         VmgpuHead *head = &s->heads[i];
 
         if (!head->owner) {

@@ -171,13 +171,24 @@ def test_vblanks_at_the_refresh_rate(shared, _dev):
             head_reg(qt, 0, "VMGPU_HEAD_FRAME_TIME_HI") << 32
         assert time == t0 + 10 * PERIOD, f"vblank at {time}, expected {t0 + 10 * PERIOD}"
         assert dev.reg("VMGPU_REG_INT_STATUS") & HW["VMGPU_INT_DISPLAY"]
+        # A new mode on the active head: its first frame starts at the COMMIT.
+        t1 = now(qt)
+        head_write(qt, 0, "VMGPU_HEAD_CLOCK_KHZ", CLOCK_KHZ * 2)
+        head_write(qt, 0, "VMGPU_HEAD_COMMIT", NOW)
+        qt.step(PERIOD // 2 - 1)
+        assert head_reg(qt, 0, "VMGPU_HEAD_FRAME_COUNT") == 10
+        qt.step(1)
+        assert head_reg(qt, 0, "VMGPU_HEAD_FRAME_COUNT") == 11
+        time = head_reg(qt, 0, "VMGPU_HEAD_FRAME_TIME_LO") | \
+            head_reg(qt, 0, "VMGPU_HEAD_FRAME_TIME_HI") << 32
+        assert time == t1 + PERIOD // 2
         # The other head is off: no vblanks of its own.
         assert head_reg(qt, 1, "VMGPU_HEAD_FRAME_COUNT") == 0
         assert not dev.reg("VMGPU_REG_DISPLAY_EVENTS") & HW["VMGPU_DISPLAY_EVENT_VBLANK0"] << 1
         # Off: the count stops.
         set_head(qt, 0, FB_A, ctrl=0)
         qt.step(5 * PERIOD)
-        assert head_reg(qt, 0, "VMGPU_HEAD_FRAME_COUNT") == 10
+        assert head_reg(qt, 0, "VMGPU_HEAD_FRAME_COUNT") == 11
         assert not head_reg(qt, 0, "VMGPU_HEAD_STATUS") & HW["VMGPU_HEAD_STATUS_ACTIVE"]
 
 
@@ -227,13 +238,15 @@ def test_crc_changes_exactly_when_pixels_change(shared, _dev):
         assert c2 != c0 and c2 == crc_of(to_xrgb(changed, XRGB))
         qt.write(VRAM_BAR + FB_A + off, bytes([fb[off]]))
         assert next_frame(qt)[1] == c0
-        # Without CTRL_CRC, no CRC is computed: CRC_FRAME stays.
-        head_write(qt, 0, "VMGPU_HEAD_CTRL", ENABLE)
-        head_write(qt, 0, "VMGPU_HEAD_COMMIT", AT_VBLANK)
-        qt.step(PERIOD)
+        # CTRL.CRC is not latched: without it, from the next frame on, no
+        # CRC is computed and CRC_FRAME stays; with it, CRCs come back.
         frame = head_reg(qt, 0, "VMGPU_HEAD_CRC_FRAME")
-        qt.step(PERIOD)
+        head_write(qt, 0, "VMGPU_HEAD_CTRL", ENABLE)
+        qt.step(2 * PERIOD)
         assert head_reg(qt, 0, "VMGPU_HEAD_CRC_FRAME") == frame
+        head_write(qt, 0, "VMGPU_HEAD_CTRL", ENABLE | CRC)
+        count, crc, crc_frame = next_frame(qt)
+        assert crc_frame == count and crc == c0
 
 
 def test_formats_and_cursor(shared, _dev):
@@ -259,6 +272,22 @@ def test_formats_and_cursor(shared, _dev):
         head_write(qt, 0, "VMGPU_HEAD_CURSOR_CTRL", 0)
         head_write(qt, 0, "VMGPU_HEAD_COMMIT", AT_VBLANK)
         assert next_frame(qt)[1] == crc_of(to_xrgb(fbargb, ARGB))
+
+
+def test_crc_within_a_pixel_budget(shared, _dev):
+    with display_device(shared.qemu) as (qt, dev):
+        # 2048x1024 at 1000 frames a second: 2 Gpixel/s, past the budget.
+        set_head(qt, 0, 0, stride=8192, w=2048, hgt=1024, commit=0)
+        for name, val in (("HTOTAL", 2048), ("VTOTAL", 1024), ("CLOCK_KHZ", 2048 * 1024)):
+            head_write(qt, 0, f"VMGPU_HEAD_{name}", val)
+        head_write(qt, 0, "VMGPU_HEAD_COMMIT", NOW)
+        assert dev.reg("VMGPU_REG_ERROR_CODE") == HW["VMGPU_ERR_NONE"]
+        qt.step(5 * 1000000)
+        assert head_reg(qt, 0, "VMGPU_HEAD_FRAME_COUNT") == 5
+        assert head_reg(qt, 0, "VMGPU_HEAD_CRC_FRAME") == 0, "CRC computed past the budget"
+        # The same at 16 ms a frame (131 Mpixel/s) is still too much; 64x48 is not.
+        set_head(qt, 0, FB_A)
+        assert next_frame(qt)[2] == head_reg(qt, 0, "VMGPU_HEAD_FRAME_COUNT")
 
 
 def gart_primary(qt, dev):
@@ -310,6 +339,9 @@ def test_bad_sources_blank_the_head(shared, _dev):
                      stride=W * 4 - 4)
         assert next_frame(qt)[1] == BLACK
         expect_blank(qt, dev, "VMGPU_ERR_BAD_FIELD", "VMGPU_HEAD_FB_FORMAT", fb=FB_A, fmt=9)
+        # Lines 2 GiB apart: pixman and the consoles index lines with an int.
+        expect_blank(qt, dev, "VMGPU_ERR_BAD_FIELD", "VMGPU_HEAD_FB_STRIDE", fb=FB_A,
+                     stride=1 << 30, hgt=3)
         expect_blank(qt, dev, "VMGPU_ERR_RANGE", "VMGPU_HEAD_FB_ADDR_LO",
                      fb=vram - W * 4 * (H - 1))
         expect_blank(qt, dev, "VMGPU_ERR_RANGE", "VMGPU_HEAD_FB_ADDR_LO", fb=1 << 40)
@@ -416,7 +448,7 @@ def test_reset_turns_the_display_off(shared, _dev):
 TESTS = [
     test_display_identification_and_edid, test_vblanks_at_the_refresh_rate,
     test_flip_latches_at_vblank, test_crc_changes_exactly_when_pixels_change,
-    test_formats_and_cursor, test_scanout_through_the_aperture,
+    test_formats_and_cursor, test_crc_within_a_pixel_budget, test_scanout_through_the_aperture,
     test_bad_sources_blank_the_head, test_hotplug_from_qmp, test_screendump_is_the_scanout,
     test_reset_turns_the_display_off,
 ]
