@@ -23,7 +23,6 @@
 #include "vmgpu_bo.h"
 #include "vmgpu_device.h"
 #include "vmgpu_display.h"
-#include "vmgpu_drm.h"
 
 /**
  * DOC: display
@@ -40,55 +39,23 @@
  * allocation is never evicted, and an Evict of it fails with -EBUSY.
  *
  * The device latches a head's registers at the vblank after a COMMIT; its
- * FLIP_DONE event completes the commit's flip event, and the old
- * framebuffer is unpinned only after that vblank (the commit helpers wait
- * for it). Vblank interrupts are on only while DRM wants them. With CRCs
- * on (debugfs crtc-N/crc, source "auto") each vblank adds the CRC of the
- * frame the device composed.
+ * FLIP_DONE event completes the commit's flip event, and the commit tail
+ * waits for that, not for a vblank count, before it unpins the old
+ * framebuffers: the device never reads a buffer TTM may move. Legacy
+ * cursor updates are synchronized like any commit for the same reason.
+ * Each commit waits for the previous one's FLIP_DONE before it writes the
+ * registers, so a latch never takes half a commit. Vblank interrupts are
+ * on only while DRM wants them. With CRCs on (debugfs crtc-N/crc, source
+ * "auto") each vblank adds the CRC of the frame the device composed.
  */
 
 #define VMGPU_MAX_MODE		8192
-/* The device refuses frames shorter than 1 ms. */
-#define VMGPU_MAX_REFRESH_HZ	1000
-/* The commit helpers give a vblank 100 ms before they complain. */
-#define VMGPU_MIN_REFRESH_HZ	20
-
-static const u32 vmgpu_primary_formats[] = {
-	DRM_FORMAT_XRGB8888,
-	DRM_FORMAT_ARGB8888,
-	DRM_FORMAT_RGB565,
-};
-
-static const u32 vmgpu_cursor_formats[] = {
-	DRM_FORMAT_ARGB8888,
-};
+/* The device refuses frames shorter than 1 ms (its own formula). */
+#define VMGPU_MIN_FRAME_NS	1000000ull
+/* Commits wait for a flip's vblank: keep frames well under a second. */
+#define VMGPU_MAX_FRAME_NS	50000000ull
 
 static const char * const vmgpu_crc_sources[] = { "auto" };
-
-static inline struct vmgpu_head *crtc_to_head(struct drm_crtc *crtc)
-{
-	return container_of(crtc, struct vmgpu_head, crtc);
-}
-
-static inline struct vmgpu_plane_state *to_vmgpu_plane_state(struct drm_plane_state *state)
-{
-	return container_of(state, struct vmgpu_plane_state, base);
-}
-
-static u32 vmgpu_head_reg(struct vmgpu_head *head, u32 reg)
-{
-	return VMGPU_REG_HEAD(head->index) + reg;
-}
-
-static void vmgpu_head_write(struct vmgpu_head *head, u32 reg, u32 val)
-{
-	vmgpu_write32(head->vdev, vmgpu_head_reg(head, reg), val);
-}
-
-static u32 vmgpu_head_read(struct vmgpu_head *head, u32 reg)
-{
-	return vmgpu_read32(head->vdev, vmgpu_head_reg(head, reg));
-}
 
 static void vmgpu_display_mask(struct vmgpu_device *vdev, u32 set, u32 clear)
 {
@@ -101,279 +68,50 @@ static void vmgpu_display_mask(struct vmgpu_device *vdev, u32 set, u32 clear)
 	spin_unlock_irqrestore(&display->lock, flags);
 }
 
-static u32 vmgpu_format(u32 fourcc)
+static u32 vmgpu_head_ctrl(struct vmgpu_head *head, bool enable)
 {
-	switch (fourcc) {
-	case DRM_FORMAT_ARGB8888:
-		return VMGPU_FORMAT_ARGB8888;
-	case DRM_FORMAT_RGB565:
-		return VMGPU_FORMAT_RGB565;
-	}
-	return VMGPU_FORMAT_XRGB8888;
+	return (enable ? VMGPU_HEAD_CTRL_ENABLE : 0) |
+	       (READ_ONCE(head->crc) ? VMGPU_HEAD_CTRL_CRC : 0);
 }
 
 /*
- * CTRL with the CRC bit as debugfs wants it; the caller COMMITs. The
- * display lock keeps a CRC switch from latching half a plane update.
+ * CTRL and COMMIT; the display lock orders them against a CRC switch
+ * (vmgpu_crtc_set_crc_source()), which writes CTRL too.
  */
 static void vmgpu_head_commit(struct vmgpu_head *head, bool enable, u32 when)
 {
 	struct vmgpu_display *display = &head->vdev->display;
 	unsigned long flags;
-	u32 ctrl = 0;
 
-	if (enable)
-		ctrl = VMGPU_HEAD_CTRL_ENABLE | (head->crc ? VMGPU_HEAD_CTRL_CRC : 0);
 	spin_lock_irqsave(&display->lock, flags);
-	vmgpu_head_write(head, VMGPU_HEAD_CTRL, ctrl);
+	vmgpu_head_write(head, VMGPU_HEAD_CTRL, vmgpu_head_ctrl(head, enable));
 	vmgpu_head_write(head, VMGPU_HEAD_COMMIT, when);
 	spin_unlock_irqrestore(&display->lock, flags);
 }
-
-/* Planes */
-
-static int vmgpu_primary_atomic_check(struct drm_plane *plane, struct drm_atomic_state *state)
-{
-	struct drm_plane_state *new = drm_atomic_get_new_plane_state(state, plane);
-	struct drm_crtc_state *crtc_state = NULL;
-	int ret;
-
-	if (new->crtc)
-		crtc_state = drm_atomic_get_new_crtc_state(state, new->crtc);
-	ret = drm_atomic_helper_check_plane_state(new, crtc_state, DRM_PLANE_NO_SCALING,
-						  DRM_PLANE_NO_SCALING, false, false);
-	if (ret || !new->visible)
-		return ret;
-	/* The device reads whole 4-byte words from a 4-byte aligned start. */
-	if (new->fb->pitches[0] % 4 || new->fb->offsets[0] % 4)
-		return -EINVAL;
-	return 0;
-}
-
-static int vmgpu_cursor_atomic_check(struct drm_plane *plane, struct drm_atomic_state *state)
-{
-	struct drm_plane_state *new = drm_atomic_get_new_plane_state(state, plane);
-	struct drm_crtc_state *crtc_state = NULL;
-	int ret;
-
-	if (new->crtc)
-		crtc_state = drm_atomic_get_new_crtc_state(state, new->crtc);
-	ret = drm_atomic_helper_check_plane_state(new, crtc_state, DRM_PLANE_NO_SCALING,
-						  DRM_PLANE_NO_SCALING, true, true);
-	if (ret || !new->fb)
-		return ret;
-	if (new->fb->width != VMGPU_CURSOR_SIZE || new->fb->height != VMGPU_CURSOR_SIZE ||
-	    new->fb->pitches[0] != VMGPU_CURSOR_SIZE * 4 || new->fb->offsets[0] % 4 ||
-	    new->src_x || new->src_y ||
-	    new->src_w != VMGPU_CURSOR_SIZE << 16 || new->src_h != VMGPU_CURSOR_SIZE << 16)
-		return -EINVAL;
-	return 0;
-}
-
-/* Only the memory segments of the allocation's set: contiguous there. */
-static int vmgpu_display_pin(struct vmgpu_bo *vbo, u32 *space, u64 *addr)
-{
-	struct ttm_operation_ctx ctx = { .interruptible = true };
-	struct ttm_place places[ARRAY_SIZE(vbo->places)];
-	struct ttm_placement placement = { .placement = places };
-	u32 i;
-	int ret;
-
-	if (!(vbo->flags & DRM_VMGPU_ALLOC_PRIMARY))
-		return -EINVAL;
-	ret = ttm_bo_reserve(&vbo->tbo, true, false, NULL);
-	if (ret)
-		return ret;
-	/* A Lock keeps it where the CPU has it (Lock2 rules). */
-	if (vbo->locked_by || vbo->unswizzled) {
-		ret = -EBUSY;
-		goto unreserve;
-	}
-	for (i = 0; i < vbo->placement.num_placement; i++)
-		if (vbo->places[i].mem_type >= VMGPU_TTM_FIRST_SEGMENT)
-			places[placement.num_placement++] = vbo->places[i];
-	ret = placement.num_placement ? ttm_bo_validate(&vbo->tbo, &placement, &ctx) :
-	      -EINVAL;
-	if (!ret)
-		ret = vmgpu_bo_physical_address(vbo, space, addr);
-	if (!ret)
-		ttm_bo_pin(&vbo->tbo);
-unreserve:
-	ttm_bo_unreserve(&vbo->tbo);
-	return ret;
-}
-
-static int vmgpu_plane_prepare_fb(struct drm_plane *plane, struct drm_plane_state *new)
-{
-	struct vmgpu_plane_state *vstate = to_vmgpu_plane_state(new);
-	struct vmgpu_bo *vbo;
-	int ret;
-
-	if (!new->fb)
-		return 0;
-	vbo = gem_to_vmgpu_bo(new->fb->obj[0]);
-	ret = vmgpu_display_pin(vbo, &vstate->space, &vstate->addr);
-	if (ret) {
-		drm_dbg_kms(plane->dev, "[PLANE:%d] cannot pin its framebuffer: %d\n",
-			    plane->base.id, ret);
-		return ret;
-	}
-	/* Moves and clears queued on it finish before the flip. */
-	ret = drm_gem_plane_helper_prepare_fb(plane, new);
-	if (ret) {
-		ttm_bo_reserve(&vbo->tbo, false, false, NULL);
-		ttm_bo_unpin(&vbo->tbo);
-		ttm_bo_unreserve(&vbo->tbo);
-	}
-	return ret;
-}
-
-static void vmgpu_plane_cleanup_fb(struct drm_plane *plane, struct drm_plane_state *old)
-{
-	struct vmgpu_bo *vbo;
-
-	if (!old->fb)
-		return;
-	vbo = gem_to_vmgpu_bo(old->fb->obj[0]);
-	ttm_bo_reserve(&vbo->tbo, false, false, NULL);
-	ttm_bo_unpin(&vbo->tbo);
-	ttm_bo_unreserve(&vbo->tbo);
-}
-
-static void vmgpu_primary_atomic_update(struct drm_plane *plane, struct drm_atomic_state *state)
-{
-	struct drm_plane_state *new = drm_atomic_get_new_plane_state(state, plane);
-	struct vmgpu_plane_state *vstate = to_vmgpu_plane_state(new);
-	struct drm_framebuffer *fb = new->fb;
-	struct vmgpu_head *head;
-	u64 addr;
-	int idx;
-
-	if (!new->crtc || !fb || !new->visible)
-		return;
-	head = crtc_to_head(new->crtc);
-	if (!drm_dev_enter(plane->dev, &idx))
-		return;
-	addr = vstate->addr + fb->offsets[0] + (u64)(new->src.y1 >> 16) * fb->pitches[0] +
-	       (u64)(new->src.x1 >> 16) * fb->format->cpp[0];
-	vmgpu_head_write(head, VMGPU_HEAD_FB_ADDR_LO, lower_32_bits(addr));
-	vmgpu_head_write(head, VMGPU_HEAD_FB_ADDR_HI, upper_32_bits(addr));
-	vmgpu_head_write(head, VMGPU_HEAD_FB_SPACE, vstate->space);
-	vmgpu_head_write(head, VMGPU_HEAD_FB_STRIDE, fb->pitches[0]);
-	vmgpu_head_write(head, VMGPU_HEAD_FB_FORMAT, vmgpu_format(fb->format->format));
-	drm_dev_exit(idx);
-}
-
-static void vmgpu_cursor_atomic_update(struct drm_plane *plane, struct drm_atomic_state *state)
-{
-	struct drm_plane_state *old = drm_atomic_get_old_plane_state(state, plane);
-	struct drm_plane_state *new = drm_atomic_get_new_plane_state(state, plane);
-	struct vmgpu_plane_state *vstate = to_vmgpu_plane_state(new);
-	struct drm_crtc *crtc = new->crtc ?: old->crtc;
-	struct vmgpu_head *head;
-	u64 addr;
-	int idx;
-
-	if (!crtc || !drm_dev_enter(plane->dev, &idx))
-		return;
-	head = crtc_to_head(crtc);
-	if (!new->fb || !new->visible) {
-		vmgpu_head_write(head, VMGPU_HEAD_CURSOR_CTRL, 0);
-		drm_dev_exit(idx);
-		return;
-	}
-	addr = vstate->addr + new->fb->offsets[0];
-	vmgpu_head_write(head, VMGPU_HEAD_CURSOR_ADDR_LO, lower_32_bits(addr));
-	vmgpu_head_write(head, VMGPU_HEAD_CURSOR_ADDR_HI, upper_32_bits(addr));
-	vmgpu_head_write(head, VMGPU_HEAD_CURSOR_SPACE, vstate->space);
-	vmgpu_head_write(head, VMGPU_HEAD_CURSOR_X, new->crtc_x);
-	vmgpu_head_write(head, VMGPU_HEAD_CURSOR_Y, new->crtc_y);
-	vmgpu_head_write(head, VMGPU_HEAD_CURSOR_HOT,
-			 (u16)new->hotspot_x | (u32)(u16)new->hotspot_y << 16);
-	vmgpu_head_write(head, VMGPU_HEAD_CURSOR_CTRL, 1);
-	drm_dev_exit(idx);
-}
-
-static void vmgpu_cursor_atomic_disable(struct drm_plane *plane, struct drm_atomic_state *state)
-{
-	struct drm_plane_state *old = drm_atomic_get_old_plane_state(state, plane);
-	int idx;
-
-	if (!old->crtc || !drm_dev_enter(plane->dev, &idx))
-		return;
-	vmgpu_head_write(crtc_to_head(old->crtc), VMGPU_HEAD_CURSOR_CTRL, 0);
-	drm_dev_exit(idx);
-}
-
-static const struct drm_plane_helper_funcs vmgpu_primary_helper_funcs = {
-	.prepare_fb = vmgpu_plane_prepare_fb,
-	.cleanup_fb = vmgpu_plane_cleanup_fb,
-	.atomic_check = vmgpu_primary_atomic_check,
-	.atomic_update = vmgpu_primary_atomic_update,
-};
-
-static const struct drm_plane_helper_funcs vmgpu_cursor_helper_funcs = {
-	.prepare_fb = vmgpu_plane_prepare_fb,
-	.cleanup_fb = vmgpu_plane_cleanup_fb,
-	.atomic_check = vmgpu_cursor_atomic_check,
-	.atomic_update = vmgpu_cursor_atomic_update,
-	.atomic_disable = vmgpu_cursor_atomic_disable,
-};
-
-static struct drm_plane_state *vmgpu_plane_duplicate_state(struct drm_plane *plane)
-{
-	struct vmgpu_plane_state *vstate, *old = to_vmgpu_plane_state(plane->state);
-
-	vstate = kmemdup(old, sizeof(*vstate), GFP_KERNEL);
-	if (!vstate)
-		return NULL;
-	__drm_atomic_helper_plane_duplicate_state(plane, &vstate->base);
-	return &vstate->base;
-}
-
-static void vmgpu_plane_destroy_state(struct drm_plane *plane, struct drm_plane_state *state)
-{
-	__drm_atomic_helper_plane_destroy_state(state);
-	kfree(to_vmgpu_plane_state(state));
-}
-
-static void vmgpu_plane_reset(struct drm_plane *plane)
-{
-	struct vmgpu_plane_state *vstate;
-
-	if (plane->state)
-		vmgpu_plane_destroy_state(plane, plane->state);
-	vstate = kzalloc(sizeof(*vstate), GFP_KERNEL);
-	if (vstate)
-		__drm_atomic_helper_plane_reset(plane, &vstate->base);
-	else
-		plane->state = NULL;
-}
-
-static const struct drm_plane_funcs vmgpu_plane_funcs = {
-	.update_plane = drm_atomic_helper_update_plane,
-	.disable_plane = drm_atomic_helper_disable_plane,
-	.destroy = drm_plane_cleanup,
-	.reset = vmgpu_plane_reset,
-	.atomic_duplicate_state = vmgpu_plane_duplicate_state,
-	.atomic_destroy_state = vmgpu_plane_destroy_state,
-};
 
 /* CRTC */
 
 static enum drm_mode_status vmgpu_crtc_mode_valid(struct drm_crtc *crtc,
 						  const struct drm_display_mode *mode)
 {
+	u64 frame_ns;
+
 	if (mode->hdisplay > VMGPU_MAX_MODE || mode->vdisplay > VMGPU_MAX_MODE)
 		return MODE_BAD;
 	if (mode->htotal > 16384 || mode->vtotal > 16384)
 		return MODE_BAD;
-	if (!mode->clock || drm_mode_vrefresh(mode) > VMGPU_MAX_REFRESH_HZ)
-		return MODE_BAD;
-	if (drm_mode_vrefresh(mode) < VMGPU_MIN_REFRESH_HZ)
-		return MODE_BAD;
 	if (mode->flags & DRM_MODE_FLAG_INTERLACE)
 		return MODE_NO_INTERLACE;
+	if (mode->flags & DRM_MODE_FLAG_DBLSCAN || mode->vscan > 1)
+		return MODE_NO_DBLESCAN;
+	if (!mode->clock)
+		return MODE_CLOCK_LOW;
+	/* The device's frame: HTOTAL * VTOTAL / CLOCK_KHZ ms, exactly. */
+	frame_ns = div_u64((u64)mode->htotal * mode->vtotal * 1000000, mode->clock);
+	if (frame_ns < VMGPU_MIN_FRAME_NS)
+		return MODE_CLOCK_HIGH;
+	if (frame_ns > VMGPU_MAX_FRAME_NS)
+		return MODE_CLOCK_LOW;
 	return MODE_OK;
 }
 
@@ -411,6 +149,11 @@ static void vmgpu_crtc_atomic_disable(struct drm_crtc *crtc, struct drm_atomic_s
 	int idx;
 
 	if (drm_dev_enter(crtc->dev, &idx)) {
+		/*
+		 * The helpers skip the planes of a CRTC going off: a cursor
+		 * left pending would come back at the next enable, unpinned.
+		 */
+		vmgpu_head_write(head, VMGPU_HEAD_CURSOR_CTRL, 0);
 		vmgpu_head_commit(head, false, VMGPU_HEAD_COMMIT_NOW);
 		drm_dev_exit(idx);
 	}
@@ -438,6 +181,16 @@ static void vmgpu_crtc_atomic_flush(struct drm_crtc *crtc, struct drm_atomic_sta
 		return;
 	crtc_state->event = NULL;
 	spin_lock_irq(&crtc->dev->event_lock);
+	if (!drm_dev_enter(crtc->dev, &idx)) {
+		/* Unplugged: no FLIP_DONE will come. */
+		if (event)
+			drm_crtc_send_vblank_event(crtc, event);
+		spin_unlock_irq(&crtc->dev->event_lock);
+		return;
+	}
+	/* A FLIP_DONE of an earlier COMMIT must not complete this one. */
+	vmgpu_write32(head->vdev, VMGPU_REG_DISPLAY_EVENTS,
+		      VMGPU_DISPLAY_EVENT_FLIP_DONE(head->index));
 	if (event && !drm_crtc_vblank_get(crtc)) {
 		/* Commits on a CRTC are serialized: the last event went out. */
 		drm_WARN_ON(crtc->dev, head->event);
@@ -445,11 +198,9 @@ static void vmgpu_crtc_atomic_flush(struct drm_crtc *crtc, struct drm_atomic_sta
 	} else if (event) {
 		drm_crtc_send_vblank_event(crtc, event);
 	}
-	spin_unlock_irq(&crtc->dev->event_lock);
-	if (!drm_dev_enter(crtc->dev, &idx))
-		return;
 	vmgpu_head_commit(head, true, VMGPU_HEAD_COMMIT_VBLANK);
 	drm_dev_exit(idx);
+	spin_unlock_irq(&crtc->dev->event_lock);
 }
 
 static const struct drm_crtc_helper_funcs vmgpu_crtc_helper_funcs = {
@@ -490,17 +241,34 @@ static const char *const *vmgpu_crtc_get_crc_sources(struct drm_crtc *crtc, size
 	return vmgpu_crc_sources;
 }
 
-/* The device computes CRCs of a head's frames while CTRL.CRC is latched. */
+/*
+ * CTRL.CRC takes effect at once (contract: it is not latched), so that a
+ * CRC switch never COMMITs a commit's half-written registers. It keeps
+ * the pending ENABLE bit as the last commit wrote it. Vblank interrupts
+ * deliver the CRCs: a reference holds them on while capture runs.
+ */
 static int vmgpu_crtc_set_crc_source(struct drm_crtc *crtc, const char *source)
 {
 	struct vmgpu_head *head = crtc_to_head(crtc);
+	struct vmgpu_display *display = &head->vdev->display;
+	bool on = source && !strcmp(source, "auto");
+	unsigned long flags;
+	bool enable;
 	int idx;
 
-	head->crc = source && !strcmp(source, "auto");
 	if (!drm_dev_enter(crtc->dev, &idx))
 		return -ENODEV;
-	if (crtc->state->active)
-		vmgpu_head_commit(head, true, VMGPU_HEAD_COMMIT_VBLANK);
+	if (on && !head->crc_vblank) {
+		head->crc_vblank = !drm_crtc_vblank_get(crtc);
+	} else if (!on && head->crc_vblank) {
+		drm_crtc_vblank_put(crtc);
+		head->crc_vblank = false;
+	}
+	spin_lock_irqsave(&display->lock, flags);
+	WRITE_ONCE(head->crc, on);
+	enable = vmgpu_head_read(head, VMGPU_HEAD_CTRL) & VMGPU_HEAD_CTRL_ENABLE;
+	vmgpu_head_write(head, VMGPU_HEAD_CTRL, vmgpu_head_ctrl(head, enable));
+	spin_unlock_irqrestore(&display->lock, flags);
 	drm_dev_exit(idx);
 	return 0;
 }
@@ -575,18 +343,16 @@ static const struct drm_connector_funcs vmgpu_connector_funcs = {
 
 /* Interrupts */
 
+/* Under &drm_device.event_lock. */
 static void vmgpu_head_flip_done(struct vmgpu_head *head)
 {
 	struct drm_crtc *crtc = &head->crtc;
-	unsigned long flags;
 
-	spin_lock_irqsave(&crtc->dev->event_lock, flags);
 	if (head->event) {
 		drm_crtc_send_vblank_event(crtc, head->event);
 		drm_crtc_vblank_put(crtc);
 		head->event = NULL;
 	}
-	spin_unlock_irqrestore(&crtc->dev->event_lock, flags);
 }
 
 static void vmgpu_head_vblank(struct vmgpu_head *head)
@@ -595,7 +361,7 @@ static void vmgpu_head_vblank(struct vmgpu_head *head)
 	u32 crc;
 
 	drm_crtc_handle_vblank(crtc);
-	if (!head->crc)
+	if (!READ_ONCE(head->crc))
 		return;
 	crc = vmgpu_head_read(head, VMGPU_HEAD_CRC);
 	drm_crtc_add_crc_entry(crtc, true, drm_crtc_vblank_count(crtc), &crc);
@@ -607,16 +373,17 @@ static irqreturn_t vmgpu_display_irq(int irq, void *arg)
 	u32 events, i;
 
 	vmgpu_write32(vdev, VMGPU_REG_INT_STATUS, VMGPU_INT_DISPLAY);
+	/* Read and acked with the flips armed under the same lock. */
+	spin_lock(&vdev->drm.event_lock);
 	events = vmgpu_read32(vdev, VMGPU_REG_DISPLAY_EVENTS);
 	vmgpu_write32(vdev, VMGPU_REG_DISPLAY_EVENTS, events);
-	for (i = 0; i < vdev->display.num_heads; i++) {
-		struct vmgpu_head *head = &vdev->display.heads[i];
-
-		if (events & VMGPU_DISPLAY_EVENT_VBLANK(i))
-			vmgpu_head_vblank(head);
+	for (i = 0; i < vdev->display.num_heads; i++)
 		if (events & VMGPU_DISPLAY_EVENT_FLIP_DONE(i))
-			vmgpu_head_flip_done(head);
-	}
+			vmgpu_head_flip_done(&vdev->display.heads[i]);
+	spin_unlock(&vdev->drm.event_lock);
+	for (i = 0; i < vdev->display.num_heads; i++)
+		if (events & VMGPU_DISPLAY_EVENT_VBLANK(i))
+			vmgpu_head_vblank(&vdev->display.heads[i]);
 	if (events & (VMGPU_DISPLAY_EVENTS_ALL & GENMASK(23, 16)))
 		schedule_work(&vdev->display.hotplug_work);
 	return IRQ_HANDLED;
@@ -632,19 +399,51 @@ static void vmgpu_display_hotplug_work(struct work_struct *work)
 
 /* Setup */
 
+/* A HOTPLUG interrupt just before remove may leave the work queued. */
+static void vmgpu_display_fini(struct drm_device *drm, void *arg)
+{
+	struct vmgpu_display *display = arg;
+
+	cancel_work_sync(&display->hotplug_work);
+}
+
+/*
+ * Legacy cursor ioctls skip the helpers' waits: the old cursor would be
+ * unpinned while the device still shows it. Synchronize them.
+ */
+static int vmgpu_atomic_check(struct drm_device *drm, struct drm_atomic_state *state)
+{
+	state->legacy_cursor_update = false;
+	return drm_atomic_helper_check(drm, state);
+}
+
 static const struct drm_mode_config_funcs vmgpu_mode_config_funcs = {
 	.fb_create = drm_gem_fb_create,
-	.atomic_check = drm_atomic_helper_check,
+	.atomic_check = vmgpu_atomic_check,
 	.atomic_commit = drm_atomic_helper_commit,
 };
 
 /*
  * Enables before planes: a head's mode registers are written before the
  * COMMIT of atomic_flush latches them with the planes, and its vblanks
- * are on for the flip event.
+ * are on for the flip event. The old framebuffers are unpinned once the
+ * device has latched the new ones (FLIP_DONE), not after a vblank count.
  */
+static void vmgpu_atomic_commit_tail(struct drm_atomic_state *state)
+{
+	struct drm_device *drm = state->dev;
+
+	drm_atomic_helper_commit_modeset_disables(drm, state);
+	drm_atomic_helper_commit_modeset_enables(drm, state);
+	drm_atomic_helper_commit_planes(drm, state, DRM_PLANE_COMMIT_ACTIVE_ONLY);
+	drm_atomic_helper_fake_vblank(state);
+	drm_atomic_helper_commit_hw_done(state);
+	drm_atomic_helper_wait_for_flip_done(drm, state);
+	drm_atomic_helper_cleanup_planes(drm, state);
+}
+
 static const struct drm_mode_config_helper_funcs vmgpu_mode_config_helpers = {
-	.atomic_commit_tail = drm_atomic_helper_commit_tail_rpm,
+	.atomic_commit_tail = vmgpu_atomic_commit_tail,
 };
 
 static int vmgpu_head_init(struct vmgpu_device *vdev, struct vmgpu_head *head)
@@ -652,18 +451,9 @@ static int vmgpu_head_init(struct vmgpu_device *vdev, struct vmgpu_head *head)
 	struct drm_device *drm = &vdev->drm;
 	int ret;
 
-	ret = drm_universal_plane_init(drm, &head->primary, 0, &vmgpu_plane_funcs,
-				       vmgpu_primary_formats, ARRAY_SIZE(vmgpu_primary_formats),
-				       NULL, DRM_PLANE_TYPE_PRIMARY, NULL);
+	ret = vmgpu_planes_init(vdev, head);
 	if (ret)
 		return ret;
-	drm_plane_helper_add(&head->primary, &vmgpu_primary_helper_funcs);
-	ret = drm_universal_plane_init(drm, &head->cursor, 0, &vmgpu_plane_funcs,
-				       vmgpu_cursor_formats, ARRAY_SIZE(vmgpu_cursor_formats),
-				       NULL, DRM_PLANE_TYPE_CURSOR, NULL);
-	if (ret)
-		return ret;
-	drm_plane_helper_add(&head->cursor, &vmgpu_cursor_helper_funcs);
 	ret = drm_crtc_init_with_planes(drm, &head->crtc, &head->primary, &head->cursor,
 					&vmgpu_crtc_funcs, NULL);
 	if (ret)
@@ -700,6 +490,9 @@ int vmgpu_display_init(struct vmgpu_device *vdev)
 
 	spin_lock_init(&display->lock);
 	INIT_WORK(&display->hotplug_work, vmgpu_display_hotplug_work);
+	ret = drmm_add_action_or_reset(drm, vmgpu_display_fini, display);
+	if (ret)
+		return ret;
 	display->num_heads = min_t(u32, vmgpu_read32(vdev, VMGPU_REG_DISPLAY_HEADS),
 				   VMGPU_MAX_HEADS);
 	if (!display->num_heads)
@@ -749,18 +542,22 @@ int vmgpu_display_init(struct vmgpu_device *vdev)
  * vmgpu_display_unplug() - turn the heads off before the device goes
  * @vdev: the device, being removed, after drm_dev_unplug()
  *
- * Runs while the registers are still mapped: afterwards no head scans out
- * and no allocation stays pinned, and no hotplug work is left.
+ * Runs while the registers are still mapped: the heads go off first, then
+ * the planes are unpinned; no interrupt or hotplug work is left.
  */
 void vmgpu_display_unplug(struct vmgpu_device *vdev)
 {
 	struct vmgpu_display *display = &vdev->display;
 	u32 i;
 
+	/* Off before anything is unpinned, and no interrupt left running. */
+	for (i = 0; i < display->num_heads; i++) {
+		vmgpu_head_write(&display->heads[i], VMGPU_HEAD_CURSOR_CTRL, 0);
+		vmgpu_head_commit(&display->heads[i], false, VMGPU_HEAD_COMMIT_NOW);
+	}
+	vmgpu_display_mask(vdev, 0, ~0u);
+	synchronize_irq(vdev->irq[VMGPU_MSIX_VEC_DISPLAY]);
+	cancel_work_sync(&display->hotplug_work);
 	/* Unplugged: the helpers no longer touch the device, only state. */
 	drm_atomic_helper_shutdown(&vdev->drm);
-	for (i = 0; i < display->num_heads; i++)
-		vmgpu_head_commit(&display->heads[i], false, VMGPU_HEAD_COMMIT_NOW);
-	vmgpu_display_mask(vdev, 0, ~0u);
-	cancel_work_sync(&display->hotplug_work);
 }

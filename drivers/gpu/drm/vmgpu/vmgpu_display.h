@@ -5,9 +5,30 @@
 #ifndef _VMGPU_DISPLAY_H_
 #define _VMGPU_DISPLAY_H_
 
-struct vmgpu_device;
+#include "vmgpu_device.h"
+
+static inline struct vmgpu_head *crtc_to_head(struct drm_crtc *crtc)
+{
+	return container_of(crtc, struct vmgpu_head, crtc);
+}
+
+static inline struct vmgpu_plane_state *to_vmgpu_plane_state(struct drm_plane_state *state)
+{
+	return container_of(state, struct vmgpu_plane_state, base);
+}
+
+static inline void vmgpu_head_write(struct vmgpu_head *head, u32 reg, u32 val)
+{
+	vmgpu_write32(head->vdev, VMGPU_REG_HEAD(head->index) + reg, val);
+}
+
+static inline u32 vmgpu_head_read(struct vmgpu_head *head, u32 reg)
+{
+	return vmgpu_read32(head->vdev, VMGPU_REG_HEAD(head->index) + reg);
+}
 
 int vmgpu_display_init(struct vmgpu_device *vdev);
 void vmgpu_display_unplug(struct vmgpu_device *vdev);
+int vmgpu_planes_init(struct vmgpu_device *vdev, struct vmgpu_head *head);
 
 #endif

@@ -54,8 +54,13 @@ struct vmgpu_head {
 	 * Under &drm_device.event_lock.
 	 */
 	struct drm_pending_vblank_event *event;
-	/** @crc: frame CRCs are on (debugfs crtc-N/crc). Under @crtc's lock. */
+	/**
+	 * @crc: frame CRCs are on (debugfs crtc-N/crc); written under
+	 * &vmgpu_display.lock, read once by the interrupt handler.
+	 */
 	bool crc;
+	/** @crc_vblank: CRC capture holds a vblank reference. */
+	bool crc_vblank;
 };
 
 /**

@@ -1,0 +1,317 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright 2026 The vmgpu authors
+ */
+
+#include <drm/drm_atomic.h>
+#include <drm/drm_atomic_helper.h>
+#include <drm/drm_drv.h>
+#include <drm/drm_fourcc.h>
+#include <drm/drm_framebuffer.h>
+#include <drm/drm_gem_atomic_helper.h>
+#include <drm/drm_modeset_helper_vtables.h>
+#include <drm/drm_print.h>
+
+#include "vmgpu_bo.h"
+#include "vmgpu_display.h"
+#include "vmgpu_drm.h"
+
+/**
+ * DOC: planes
+ *
+ * A head's primary and cursor planes. Their framebuffers are primary
+ * surfaces (seed: "Primary surfaces ... implicitly physically accessed by
+ * the display controller"): prepare_fb refuses an allocation created
+ * without PRIMARY and pins the one it accepts contiguous in a memory
+ * segment of its set, whose physical reference the head's registers get;
+ * cleanup_fb unpins it once the device has latched the next one (see
+ * DOC: display).
+ */
+
+static const u32 vmgpu_primary_formats[] = {
+	DRM_FORMAT_XRGB8888,
+	DRM_FORMAT_ARGB8888,
+	DRM_FORMAT_RGB565,
+};
+
+static const u32 vmgpu_cursor_formats[] = {
+	DRM_FORMAT_ARGB8888,
+};
+
+static u32 vmgpu_format(u32 fourcc)
+{
+	switch (fourcc) {
+	case DRM_FORMAT_ARGB8888:
+		return VMGPU_FORMAT_ARGB8888;
+	case DRM_FORMAT_RGB565:
+		return VMGPU_FORMAT_RGB565;
+	}
+	return VMGPU_FORMAT_XRGB8888;
+}
+
+static int vmgpu_primary_atomic_check(struct drm_plane *plane, struct drm_atomic_state *state)
+{
+	struct drm_plane_state *new = drm_atomic_get_new_plane_state(state, plane);
+	struct drm_crtc_state *crtc_state = NULL;
+	int ret;
+
+	if (new->crtc)
+		crtc_state = drm_atomic_get_new_crtc_state(state, new->crtc);
+	ret = drm_atomic_helper_check_plane_state(new, crtc_state, DRM_PLANE_NO_SCALING,
+						  DRM_PLANE_NO_SCALING, false, false);
+	if (ret || !new->visible)
+		return ret;
+	/* The device reads whole 4-byte words from a 4-byte aligned start. */
+	if (new->fb->pitches[0] % 4 || new->fb->offsets[0] % 4)
+		return -EINVAL;
+	return 0;
+}
+
+static int vmgpu_cursor_atomic_check(struct drm_plane *plane, struct drm_atomic_state *state)
+{
+	struct drm_plane_state *new = drm_atomic_get_new_plane_state(state, plane);
+	struct drm_crtc_state *crtc_state = NULL;
+	int ret;
+
+	if (new->crtc)
+		crtc_state = drm_atomic_get_new_crtc_state(state, new->crtc);
+	ret = drm_atomic_helper_check_plane_state(new, crtc_state, DRM_PLANE_NO_SCALING,
+						  DRM_PLANE_NO_SCALING, true, true);
+	if (ret || !new->fb)
+		return ret;
+	if (new->fb->width != VMGPU_CURSOR_SIZE || new->fb->height != VMGPU_CURSOR_SIZE ||
+	    new->fb->pitches[0] != VMGPU_CURSOR_SIZE * 4 || new->fb->offsets[0] % 4 ||
+	    new->src_x || new->src_y ||
+	    new->src_w != VMGPU_CURSOR_SIZE << 16 || new->src_h != VMGPU_CURSOR_SIZE << 16)
+		return -EINVAL;
+	return 0;
+}
+
+/* Only the memory segments of the allocation's set: contiguous there. */
+static int vmgpu_display_pin(struct vmgpu_bo *vbo, u32 *space, u64 *addr)
+{
+	struct ttm_operation_ctx ctx = { .interruptible = true };
+	struct ttm_place places[ARRAY_SIZE(vbo->places)];
+	struct ttm_placement placement = { .placement = places };
+	u32 i;
+	int ret;
+
+	if (!(vbo->flags & DRM_VMGPU_ALLOC_PRIMARY))
+		return -EINVAL;
+	ret = ttm_bo_reserve(&vbo->tbo, true, false, NULL);
+	if (ret)
+		return ret;
+	/* A Lock keeps it where the CPU has it (Lock2 rules). */
+	if (vbo->locked_by || vbo->unswizzled) {
+		ret = -EBUSY;
+		goto unreserve;
+	}
+	/* Shown already (another plane, the same flip): it stays put. */
+	if (vbo->tbo.pin_count) {
+		ret = vmgpu_bo_in_memory_segment(vbo) ?
+		      vmgpu_bo_physical_address(vbo, space, addr) : -EINVAL;
+		goto pin;
+	}
+	for (i = 0; i < vbo->placement.num_placement; i++) {
+		if (vbo->places[i].mem_type < VMGPU_TTM_FIRST_SEGMENT)
+			continue;
+		/* Every place counts, so that TTM takes what it finds. */
+		places[placement.num_placement] = vbo->places[i];
+		places[placement.num_placement++].flags &=
+			~(TTM_PL_FLAG_FALLBACK | TTM_PL_FLAG_DESIRED);
+	}
+	ret = placement.num_placement ? ttm_bo_validate(&vbo->tbo, &placement, &ctx) :
+	      -EINVAL;
+	if (!ret)
+		ret = vmgpu_bo_physical_address(vbo, space, addr);
+pin:
+	if (!ret)
+		ttm_bo_pin(&vbo->tbo);
+unreserve:
+	ttm_bo_unreserve(&vbo->tbo);
+	return ret;
+}
+
+static int vmgpu_plane_prepare_fb(struct drm_plane *plane, struct drm_plane_state *new)
+{
+	struct vmgpu_plane_state *vstate = to_vmgpu_plane_state(new);
+	struct vmgpu_bo *vbo;
+	int ret;
+
+	if (!new->fb)
+		return 0;
+	vbo = gem_to_vmgpu_bo(new->fb->obj[0]);
+	ret = vmgpu_display_pin(vbo, &vstate->space, &vstate->addr);
+	if (ret) {
+		drm_dbg_kms(plane->dev, "[PLANE:%d] cannot pin its framebuffer: %d\n",
+			    plane->base.id, ret);
+		return ret;
+	}
+	/* Moves and clears queued on it finish before the flip. */
+	ret = drm_gem_plane_helper_prepare_fb(plane, new);
+	if (ret) {
+		ttm_bo_reserve(&vbo->tbo, false, false, NULL);
+		ttm_bo_unpin(&vbo->tbo);
+		ttm_bo_unreserve(&vbo->tbo);
+	}
+	return ret;
+}
+
+static void vmgpu_plane_cleanup_fb(struct drm_plane *plane, struct drm_plane_state *old)
+{
+	struct vmgpu_bo *vbo;
+
+	if (!old->fb)
+		return;
+	vbo = gem_to_vmgpu_bo(old->fb->obj[0]);
+	ttm_bo_reserve(&vbo->tbo, false, false, NULL);
+	ttm_bo_unpin(&vbo->tbo);
+	ttm_bo_unreserve(&vbo->tbo);
+}
+
+static void vmgpu_primary_atomic_update(struct drm_plane *plane, struct drm_atomic_state *state)
+{
+	struct drm_plane_state *new = drm_atomic_get_new_plane_state(state, plane);
+	struct vmgpu_plane_state *vstate = to_vmgpu_plane_state(new);
+	struct drm_framebuffer *fb = new->fb;
+	struct vmgpu_head *head;
+	u64 addr;
+	int idx;
+
+	if (!new->crtc || !fb || !new->visible)
+		return;
+	head = crtc_to_head(new->crtc);
+	if (!drm_dev_enter(plane->dev, &idx))
+		return;
+	addr = vstate->addr + fb->offsets[0] + (u64)(new->src.y1 >> 16) * fb->pitches[0] +
+	       (u64)(new->src.x1 >> 16) * fb->format->cpp[0];
+	vmgpu_head_write(head, VMGPU_HEAD_FB_ADDR_LO, lower_32_bits(addr));
+	vmgpu_head_write(head, VMGPU_HEAD_FB_ADDR_HI, upper_32_bits(addr));
+	vmgpu_head_write(head, VMGPU_HEAD_FB_SPACE, vstate->space);
+	vmgpu_head_write(head, VMGPU_HEAD_FB_STRIDE, fb->pitches[0]);
+	vmgpu_head_write(head, VMGPU_HEAD_FB_FORMAT, vmgpu_format(fb->format->format));
+	drm_dev_exit(idx);
+}
+
+static void vmgpu_cursor_atomic_update(struct drm_plane *plane, struct drm_atomic_state *state)
+{
+	struct drm_plane_state *old = drm_atomic_get_old_plane_state(state, plane);
+	struct drm_plane_state *new = drm_atomic_get_new_plane_state(state, plane);
+	struct vmgpu_plane_state *vstate = to_vmgpu_plane_state(new);
+	struct drm_crtc *crtc = new->crtc ?: old->crtc;
+	struct vmgpu_head *head;
+	u64 addr;
+	int idx;
+
+	if (!crtc || !drm_dev_enter(plane->dev, &idx))
+		return;
+	head = crtc_to_head(crtc);
+	if (!new->fb || !new->visible) {
+		vmgpu_head_write(head, VMGPU_HEAD_CURSOR_CTRL, 0);
+		drm_dev_exit(idx);
+		return;
+	}
+	addr = vstate->addr + new->fb->offsets[0];
+	vmgpu_head_write(head, VMGPU_HEAD_CURSOR_ADDR_LO, lower_32_bits(addr));
+	vmgpu_head_write(head, VMGPU_HEAD_CURSOR_ADDR_HI, upper_32_bits(addr));
+	vmgpu_head_write(head, VMGPU_HEAD_CURSOR_SPACE, vstate->space);
+	vmgpu_head_write(head, VMGPU_HEAD_CURSOR_X, new->crtc_x);
+	vmgpu_head_write(head, VMGPU_HEAD_CURSOR_Y, new->crtc_y);
+	vmgpu_head_write(head, VMGPU_HEAD_CURSOR_HOT,
+			 (u16)new->hotspot_x | (u32)(u16)new->hotspot_y << 16);
+	vmgpu_head_write(head, VMGPU_HEAD_CURSOR_CTRL, 1);
+	drm_dev_exit(idx);
+}
+
+static void vmgpu_cursor_atomic_disable(struct drm_plane *plane, struct drm_atomic_state *state)
+{
+	struct drm_plane_state *old = drm_atomic_get_old_plane_state(state, plane);
+	int idx;
+
+	if (!old->crtc || !drm_dev_enter(plane->dev, &idx))
+		return;
+	vmgpu_head_write(crtc_to_head(old->crtc), VMGPU_HEAD_CURSOR_CTRL, 0);
+	drm_dev_exit(idx);
+}
+
+static const struct drm_plane_helper_funcs vmgpu_primary_helper_funcs = {
+	.prepare_fb = vmgpu_plane_prepare_fb,
+	.cleanup_fb = vmgpu_plane_cleanup_fb,
+	.atomic_check = vmgpu_primary_atomic_check,
+	.atomic_update = vmgpu_primary_atomic_update,
+};
+
+static const struct drm_plane_helper_funcs vmgpu_cursor_helper_funcs = {
+	.prepare_fb = vmgpu_plane_prepare_fb,
+	.cleanup_fb = vmgpu_plane_cleanup_fb,
+	.atomic_check = vmgpu_cursor_atomic_check,
+	.atomic_update = vmgpu_cursor_atomic_update,
+	.atomic_disable = vmgpu_cursor_atomic_disable,
+};
+
+static struct drm_plane_state *vmgpu_plane_duplicate_state(struct drm_plane *plane)
+{
+	struct vmgpu_plane_state *vstate, *old = to_vmgpu_plane_state(plane->state);
+
+	vstate = kmemdup(old, sizeof(*vstate), GFP_KERNEL);
+	if (!vstate)
+		return NULL;
+	__drm_atomic_helper_plane_duplicate_state(plane, &vstate->base);
+	return &vstate->base;
+}
+
+static void vmgpu_plane_destroy_state(struct drm_plane *plane, struct drm_plane_state *state)
+{
+	__drm_atomic_helper_plane_destroy_state(state);
+	kfree(to_vmgpu_plane_state(state));
+}
+
+static void vmgpu_plane_reset(struct drm_plane *plane)
+{
+	struct vmgpu_plane_state *vstate;
+
+	if (plane->state)
+		vmgpu_plane_destroy_state(plane, plane->state);
+	vstate = kzalloc(sizeof(*vstate), GFP_KERNEL);
+	if (vstate)
+		__drm_atomic_helper_plane_reset(plane, &vstate->base);
+	else
+		plane->state = NULL;
+}
+
+static const struct drm_plane_funcs vmgpu_plane_funcs = {
+	.update_plane = drm_atomic_helper_update_plane,
+	.disable_plane = drm_atomic_helper_disable_plane,
+	.destroy = drm_plane_cleanup,
+	.reset = vmgpu_plane_reset,
+	.atomic_duplicate_state = vmgpu_plane_duplicate_state,
+	.atomic_destroy_state = vmgpu_plane_destroy_state,
+};
+
+/**
+ * vmgpu_planes_init() - a head's primary and cursor planes
+ * @vdev: the device
+ * @head: the head, its index set
+ *
+ * Return: 0 or a negative errno; the planes are cleaned up with the mode
+ * config.
+ */
+int vmgpu_planes_init(struct vmgpu_device *vdev, struct vmgpu_head *head)
+{
+	struct drm_device *drm = &vdev->drm;
+	int ret;
+
+	ret = drm_universal_plane_init(drm, &head->primary, 0, &vmgpu_plane_funcs,
+				       vmgpu_primary_formats, ARRAY_SIZE(vmgpu_primary_formats),
+				       NULL, DRM_PLANE_TYPE_PRIMARY, NULL);
+	if (ret)
+		return ret;
+	drm_plane_helper_add(&head->primary, &vmgpu_primary_helper_funcs);
+	ret = drm_universal_plane_init(drm, &head->cursor, 0, &vmgpu_plane_funcs,
+				       vmgpu_cursor_formats, ARRAY_SIZE(vmgpu_cursor_formats),
+				       NULL, DRM_PLANE_TYPE_CURSOR, NULL);
+	if (ret)
+		return ret;
+	drm_plane_helper_add(&head->cursor, &vmgpu_cursor_helper_funcs);
+	return 0;
+}
