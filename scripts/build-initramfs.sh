@@ -77,6 +77,8 @@ depmod -b "$root" "$kver"
 
 cp "$userspace"/bin/* "$root/usr/bin/"
 cp "$userspace"/tests/* "$root/usr/lib/vmgpu/tests/"
+# A KMS client from outside the project (libdrm-tests, scripts/setup.sh).
+cp /usr/bin/modetest "$root/usr/bin/"
 if [ -n "$extra" ]; then
 	[ -d "$extra" ] || die "EXTRA=$extra is not a directory"
 	find "$extra" -maxdepth 1 -type f -perm -u+x -exec cp {} "$root/usr/lib/vmgpu/extra/" \;
