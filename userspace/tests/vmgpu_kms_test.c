@@ -331,6 +331,91 @@ TEST_F(kms, displayed_primary_is_pinned_until_flipped_away)
 	EXPECT_EQ(0, evict(self->dev, self->a.handle));
 }
 
+static uint32_t segment_of(vmgpu_device *dev, uint32_t handle)
+{
+	struct drm_vmgpu_gem_info info = { .handle = handle, .info_flags = DRM_VMGPU_GEM_INFO_WAIT };
+
+	return vmgpu_test_ioctl(dev, DRM_IOCTL_VMGPU_GEM_INFO, &info) ? ~0u : info.segment_id;
+}
+
+/*
+ * Seed: a primary without AccessedPhysically is "mapped into the aperture
+ * only when being displayed. This approach helps to remove pressure on
+ * the aperture segment."
+ */
+TEST_F(kms, undisplayed_primaries_take_no_aperture_space)
+{
+	uint32_t aperture = vmgpu_test_aperture(self->dev), w = self->mode.hdisplay;
+	uint32_t h = self->mode.vdisplay, handles[4] = { 0 }, offsets[4] = { 0 };
+	uint32_t pitches[4] = { self->a.pitch }, ids[6], crtc_seen;
+	drmEventContext ev = { .version = 2 };
+	struct pollfd p = { .fd = self->fd, .events = POLLIN };
+	struct fb prim[6];
+	uint64_t used0, used;
+	int i;
+
+	ASSERT_EQ(0, vmgpu_test_segment_used(self->dev, aperture, &used0));
+	for (i = 0; i < 6; i++) {
+		struct drm_vmgpu_gem_create create = {
+			.size = (uint64_t)self->a.pitch * h,
+			.flags = DRM_VMGPU_ALLOC_PRIMARY | DRM_VMGPU_ALLOC_CPU_ACCESS,
+			.segments = 1u << aperture,
+			.preferred_segment = aperture,
+		};
+		struct drm_vmgpu_gem_mmap_offset mo = { 0 };
+		struct drm_vmgpu_gem_make_resident mr = { 0 };
+
+		ASSERT_EQ(0, vmgpu_test_ioctl(self->dev, DRM_IOCTL_VMGPU_GEM_CREATE, &create));
+		mo.handle = mr.handle = prim[i].handle = create.handle;
+		prim[i].pitch = self->a.pitch;
+		prim[i].size = create.size;
+		ASSERT_EQ(0, vmgpu_test_ioctl(self->dev, DRM_IOCTL_VMGPU_GEM_MAKE_RESIDENT, &mr));
+		ASSERT_EQ(0, vmgpu_test_ioctl(self->dev, DRM_IOCTL_VMGPU_GEM_MMAP_OFFSET, &mo));
+		prim[i].map = mmap(NULL, create.size, PROT_READ | PROT_WRITE, MAP_SHARED,
+				   self->fd, mo.offset);
+		ASSERT_NE(MAP_FAILED, prim[i].map);
+		fill_fb(&prim[i], w, h, 10 + i);
+		handles[0] = prim[i].handle;
+		ASSERT_EQ(0, drmModeAddFB2(self->fd, w, h, DRM_FORMAT_XRGB8888, handles, pitches,
+					   offsets, &ids[i], 0));
+		EXPECT_EQ(0, segment_of(self->dev, prim[i].handle)) TH_LOG("primary %d", i);
+	}
+	ASSERT_EQ(0, vmgpu_test_segment_used(self->dev, aperture, &used));
+	EXPECT_EQ(used0, used) TH_LOG("six undisplayed primaries took aperture space");
+
+	/* Shown: mapped into the aperture, and what the head shows. */
+	ASSERT_EQ(0, set_crtc(self, ids[0]));
+	EXPECT_EQ(aperture, segment_of(self->dev, prim[0].handle));
+	ASSERT_EQ(0, vmgpu_test_segment_used(self->dev, aperture, &used));
+	EXPECT_EQ(used0 + prim[0].size, used);
+	self->crc_fd = start_crc();
+	ASSERT_LE(0, self->crc_fd);
+	EXPECT_EQ(0, wait_crc(self->crc_fd, frame_crc(&prim[0], w, h, NULL, 0, 0), &crtc_seen))
+		TH_LOG("scanout through the aperture shows 0x%08x", crtc_seen);
+	EXPECT_EQ(-EBUSY, evict(self->dev, prim[0].handle));
+
+	/* Flipped away: the entries come back once the flip is done. */
+	ASSERT_EQ(0, drmModePageFlip(self->fd, self->crtc, ids[1], DRM_MODE_PAGE_FLIP_EVENT,
+				     NULL));
+	ASSERT_EQ(1, poll(&p, 1, 10000));
+	ASSERT_EQ(0, drmHandleEvent(self->fd, &ev));
+	for (i = 0; i < 100 && segment_of(self->dev, prim[0].handle) != 0; i++)
+		usleep(10000);
+	EXPECT_EQ(0, segment_of(self->dev, prim[0].handle));
+	EXPECT_EQ(aperture, segment_of(self->dev, prim[1].handle));
+	ASSERT_EQ(0, vmgpu_test_segment_used(self->dev, aperture, &used));
+	EXPECT_EQ(used0 + prim[1].size, used) TH_LOG("only the shown primary holds entries");
+	EXPECT_EQ(0, wait_crc(self->crc_fd, frame_crc(&prim[1], w, h, NULL, 0, 0), &crtc_seen));
+	/* Its bytes stayed: the move only dropped entries. */
+	for (uint32_t y = 0; y < h; y += 37)
+		for (uint32_t x = 0; x < w; x += 53)
+			ASSERT_EQ((0xab000000u ^ (10u << 24)) |
+				  ((x * 7 + y * 131 + 10 * 977) & 0xffffff),
+				  prim[0].map[y * (prim[0].pitch / 4) + x]);
+	for (i = 0; i < 6; i++)
+		munmap(prim[i].map, prim[i].size);
+}
+
 TEST_F(kms, only_primaries_are_framebuffers)
 {
 	struct drm_vmgpu_gem_create create = {

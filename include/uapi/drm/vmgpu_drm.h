@@ -280,9 +280,12 @@ struct drm_vmgpu_query {
  *
  * %DRM_VMGPU_ALLOC_PRIMARY: a primary surface: contiguous in a memory
  * segment. Only primaries can be KMS framebuffers (dumb buffers are
- * primaries). While a plane shows one it is pinned in a memory segment of
- * its set; one whose set has no memory segment cannot be shown yet (the
- * seed's "mapped into the aperture only while displayed" is not done).
+ * primaries). While a plane shows one it is pinned where the display
+ * controller reaches it: in system memory (the aperture segment in its
+ * set) it is mapped into the aperture segment, else contiguous in a memory
+ * segment of its set. Without %DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY a
+ * primary in system memory is mapped into the aperture only while shown:
+ * undisplayed ones take no aperture space.
  *
  * %DRM_VMGPU_ALLOC_SWIZZLED: in a memory segment the allocation's bytes
  * are in the device's swizzled layout (SWIZZLE_X, see the hardware

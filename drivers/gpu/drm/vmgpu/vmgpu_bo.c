@@ -85,15 +85,39 @@ static const struct vmgpu_segment *vmgpu_bo_mem_segment(struct vmgpu_device *vde
  * @tbo: the allocation
  * @place: the TT place being allocated
  *
- * Return: true for AccessedPhysically allocations, except for the temporary
- * hop of a multi-step move, which the device reaches by bus address.
+ * Return: true for AccessedPhysically allocations and for primaries a
+ * plane shows, except for the temporary hop of a multi-step move, which
+ * the device reaches by bus address.
  */
 bool vmgpu_bo_needs_aperture(struct ttm_buffer_object *tbo,
 			     const struct ttm_place *place)
 {
+	struct vmgpu_bo *vbo;
+
 	if (!vmgpu_bo_is_vmgpu(tbo) || (place->flags & TTM_PL_FLAG_TEMPORARY))
 		return false;
-	return to_vmgpu_bo(tbo)->flags & DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY;
+	vbo = to_vmgpu_bo(tbo);
+	return (vbo->flags & DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY) ||
+	       ((vbo->flags & DRM_VMGPU_ALLOC_PRIMARY) && READ_ONCE(vbo->display_pins));
+}
+
+/**
+ * vmgpu_bo_gives_back_aperture() - whether aperture entries an allocation
+ * holds are only borrowed
+ * @tbo: the allocation
+ *
+ * Return: true for a primary without AccessedPhysically that no plane
+ * shows: a TT placement that maps it is not what it needs.
+ */
+bool vmgpu_bo_gives_back_aperture(struct ttm_buffer_object *tbo)
+{
+	struct vmgpu_bo *vbo;
+
+	if (!vmgpu_bo_is_vmgpu(tbo))
+		return false;
+	vbo = to_vmgpu_bo(tbo);
+	return (vbo->flags & (DRM_VMGPU_ALLOC_PRIMARY | DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY)) ==
+	       DRM_VMGPU_ALLOC_PRIMARY && !READ_ONCE(vbo->display_pins);
 }
 
 /*

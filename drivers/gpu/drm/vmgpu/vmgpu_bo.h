@@ -98,6 +98,12 @@ struct vmgpu_bo {
 	u32 *hap_slots;
 	/** @hap_count: host-aperture pages it holds. Same locking. */
 	u32 hap_count;
+	/**
+	 * @display_pins: planes showing it (vmgpu_plane.c); while non-zero a
+	 * primary in system memory is mapped into the aperture. Written
+	 * under the reservation, read without by the aperture manager.
+	 */
+	u32 display_pins;
 	/** @hap_link: in &vmgpu_hap.lru while it holds pages unlocked. */
 	struct list_head hap_link;
 	/** @link: in &vmgpu_device.bos. */
@@ -131,6 +137,7 @@ bool vmgpu_bo_is_vmgpu(struct ttm_buffer_object *tbo);
 void vmgpu_bo_destroy(struct ttm_buffer_object *tbo);
 bool vmgpu_bo_needs_aperture(struct ttm_buffer_object *tbo,
 			     const struct ttm_place *place);
+bool vmgpu_bo_gives_back_aperture(struct ttm_buffer_object *tbo);
 void vmgpu_bo_evict_placement(struct ttm_buffer_object *tbo,
 			      struct ttm_placement *placement);
 u64 vmgpu_bo_residency(struct vmgpu_bo *vbo, u64 *offset);

@@ -162,7 +162,10 @@ static bool vmgpu_gart_intersects(struct ttm_resource_manager *man,
 	       gres->node.start + gres->node.size > place->fpfn;
 }
 
-/* Whether a resource already satisfies @place: mapped iff it must be. */
+/*
+ * Whether a resource already satisfies @place: mapped if it must be, and
+ * not mapped if the entries were only lent (a primary no longer shown).
+ */
 static bool vmgpu_gart_compatible(struct ttm_resource_manager *man,
 				  struct ttm_resource *res,
 				  const struct ttm_place *place, size_t size)
@@ -170,8 +173,11 @@ static bool vmgpu_gart_compatible(struct ttm_resource_manager *man,
 	struct vmgpu_gart_resource *gres = to_gart_res(res);
 	u64 end = place->lpfn ?: to_gart(man)->num_pages;
 
-	if (!res->bo || !vmgpu_bo_needs_aperture(res->bo, place))
+	if (!res->bo)
 		return true;
+	if (!vmgpu_bo_needs_aperture(res->bo, place))
+		return !drm_mm_node_allocated(&gres->node) ||
+		       !vmgpu_bo_gives_back_aperture(res->bo);
 	return drm_mm_node_allocated(&gres->node) && gres->node.start >= place->fpfn &&
 	       gres->node.start + gres->node.size <= end;
 }

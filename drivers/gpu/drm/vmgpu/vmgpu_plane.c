@@ -22,10 +22,13 @@
  * A head's primary and cursor planes. Their framebuffers are primary
  * surfaces (seed: "Primary surfaces ... implicitly physically accessed by
  * the display controller"): prepare_fb refuses an allocation created
- * without PRIMARY and pins the one it accepts contiguous in a memory
- * segment of its set, whose physical reference the head's registers get;
- * cleanup_fb unpins it once the device has latched the next one (see
- * DOC: display).
+ * without PRIMARY and pins the one it accepts where the display controller
+ * reaches it, contiguous in a memory segment or mapped into the aperture
+ * segment (vmgpu_display_placement()); the head's registers get its
+ * physical reference. cleanup_fb unpins it once the device has latched
+ * the next one (see DOC: display); a primary without AccessedPhysically
+ * then gives its aperture entries back, so undisplayed primaries in
+ * system memory take no aperture space.
  */
 
 static const u32 vmgpu_primary_formats[] = {
@@ -87,13 +90,44 @@ static int vmgpu_cursor_atomic_check(struct drm_plane *plane, struct drm_atomic_
 	return 0;
 }
 
-/* Only the memory segments of the allocation's set: contiguous there. */
+/*
+ * Where a primary is shown from (seed: "allocated contiguously in a memory
+ * segment or mapped into the aperture segment when displayed"): one in
+ * system memory, or whose set has no memory segment, is mapped into the
+ * aperture segment where it is; any other goes contiguous into a memory
+ * segment of its set, or, if none has room, into the aperture segment.
+ */
+static void vmgpu_display_placement(struct vmgpu_bo *vbo, struct ttm_placement *placement,
+				    struct ttm_place *places)
+{
+	struct vmgpu_device *vdev = vmgpu_bo_device(vbo);
+	bool aperture = vbo->segments & BIT(vmgpu_aperture_segment(vdev));
+	struct ttm_resource *res = vbo->tbo.resource;
+	u32 i;
+
+	placement->num_placement = 0;
+	if (!aperture || !res || res->mem_type != TTM_PL_TT) {
+		for (i = 0; i < vbo->placement.num_placement; i++) {
+			if (vbo->places[i].mem_type < VMGPU_TTM_FIRST_SEGMENT)
+				continue;
+			/* Every place counts, so that TTM takes what it finds. */
+			places[placement->num_placement] = vbo->places[i];
+			places[placement->num_placement++].flags &=
+				~(TTM_PL_FLAG_FALLBACK | TTM_PL_FLAG_DESIRED);
+		}
+	}
+	if (aperture)
+		places[placement->num_placement++] = (struct ttm_place){
+			.mem_type = TTM_PL_TT,
+			.lpfn = vdev->gart_pages,
+		};
+}
+
 static int vmgpu_display_pin(struct vmgpu_bo *vbo, u32 *space, u64 *addr)
 {
 	struct ttm_operation_ctx ctx = { .interruptible = true };
-	struct ttm_place places[ARRAY_SIZE(vbo->places)];
+	struct ttm_place places[ARRAY_SIZE(vbo->places) + 1];
 	struct ttm_placement placement = { .placement = places };
-	u32 i;
 	int ret;
 
 	if (!(vbo->flags & DRM_VMGPU_ALLOC_PRIMARY))
@@ -107,29 +141,52 @@ static int vmgpu_display_pin(struct vmgpu_bo *vbo, u32 *space, u64 *addr)
 		goto unreserve;
 	}
 	/* Shown already (another plane, the same flip): it stays put. */
-	if (vbo->tbo.pin_count) {
-		ret = vmgpu_bo_in_memory_segment(vbo) ?
-		      vmgpu_bo_physical_address(vbo, space, addr) : -EINVAL;
-		goto pin;
-	}
-	for (i = 0; i < vbo->placement.num_placement; i++) {
-		if (vbo->places[i].mem_type < VMGPU_TTM_FIRST_SEGMENT)
-			continue;
-		/* Every place counts, so that TTM takes what it finds. */
-		places[placement.num_placement] = vbo->places[i];
-		places[placement.num_placement++].flags &=
-			~(TTM_PL_FLAG_FALLBACK | TTM_PL_FLAG_DESIRED);
-	}
-	ret = placement.num_placement ? ttm_bo_validate(&vbo->tbo, &placement, &ctx) :
-	      -EINVAL;
-	if (!ret)
+	if (vbo->display_pins) {
 		ret = vmgpu_bo_physical_address(vbo, space, addr);
-pin:
-	if (!ret)
+	} else {
+		/* Its aperture placement maps now (vmgpu_bo_needs_aperture()). */
+		WRITE_ONCE(vbo->display_pins, 1);
+		vmgpu_display_placement(vbo, &placement, places);
+		ret = placement.num_placement ?
+		      ttm_bo_validate(&vbo->tbo, &placement, &ctx) : -EINVAL;
+		if (!ret)
+			ret = vmgpu_bo_physical_address(vbo, space, addr);
+		WRITE_ONCE(vbo->display_pins, 0);
+	}
+	if (!ret) {
 		ttm_bo_pin(&vbo->tbo);
+		WRITE_ONCE(vbo->display_pins, vbo->display_pins + 1);
+	}
 unreserve:
 	ttm_bo_unreserve(&vbo->tbo);
 	return ret;
+}
+
+/*
+ * The last plane let the primary go: a primary without AccessedPhysically
+ * gives its aperture entries back (seed: "mapped into the aperture only
+ * when being displayed ... removes pressure on the aperture segment").
+ */
+static void vmgpu_display_unpin(struct vmgpu_bo *vbo)
+{
+	struct ttm_operation_ctx ctx = { .interruptible = false };
+	struct ttm_place unmapped = { .mem_type = TTM_PL_TT };
+	struct ttm_placement placement = { .num_placement = 1, .placement = &unmapped };
+	struct ttm_resource *res;
+	int ret;
+
+	ttm_bo_reserve(&vbo->tbo, false, false, NULL);
+	ttm_bo_unpin(&vbo->tbo);
+	WRITE_ONCE(vbo->display_pins, vbo->display_pins - 1);
+	res = vbo->tbo.resource;
+	if (!vbo->display_pins && !vbo->tbo.pin_count && res && res->mem_type == TTM_PL_TT &&
+	    !(vbo->flags & DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY)) {
+		ret = ttm_bo_validate(&vbo->tbo, &placement, &ctx);
+		if (ret)
+			drm_dbg_kms(vbo->tbo.base.dev,
+				    "primary keeps its aperture entries: %d\n", ret);
+	}
+	ttm_bo_unreserve(&vbo->tbo);
 }
 
 static int vmgpu_plane_prepare_fb(struct drm_plane *plane, struct drm_plane_state *new)
@@ -149,24 +206,16 @@ static int vmgpu_plane_prepare_fb(struct drm_plane *plane, struct drm_plane_stat
 	}
 	/* Moves and clears queued on it finish before the flip. */
 	ret = drm_gem_plane_helper_prepare_fb(plane, new);
-	if (ret) {
-		ttm_bo_reserve(&vbo->tbo, false, false, NULL);
-		ttm_bo_unpin(&vbo->tbo);
-		ttm_bo_unreserve(&vbo->tbo);
-	}
+	if (ret)
+		vmgpu_display_unpin(vbo);
 	return ret;
 }
 
 static void vmgpu_plane_cleanup_fb(struct drm_plane *plane, struct drm_plane_state *old)
 {
-	struct vmgpu_bo *vbo;
-
 	if (!old->fb)
 		return;
-	vbo = gem_to_vmgpu_bo(old->fb->obj[0]);
-	ttm_bo_reserve(&vbo->tbo, false, false, NULL);
-	ttm_bo_unpin(&vbo->tbo);
-	ttm_bo_unreserve(&vbo->tbo);
+	vmgpu_display_unpin(gem_to_vmgpu_bo(old->fb->obj[0]));
 }
 
 static void vmgpu_primary_atomic_update(struct drm_plane *plane, struct drm_atomic_state *state)
