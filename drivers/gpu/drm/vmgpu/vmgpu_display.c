@@ -34,8 +34,8 @@
  * Framebuffers are primary surfaces (seed: "Primary surfaces"): their
  * allocation must have been created PRIMARY, as dumb buffers are. The
  * display controller reads them by physical reference, so while a plane
- * shows one it is pinned contiguous in a memory segment; an allocation
- * that cannot be placed there is refused at the commit. A pinned
+ * shows one it is pinned contiguous in a memory segment or mapped into the
+ * aperture segment, the latter only while shown (DOC: planes). A pinned
  * allocation is never evicted, and an Evict of it fails with -EBUSY.
  *
  * The device latches a head's registers at the vblank after a COMMIT; its
