@@ -26,6 +26,8 @@ conf="$VMGPU_ROOT/scripts/configs/$config"
 [ -f "$conf" ] || die "no device configuration $conf"
 SEGMENTS= BAR_SIZE= REBAR= BAR_EXPECT= HOST_APERTURE= BUS= ROOT_PORT_RESERVE= KERNEL=stock
 NONCOHERENT=off SKIP_TESTS= PAGING_VA_MB=0
+# Display heads (the device's heads property).
+HEADS=1
 # Behind the emulated IOMMU (intel-iommu, strict) unless IOMMU=off.
 IOMMU=on
 # A 64 MiB aperture segment unless a configuration says otherwise: small
@@ -37,7 +39,7 @@ GART_PAGES=16384
 # QEMU option values escape commas by doubling them.
 device="vmgpu,segments=${SEGMENTS//,/,,},bar-size=$BAR_SIZE,rebar=$REBAR"
 device+=",host-aperture-size=$HOST_APERTURE,gart-pages=$GART_PAGES"
-device+=",noncoherent=$NONCOHERENT,paging-va-mb=$PAGING_VA_MB"
+device+=",noncoherent=$NONCOHERENT,paging-va-mb=$PAGING_VA_MB,heads=$HEADS"
 bus_args=()
 if [ "$BUS" = root-port ]; then
 	port=pcie-root-port,id=rp0,chassis=1,slot=1
@@ -61,7 +63,7 @@ fi
 cmdline+=" VMGPU_MODE=$mode VMGPU_CONFIG=$config VMGPU_SEGMENTS=$SEGMENTS"
 cmdline+=" VMGPU_BAR_SIZE=$BAR_SIZE VMGPU_REBAR=$REBAR VMGPU_BAR_EXPECT=$BAR_EXPECT"
 cmdline+=" VMGPU_HOST_APERTURE=$HOST_APERTURE VMGPU_KERNEL=$KERNEL VMGPU_NONCOHERENT=$NONCOHERENT"
-cmdline+=" VMGPU_IOMMU=$IOMMU VMGPU_PAGING_VA_MB=$PAGING_VA_MB"
+cmdline+=" VMGPU_IOMMU=$IOMMU VMGPU_PAGING_VA_MB=$PAGING_VA_MB VMGPU_HEADS=$HEADS"
 [ -z "$SKIP_TESTS" ] || cmdline+=" VMGPU_SKIP_TESTS=${SKIP_TESTS// /,}"
 # For a developer's quick loop: only these test programs (space separated).
 [ -z "${VMGPU_ONLY_TESTS:-}" ] || cmdline+=" VMGPU_ONLY_TESTS=${VMGPU_ONLY_TESTS// /,}"

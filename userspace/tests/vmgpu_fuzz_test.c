@@ -710,10 +710,20 @@ static int kms_setup(struct fuzz_proc *p)
 	p->connector = res->connectors[0];
 	drmModeFreeResources(res);
 	conn = drmModeGetConnector(p->card_fd, p->connector);
-	if (!conn || !conn->count_modes)
+	if (!conn)
 		return -1;
-	/* The last mode is the smallest: cheap frames. */
-	p->mode = conn->modes[conn->count_modes - 1];
+	/*
+	 * The last mode is the smallest: cheap frames. A process that is not
+	 * master sees modes only once the master probed: it gets VGA's, and
+	 * its mode setting is refused anyway (EACCES).
+	 */
+	if (conn->count_modes)
+		p->mode = conn->modes[conn->count_modes - 1];
+	else
+		p->mode = (drmModeModeInfo){ .clock = 25175, .hdisplay = 640,
+			.hsync_start = 656, .hsync_end = 752, .htotal = 800, .vdisplay = 480,
+			.vsync_start = 490, .vsync_end = 492, .vtotal = 525, .vrefresh = 60,
+			.name = "640x480" };
 	drmModeFreeConnector(conn);
 	return 0;
 }

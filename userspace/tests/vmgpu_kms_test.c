@@ -251,6 +251,27 @@ TEST_F(kms, connector_modes_come_from_the_edid)
 	drmModeFreeConnector(conn);
 }
 
+TEST_F(kms, one_crtc_and_connector_per_head)
+{
+	const char *env = getenv("VMGPU_HEADS");
+	drmModeRes *res = drmModeGetResources(self->fd);
+	int i;
+
+	ASSERT_NE(NULL, env) TH_LOG("VMGPU_HEADS not set by the configuration");
+	ASSERT_NE(NULL, res);
+	EXPECT_EQ(atoi(env), res->count_crtcs);
+	EXPECT_EQ(atoi(env), res->count_connectors);
+	for (i = 0; i < res->count_connectors; i++) {
+		drmModeConnector *conn = drmModeGetConnector(self->fd, res->connectors[i]);
+
+		ASSERT_NE(NULL, conn);
+		EXPECT_EQ(DRM_MODE_CONNECTED, conn->connection) TH_LOG("connector %d", i);
+		EXPECT_LT(0, conn->count_modes);
+		drmModeFreeConnector(conn);
+	}
+	drmModeFreeResources(res);
+}
+
 TEST_F(kms, dumb_buffers_are_mappable_primaries)
 {
 	struct drm_vmgpu_gem_info info = { .handle = self->a.handle };
@@ -296,19 +317,25 @@ TEST_F(kms, flip_completes_at_vblank_with_its_event)
 	ASSERT_EQ(0, drmHandleEvent(self->fd, &ev));
 	EXPECT_EQ(0, wait_crc(self->crc_fd, want_b, &seen))
 		TH_LOG("after the flip the head shows 0x%08x, B is 0x%08x", seen, want_b);
-	/* Vblanks come at the mode's rate, never faster. */
+	/*
+	 * Vblanks come at the mode's rate, never faster: 30 of them, timed by
+	 * the kernel's vblank timestamps (interrupt time: one late interrupt
+	 * may shorten the span by a frame or two, hence 27).
+	 */
 	ASSERT_EQ(0, drmWaitVBlank(self->fd, &vbl));
 	seq0 = vbl.reply.sequence;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	t0.tv_sec = vbl.reply.tval_sec;
+	t0.tv_nsec = vbl.reply.tval_usec * 1000;
 	vbl.request.type = DRM_VBLANK_ABSOLUTE;
-	vbl.request.sequence = seq0 + 10;
+	vbl.request.sequence = seq0 + 30;
 	ASSERT_EQ(0, drmWaitVBlank(self->fd, &vbl));
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	EXPECT_LE(seq0 + 10, vbl.reply.sequence);
+	t1.tv_sec = vbl.reply.tval_sec;
+	t1.tv_nsec = vbl.reply.tval_usec * 1000;
+	EXPECT_EQ(seq0 + 30, vbl.reply.sequence);
 	ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
 	frame_ms = 1e3 * self->mode.htotal * self->mode.vtotal / (self->mode.clock * 1e3);
-	EXPECT_LE(9 * frame_ms, ms) TH_LOG("10 vblanks in %.1f ms, a frame is %.1f ms", ms,
-					    frame_ms);
+	EXPECT_LE(27 * frame_ms, ms) TH_LOG("30 vblanks in %.1f ms, a frame is %.1f ms", ms,
+					     frame_ms);
 }
 
 TEST_F(kms, displayed_primary_is_pinned_until_flipped_away)
@@ -473,6 +500,16 @@ TEST_F(kms, cursor_is_composed_over_the_primary)
 	EXPECT_EQ(0, wait_crc(self->crc_fd, frame_crc(&self->a, w, h, image, 100, 50), &seen));
 	ASSERT_EQ(0, drmModeSetCursor(self->fd, self->crtc, 0, 0, 0));
 	EXPECT_EQ(0, wait_crc(self->crc_fd, frame_crc(&self->a, w, h, NULL, 0, 0), &seen));
+	/*
+	 * A cursor removed while the CRTC is off must not come back with the
+	 * next mode set (its buffer may be gone by then).
+	 */
+	ASSERT_EQ(0, drmModeSetCursor(self->fd, self->crtc, cursor.handle, 64, 64));
+	ASSERT_EQ(0, drmModeSetCrtc(self->fd, self->crtc, 0, 0, 0, NULL, 0, NULL));
+	ASSERT_EQ(0, drmModeSetCursor(self->fd, self->crtc, 0, 0, 0));
+	ASSERT_EQ(0, set_crtc(self, self->a.id));
+	EXPECT_EQ(0, wait_crc(self->crc_fd, frame_crc(&self->a, w, h, NULL, 0, 0), &seen))
+		TH_LOG("the head shows 0x%08x: a stale cursor?", seen);
 	free(image);
 }
 

@@ -138,6 +138,12 @@ static void vmgpu_crtc_atomic_enable(struct drm_crtc *crtc, struct drm_atomic_st
 		vmgpu_head_write(head, VMGPU_HEAD_HTOTAL, mode->htotal);
 		vmgpu_head_write(head, VMGPU_HEAD_VTOTAL, mode->vtotal);
 		vmgpu_head_write(head, VMGPU_HEAD_CLOCK_KHZ, mode->clock);
+		/*
+		 * A cursor disabled while the CRTC was off never reached the
+		 * device (the helpers skip the planes of inactive CRTCs): off,
+		 * unless the planes of this commit turn it back on.
+		 */
+		vmgpu_head_write(head, VMGPU_HEAD_CURSOR_CTRL, 0);
 		drm_dev_exit(idx);
 	}
 	drm_crtc_vblank_on(crtc);
