@@ -31,7 +31,6 @@ MUTANTS=(
 	"display-any-fb%%vmgpu_display.c%%s/\tif \(!\(vbo->flags & DRM_VMGPU_ALLOC_PRIMARY\)\)\n\t\treturn -EINVAL;\n//%%rebar%%vmgpu_kms_test/kms.only_primaries_are_framebuffers"
 	"flip-event-at-once%%vmgpu_display.c%%s/\tif \(event && !drm_crtc_vblank_get\(crtc\)\) \{/\tif (false) {/%%rebar%%vmgpu_modetest_test/global.modetest_sets_a_mode_and_flips_with_vsync"
 	"primary-keeps-aperture%%vmgpu_gart.c%%s/\t\t       !vmgpu_bo_gives_back_aperture\(res->bo\);/\t\t       true;/%%rebar%%vmgpu_kms_test/kms.undisplayed_primaries_take_no_aperture_space"
-	"stale-cursor-on-enable%%vmgpu_display.c%%s/\t\tvmgpu_head_write\(head, VMGPU_HEAD_CURSOR_CTRL, 0\);\n\t\tdrm_dev_exit\(idx\);\n\t\}\n\tdrm_crtc_vblank_on/\t\tdrm_dev_exit(idx);\n\t}\n\tdrm_crtc_vblank_on/%%rebar%%vmgpu_kms_test/kms.cursor_is_composed_over_the_primary"
 	"unmapped-never-swapped%%vmgpu_gart.c%%s/\tif \(!place->lpfn \|\|/\tif (!drm_mm_node_allocated(\&gres->node))\n\t\treturn false;\n\tif (!place->lpfn ||/%%rebar%%vmgpu_system_limit_test/limit.idle_system_allocations_swap_out"
 	"no-top-down%%vmgpu_bo.c%%s/visible \? flags \| TTM_PL_FLAG_TOPDOWN : flags/flags/%%norebar%%vmgpu_alloc_test/alloc.top_down_beyond_the_bar"
 	"timeout-zero-expires%%vmgpu_ring.c%%s/timeout_ms \? msecs_to_jiffies\(timeout_ms\) :\n\t\t\t   MAX_SCHEDULE_TIMEOUT/msecs_to_jiffies(timeout_ms)/%%rebar%%vmgpu_error_test/global.no_timeout_is_no_hang"
