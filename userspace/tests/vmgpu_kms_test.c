@@ -25,11 +25,6 @@
 #include "vmgpu_drm.h"
 #include "vmgpu_testlib.h"
 
-struct fb {
-	uint32_t handle, id, pitch;
-	uint64_t size;
-	uint32_t *map;
-};
 
 static uint32_t crc_table[256];
 
@@ -53,7 +48,7 @@ static uint32_t crc32_update(uint32_t crc, const void *buf, size_t len)
 }
 
 /* The device's frame CRC: lines of little-endian XRGB words, X = 0. */
-static uint32_t frame_crc(const struct fb *fb, uint32_t w, uint32_t h, const uint32_t *cursor,
+static uint32_t frame_crc(const struct vmgpu_test_fb *fb, uint32_t w, uint32_t h, const uint32_t *cursor,
 			  int cx, int cy)
 {
 	uint32_t *line = malloc(w * 4), crc = 0;
@@ -85,41 +80,21 @@ FIXTURE(kms) {
 	vmgpu_device *dev;
 	uint32_t crtc, connector, crtc_index;
 	drmModeModeInfo mode;
-	struct fb a, b;
+	struct vmgpu_test_fb a, b;
 	int crc_fd;
 };
 
-static int create_fb(int fd, uint32_t w, uint32_t h, uint32_t format, struct fb *fb)
+/* The top byte is X: garbage the display must not show. */
+static uint32_t pixel(uint32_t x, uint32_t y, uint32_t key)
 {
-	struct drm_mode_create_dumb create = { .width = w, .height = h, .bpp = 32 };
-	struct drm_mode_map_dumb map = { 0 };
-	uint32_t handles[4] = { 0 }, pitches[4] = { 0 }, offsets[4] = { 0 };
-
-	if (drmIoctl(fd, DRM_IOCTL_MODE_CREATE_DUMB, &create))
-		return -errno;
-	fb->handle = create.handle;
-	fb->pitch = create.pitch;
-	fb->size = create.size;
-	map.handle = create.handle;
-	if (drmIoctl(fd, DRM_IOCTL_MODE_MAP_DUMB, &map))
-		return -errno;
-	fb->map = mmap(NULL, fb->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, map.offset);
-	if (fb->map == MAP_FAILED)
-		return -errno;
-	handles[0] = fb->handle;
-	pitches[0] = fb->pitch;
-	if (drmModeAddFB2(fd, w, h, format, handles, pitches, offsets, &fb->id, 0))
-		return -errno;
-	return 0;
+	return (0xab000000u ^ (key << 24)) | ((x * 7 + y * 131 + key * 977) & 0xffffff);
 }
 
-static void fill_fb(struct fb *fb, uint32_t w, uint32_t h, uint32_t key)
+static void fill_fb(struct vmgpu_test_fb *fb, uint32_t w, uint32_t h, uint32_t key)
 {
-	/* The top byte is X: garbage the display must not show. */
 	for (uint32_t y = 0; y < h; y++)
 		for (uint32_t x = 0; x < w; x++)
-			fb->map[y * (fb->pitch / 4) + x] =
-				(0xab000000u ^ (key << 24)) | ((x * 7 + y * 131 + key * 977) & 0xffffff);
+			fb->map[y * (fb->pitch / 4) + x] = pixel(x, y, key);
 }
 
 /* The next CRC entry of the head: 0, or -errno. */
@@ -211,9 +186,9 @@ FIXTURE_SETUP(kms)
 	ASSERT_LE(0, best);
 	self->mode = conn->modes[best];
 	drmModeFreeConnector(conn);
-	ASSERT_EQ(0, create_fb(self->fd, self->mode.hdisplay, self->mode.vdisplay,
+	ASSERT_EQ(0, vmgpu_test_dumb_fb(self->fd, self->mode.hdisplay, self->mode.vdisplay,
 			       DRM_FORMAT_XRGB8888, &self->a));
-	ASSERT_EQ(0, create_fb(self->fd, self->mode.hdisplay, self->mode.vdisplay,
+	ASSERT_EQ(0, vmgpu_test_dumb_fb(self->fd, self->mode.hdisplay, self->mode.vdisplay,
 			       DRM_FORMAT_XRGB8888, &self->b));
 	fill_fb(&self->a, self->mode.hdisplay, self->mode.vdisplay, 1);
 	fill_fb(&self->b, self->mode.hdisplay, self->mode.vdisplay, 2);
@@ -377,7 +352,7 @@ TEST_F(kms, undisplayed_primaries_take_no_aperture_space)
 	uint32_t pitches[4] = { self->a.pitch }, ids[6], crtc_seen;
 	drmEventContext ev = { .version = 2 };
 	struct pollfd p = { .fd = self->fd, .events = POLLIN };
-	struct fb prim[6];
+	struct vmgpu_test_fb prim[6];
 	uint64_t used0, used;
 	int i;
 
@@ -436,9 +411,7 @@ TEST_F(kms, undisplayed_primaries_take_no_aperture_space)
 	/* Its bytes stayed: the move only dropped entries. */
 	for (uint32_t y = 0; y < h; y += 37)
 		for (uint32_t x = 0; x < w; x += 53)
-			ASSERT_EQ((0xab000000u ^ (10u << 24)) |
-				  ((x * 7 + y * 131 + 10 * 977) & 0xffffff),
-				  prim[0].map[y * (prim[0].pitch / 4) + x]);
+			ASSERT_EQ(pixel(x, y, 10), prim[0].map[y * (prim[0].pitch / 4) + x]);
 	for (i = 0; i < 6; i++)
 		munmap(prim[i].map, prim[i].size);
 }
@@ -481,10 +454,10 @@ TEST_F(kms, modes_the_device_cannot_run_are_refused)
 TEST_F(kms, cursor_is_composed_over_the_primary)
 {
 	uint32_t w = self->mode.hdisplay, h = self->mode.vdisplay, seen;
-	struct fb cursor;
+	struct vmgpu_test_fb cursor;
 	uint32_t *image = malloc(64 * 64 * 4);
 
-	ASSERT_EQ(0, create_fb(self->fd, 64, 64, DRM_FORMAT_ARGB8888, &cursor));
+	ASSERT_EQ(0, vmgpu_test_dumb_fb(self->fd, 64, 64, DRM_FORMAT_ARGB8888, &cursor));
 	for (int i = 0; i < 64 * 64; i++)
 		image[i] = (uint32_t)(i * 37 & 0xff) << 24 | ((i * 2654435761u) & 0xffffff);
 	for (int y = 0; y < 64; y++)

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <xf86drm.h>
+#include <xf86drmMode.h>
 
 #include "vmgpu_testlib.h"
 
@@ -355,4 +356,29 @@ int vmgpu_test_open_card(void)
 	if (count > 0)
 		drmFreeDevices(devices, count);
 	return fd;
+}
+
+int vmgpu_test_dumb_fb(int card, uint32_t w, uint32_t h, uint32_t format,
+		       struct vmgpu_test_fb *fb)
+{
+	struct drm_mode_create_dumb create = { .width = w, .height = h, .bpp = 32 };
+	struct drm_mode_map_dumb map = { 0 };
+	uint32_t handles[4] = { 0 }, pitches[4] = { 0 }, offsets[4] = { 0 };
+
+	if (drmIoctl(card, DRM_IOCTL_MODE_CREATE_DUMB, &create))
+		return -errno;
+	fb->handle = create.handle;
+	fb->pitch = create.pitch;
+	fb->size = create.size;
+	map.handle = create.handle;
+	if (drmIoctl(card, DRM_IOCTL_MODE_MAP_DUMB, &map))
+		return -errno;
+	fb->map = mmap(NULL, fb->size, PROT_READ | PROT_WRITE, MAP_SHARED, card, map.offset);
+	if (fb->map == MAP_FAILED)
+		return -errno;
+	handles[0] = fb->handle;
+	pitches[0] = fb->pitch;
+	if (drmModeAddFB2(card, w, h, format, handles, pitches, offsets, &fb->id, 0))
+		return -errno;
+	return 0;
 }

@@ -56,6 +56,17 @@ int vmgpu_test_write_file(const char *path, const char *text);
 uint32_t vmgpu_test_aperture(vmgpu_device *dev);
 /* Open vmgpu's primary (KMS) node: the fd, or -errno. */
 int vmgpu_test_open_card(void);
+
+/* A dumb buffer, CPU-mapped, and a framebuffer of it. */
+struct vmgpu_test_fb {
+	uint32_t handle, id, pitch;
+	uint64_t size;
+	uint32_t *map;
+};
+
+/* Create, map and ADDFB2 a w x h dumb buffer of format: 0 or -errno. */
+int vmgpu_test_dumb_fb(int card, uint32_t w, uint32_t h, uint32_t format,
+		       struct vmgpu_test_fb *fb);
 /* Write text to the device's debugfs file name: 0 or the write's -errno. */
 int vmgpu_test_debugfs_write(const char *name, const char *text);
 /* Read the device's debugfs file name into buf (NUL-terminated): 0 or -errno. */

@@ -107,24 +107,16 @@ static int show_primary(struct shown *d)
 	d->mode = conn->modes[conn->count_modes - 1];
 	drmModeFreeConnector(conn);
 	for (i = 0; i < 2; i++) {
-		struct drm_mode_create_dumb c = { .width = d->mode.hdisplay,
-						  .height = d->mode.vdisplay, .bpp = 32 };
-		struct drm_mode_map_dumb m = { 0 };
-		uint32_t handles[4] = { 0 }, pitches[4] = { 0 }, offsets[4] = { 0 };
+		struct vmgpu_test_fb fb;
+		int ret = vmgpu_test_dumb_fb(d->card, d->mode.hdisplay, d->mode.vdisplay,
+					     DRM_FORMAT_XRGB8888, &fb);
 
-		if (drmIoctl(d->card, DRM_IOCTL_MODE_CREATE_DUMB, &c))
-			return -errno;
-		handles[0] = m.handle = c.handle;
-		pitches[0] = c.pitch;
-		if (drmModeAddFB2(d->card, c.width, c.height, DRM_FORMAT_XRGB8888, handles,
-				  pitches, offsets, &d->fb[i], 0) ||
-		    drmIoctl(d->card, DRM_IOCTL_MODE_MAP_DUMB, &m))
-			return -errno;
-		d->size = c.size;
-		d->cpu = mmap(NULL, c.size, PROT_READ | PROT_WRITE, MAP_SHARED, d->card, m.offset);
-		if (d->cpu == MAP_FAILED)
-			return -errno;
-		memset(d->cpu, 0x5c, c.size);
+		if (ret)
+			return ret;
+		d->fb[i] = fb.id;
+		d->cpu = fb.map;
+		d->size = fb.size;
+		memset(d->cpu, 0x5c, fb.size);
 		if (!i && drmModeSetCrtc(d->card, d->crtc, d->fb[0], 0, 0, &d->connector, 1,
 					 &d->mode))
 			return -errno;

@@ -52,16 +52,26 @@ static u32 vmgpu_format(u32 fourcc)
 	return VMGPU_FORMAT_XRGB8888;
 }
 
-static int vmgpu_primary_atomic_check(struct drm_plane *plane, struct drm_atomic_state *state)
+/* The helpers' checks, unscaled; the new state in *out. */
+static int vmgpu_plane_check(struct drm_plane *plane, struct drm_atomic_state *state,
+			     bool cursor, struct drm_plane_state **out)
 {
 	struct drm_plane_state *new = drm_atomic_get_new_plane_state(state, plane);
 	struct drm_crtc_state *crtc_state = NULL;
-	int ret;
 
+	*out = new;
 	if (new->crtc)
 		crtc_state = drm_atomic_get_new_crtc_state(state, new->crtc);
-	ret = drm_atomic_helper_check_plane_state(new, crtc_state, DRM_PLANE_NO_SCALING,
-						  DRM_PLANE_NO_SCALING, false, false);
+	/* A primary covers its CRTC; a cursor moves and may sit on an idle one. */
+	return drm_atomic_helper_check_plane_state(new, crtc_state, DRM_PLANE_NO_SCALING,
+						   DRM_PLANE_NO_SCALING, cursor, cursor);
+}
+
+static int vmgpu_primary_atomic_check(struct drm_plane *plane, struct drm_atomic_state *state)
+{
+	struct drm_plane_state *new;
+	int ret = vmgpu_plane_check(plane, state, false, &new);
+
 	if (ret || !new->visible)
 		return ret;
 	/* The device reads whole 4-byte words from a 4-byte aligned start. */
@@ -72,14 +82,9 @@ static int vmgpu_primary_atomic_check(struct drm_plane *plane, struct drm_atomic
 
 static int vmgpu_cursor_atomic_check(struct drm_plane *plane, struct drm_atomic_state *state)
 {
-	struct drm_plane_state *new = drm_atomic_get_new_plane_state(state, plane);
-	struct drm_crtc_state *crtc_state = NULL;
-	int ret;
+	struct drm_plane_state *new;
+	int ret = vmgpu_plane_check(plane, state, true, &new);
 
-	if (new->crtc)
-		crtc_state = drm_atomic_get_new_crtc_state(state, new->crtc);
-	ret = drm_atomic_helper_check_plane_state(new, crtc_state, DRM_PLANE_NO_SCALING,
-						  DRM_PLANE_NO_SCALING, true, true);
 	if (ret || !new->fb)
 		return ret;
 	if (new->fb->width != VMGPU_CURSOR_SIZE || new->fb->height != VMGPU_CURSOR_SIZE ||
