@@ -174,6 +174,12 @@ FIXTURE_SETUP(kms)
 	self->crtc = res->crtcs[0];
 	self->crtc_index = 0;
 	self->connector = res->connectors[0];
+	/*
+	 * A legacy cursor outlives the client that set it (its framebuffer
+	 * belongs to no file): start from none, as a new display server does.
+	 */
+	for (i = 0; i < res->count_crtcs; i++)
+		ASSERT_EQ(0, drmModeSetCursor(self->fd, res->crtcs[i], 0, 0, 0));
 	drmModeFreeResources(res);
 	conn = drmModeGetConnector(self->fd, self->connector);
 	ASSERT_NE(NULL, conn);
@@ -270,6 +276,36 @@ TEST_F(kms, modeset_scans_out_the_framebuffer)
 		TH_LOG("head shows CRC 0x%08x, framebuffer A is 0x%08x", seen, want);
 	/* The negative: B's pixels are not what the head shows. */
 	EXPECT_NE(want, frame_crc(&self->b, self->mode.hdisplay, self->mode.vdisplay, NULL, 0, 0));
+}
+
+/*
+ * A framebuffer that memory pressure moved before it is shown keeps its
+ * contents: the pin brings them back from system memory, or from out of
+ * the GPU's reach.
+ */
+static void shows_evicted_fb(FIXTURE_DATA(kms) *self, struct __test_metadata *_metadata,
+			     uint32_t flags)
+{
+	struct drm_vmgpu_gem_make_resident args = { .handle = self->a.handle, .flags = flags };
+	uint32_t want = frame_crc(&self->a, self->mode.hdisplay, self->mode.vdisplay, NULL, 0, 0);
+	uint32_t seen;
+
+	ASSERT_EQ(0, vmgpu_test_ioctl(self->dev, DRM_IOCTL_VMGPU_GEM_EVICT, &args));
+	ASSERT_EQ(0, set_crtc(self, self->a.id));
+	self->crc_fd = start_crc();
+	ASSERT_LE(0, self->crc_fd) TH_LOG("no crtc-0/crc in debugfs");
+	EXPECT_EQ(0, wait_crc(self->crc_fd, want, &seen))
+		TH_LOG("head shows CRC 0x%08x, framebuffer A is 0x%08x", seen, want);
+}
+
+TEST_F(kms, evicted_framebuffer_is_shown_with_its_contents)
+{
+	shows_evicted_fb(self, _metadata, 0);
+}
+
+TEST_F(kms, nonresident_framebuffer_is_shown_with_its_contents)
+{
+	shows_evicted_fb(self, _metadata, DRM_VMGPU_EVICT_NONRESIDENT);
 }
 
 TEST_F(kms, flip_completes_at_vblank_with_its_event)
