@@ -26,27 +26,6 @@
 #include "vmgpu_testlib.h"
 
 
-static uint32_t crc_table[256];
-
-static uint32_t crc32_update(uint32_t crc, const void *buf, size_t len)
-{
-	const uint8_t *p = buf;
-
-	if (!crc_table[1]) {
-		for (uint32_t i = 0; i < 256; i++) {
-			uint32_t c = i;
-
-			for (int k = 0; k < 8; k++)
-				c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
-			crc_table[i] = c;
-		}
-	}
-	crc = ~crc;
-	while (len--)
-		crc = crc_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
-	return ~crc;
-}
-
 /* The device's frame CRC: lines of little-endian XRGB words, X = 0. */
 static uint32_t frame_crc(const struct vmgpu_test_fb *fb, uint32_t w, uint32_t h, const uint32_t *cursor,
 			  int cx, int cy)
@@ -69,7 +48,7 @@ static uint32_t frame_crc(const struct vmgpu_test_fb *fb, uint32_t w, uint32_t h
 					 127) / 255) << sh;
 			line[dx] = out;
 		}
-		crc = crc32_update(crc, line, w * 4);
+		crc = vmgpu_test_crc32(crc, line, w * 4);
 	}
 	free(line);
 	return crc;
@@ -95,59 +74,6 @@ static void fill_fb(struct vmgpu_test_fb *fb, uint32_t w, uint32_t h, uint32_t k
 	for (uint32_t y = 0; y < h; y++)
 		for (uint32_t x = 0; x < w; x++)
 			fb->map[y * (fb->pitch / 4) + x] = pixel(x, y, key);
-}
-
-/* The next CRC entry of the head: 0, or -errno. */
-static int next_crc(int crc_fd, uint32_t *frame, uint32_t *crc)
-{
-	char line[64];
-	struct pollfd p = { .fd = crc_fd, .events = POLLIN };
-	ssize_t n;
-
-	if (poll(&p, 1, 10000) != 1)
-		return -ETIMEDOUT;
-	n = read(crc_fd, line, sizeof(line) - 1);
-	/* "0x%08x 0x%08x\n" and its NUL: LINE_LEN of one value. */
-	if (n != 23)
-		return n < 0 ? -errno : -EIO;
-	line[n] = 0;
-	return sscanf(line, "%x %x", frame, crc) == 2 ? 0 : -EIO;
-}
-
-/* Within a few frames the head shows want, and keeps showing it. */
-static int wait_crc(int crc_fd, uint32_t want, uint32_t *seen)
-{
-	uint32_t frame, crc = 0;
-	int i, ret;
-
-	for (i = 0; i < 60; i++) {
-		ret = next_crc(crc_fd, &frame, &crc);
-		if (ret)
-			return ret;
-		if (crc == want) {
-			ret = next_crc(crc_fd, &frame, &crc);
-			*seen = crc;
-			return ret ?: (crc == want ? 0 : -EAGAIN);
-		}
-	}
-	*seen = crc;
-	return -EAGAIN;
-}
-
-static int start_crc(void)
-{
-	char path[256];
-	int ret;
-
-	ret = vmgpu_test_debugfs_path("crtc-0/crc/control", path, sizeof(path));
-	if (ret)
-		return ret;
-	ret = vmgpu_test_write_file(path, "auto");
-	if (ret)
-		return ret;
-	strcpy(strrchr(path, '/'), "/data");
-	ret = open(path, O_RDONLY | O_CLOEXEC);
-	return ret < 0 ? -errno : ret;
 }
 
 static int evict(vmgpu_device *dev, uint32_t handle)
@@ -270,9 +196,9 @@ TEST_F(kms, modeset_scans_out_the_framebuffer)
 	uint32_t seen;
 
 	ASSERT_EQ(0, set_crtc(self, self->a.id));
-	self->crc_fd = start_crc();
+	self->crc_fd = vmgpu_test_crc_open(0);
 	ASSERT_LE(0, self->crc_fd) TH_LOG("no crtc-0/crc in debugfs");
-	EXPECT_EQ(0, wait_crc(self->crc_fd, want, &seen))
+	EXPECT_EQ(0, vmgpu_test_crc_wait(self->crc_fd, want, &seen))
 		TH_LOG("head shows CRC 0x%08x, framebuffer A is 0x%08x", seen, want);
 	/* The negative: B's pixels are not what the head shows. */
 	EXPECT_NE(want, frame_crc(&self->b, self->mode.hdisplay, self->mode.vdisplay, NULL, 0, 0));
@@ -292,9 +218,9 @@ static void shows_evicted_fb(FIXTURE_DATA(kms) *self, struct __test_metadata *_m
 
 	ASSERT_EQ(0, vmgpu_test_ioctl(self->dev, DRM_IOCTL_VMGPU_GEM_EVICT, &args));
 	ASSERT_EQ(0, set_crtc(self, self->a.id));
-	self->crc_fd = start_crc();
+	self->crc_fd = vmgpu_test_crc_open(0);
 	ASSERT_LE(0, self->crc_fd) TH_LOG("no crtc-0/crc in debugfs");
-	EXPECT_EQ(0, wait_crc(self->crc_fd, want, &seen))
+	EXPECT_EQ(0, vmgpu_test_crc_wait(self->crc_fd, want, &seen))
 		TH_LOG("head shows CRC 0x%08x, framebuffer A is 0x%08x", seen, want);
 }
 
@@ -319,14 +245,14 @@ TEST_F(kms, flip_completes_at_vblank_with_its_event)
 	double ms, frame_ms;
 
 	ASSERT_EQ(0, set_crtc(self, self->a.id));
-	self->crc_fd = start_crc();
+	self->crc_fd = vmgpu_test_crc_open(0);
 	ASSERT_LE(0, self->crc_fd);
 	ASSERT_EQ(0, drmModePageFlip(self->fd, self->crtc, self->b.id,
 				     DRM_MODE_PAGE_FLIP_EVENT, NULL));
 	/* Until the flip completes, the old framebuffer stays pinned. */
 	ASSERT_EQ(1, poll(&p, 1, 10000)) TH_LOG("no flip event");
 	ASSERT_EQ(0, drmHandleEvent(self->fd, &ev));
-	EXPECT_EQ(0, wait_crc(self->crc_fd, want_b, &seen))
+	EXPECT_EQ(0, vmgpu_test_crc_wait(self->crc_fd, want_b, &seen))
 		TH_LOG("after the flip the head shows 0x%08x, B is 0x%08x", seen, want_b);
 	/*
 	 * Vblanks come at the mode's rate, never faster: 30 of them, timed by
@@ -426,9 +352,9 @@ TEST_F(kms, undisplayed_primaries_take_no_aperture_space)
 	EXPECT_EQ(aperture, segment_of(self->dev, prim[0].handle));
 	ASSERT_EQ(0, vmgpu_test_segment_used(self->dev, aperture, &used));
 	EXPECT_EQ(used0 + prim[0].size, used);
-	self->crc_fd = start_crc();
+	self->crc_fd = vmgpu_test_crc_open(0);
 	ASSERT_LE(0, self->crc_fd);
-	EXPECT_EQ(0, wait_crc(self->crc_fd, frame_crc(&prim[0], w, h, NULL, 0, 0), &crtc_seen))
+	EXPECT_EQ(0, vmgpu_test_crc_wait(self->crc_fd, frame_crc(&prim[0], w, h, NULL, 0, 0), &crtc_seen))
 		TH_LOG("scanout through the aperture shows 0x%08x", crtc_seen);
 	EXPECT_EQ(-EBUSY, evict(self->dev, prim[0].handle));
 
@@ -443,7 +369,7 @@ TEST_F(kms, undisplayed_primaries_take_no_aperture_space)
 	EXPECT_EQ(aperture, segment_of(self->dev, prim[1].handle));
 	ASSERT_EQ(0, vmgpu_test_segment_used(self->dev, aperture, &used));
 	EXPECT_EQ(used0 + prim[1].size, used) TH_LOG("only the shown primary holds entries");
-	EXPECT_EQ(0, wait_crc(self->crc_fd, frame_crc(&prim[1], w, h, NULL, 0, 0), &crtc_seen));
+	EXPECT_EQ(0, vmgpu_test_crc_wait(self->crc_fd, frame_crc(&prim[1], w, h, NULL, 0, 0), &crtc_seen));
 	/* Its bytes stayed: the move only dropped entries. */
 	for (uint32_t y = 0; y < h; y += 37)
 		for (uint32_t x = 0; x < w; x += 53)
@@ -499,16 +425,16 @@ TEST_F(kms, cursor_is_composed_over_the_primary)
 	for (int y = 0; y < 64; y++)
 		memcpy(&cursor.map[y * (cursor.pitch / 4)], &image[y * 64], 64 * 4);
 	ASSERT_EQ(0, set_crtc(self, self->a.id));
-	self->crc_fd = start_crc();
+	self->crc_fd = vmgpu_test_crc_open(0);
 	ASSERT_LE(0, self->crc_fd);
 	ASSERT_EQ(0, drmModeSetCursor(self->fd, self->crtc, cursor.handle, 64, 64));
 	ASSERT_EQ(0, drmModeMoveCursor(self->fd, self->crtc, -10, 20));
-	EXPECT_EQ(0, wait_crc(self->crc_fd, frame_crc(&self->a, w, h, image, -10, 20), &seen))
+	EXPECT_EQ(0, vmgpu_test_crc_wait(self->crc_fd, frame_crc(&self->a, w, h, image, -10, 20), &seen))
 		TH_LOG("cursor at (-10, 20): head shows 0x%08x", seen);
 	ASSERT_EQ(0, drmModeMoveCursor(self->fd, self->crtc, 100, 50));
-	EXPECT_EQ(0, wait_crc(self->crc_fd, frame_crc(&self->a, w, h, image, 100, 50), &seen));
+	EXPECT_EQ(0, vmgpu_test_crc_wait(self->crc_fd, frame_crc(&self->a, w, h, image, 100, 50), &seen));
 	ASSERT_EQ(0, drmModeSetCursor(self->fd, self->crtc, 0, 0, 0));
-	EXPECT_EQ(0, wait_crc(self->crc_fd, frame_crc(&self->a, w, h, NULL, 0, 0), &seen));
+	EXPECT_EQ(0, vmgpu_test_crc_wait(self->crc_fd, frame_crc(&self->a, w, h, NULL, 0, 0), &seen));
 	/*
 	 * A cursor removed while the CRTC is off must not come back with the
 	 * next mode set (its buffer may be gone by then).
@@ -517,7 +443,7 @@ TEST_F(kms, cursor_is_composed_over_the_primary)
 	ASSERT_EQ(0, drmModeSetCrtc(self->fd, self->crtc, 0, 0, 0, NULL, 0, NULL));
 	ASSERT_EQ(0, drmModeSetCursor(self->fd, self->crtc, 0, 0, 0));
 	ASSERT_EQ(0, set_crtc(self, self->a.id));
-	EXPECT_EQ(0, wait_crc(self->crc_fd, frame_crc(&self->a, w, h, NULL, 0, 0), &seen))
+	EXPECT_EQ(0, vmgpu_test_crc_wait(self->crc_fd, frame_crc(&self->a, w, h, NULL, 0, 0), &seen))
 		TH_LOG("the head shows 0x%08x: a stale cursor?", seen);
 	free(image);
 }

@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -381,4 +382,76 @@ int vmgpu_test_dumb_fb(int card, uint32_t w, uint32_t h, uint32_t format,
 	if (drmModeAddFB2(card, w, h, format, handles, pitches, offsets, &fb->id, 0))
 		return -errno;
 	return 0;
+}
+
+uint32_t vmgpu_test_crc32(uint32_t crc, const void *buf, size_t len)
+{
+	static uint32_t table[256];
+	const uint8_t *p = buf;
+
+	if (!table[1]) {
+		for (uint32_t i = 0; i < 256; i++) {
+			uint32_t c = i;
+
+			for (int k = 0; k < 8; k++)
+				c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
+			table[i] = c;
+		}
+	}
+	crc = ~crc;
+	while (len--)
+		crc = table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
+	return ~crc;
+}
+
+int vmgpu_test_crc_open(unsigned int head)
+{
+	char name[64], path[256];
+	int ret;
+
+	snprintf(name, sizeof(name), "crtc-%u/crc/control", head);
+	ret = vmgpu_test_debugfs_path(name, path, sizeof(path));
+	if (ret)
+		return ret;
+	ret = vmgpu_test_write_file(path, "auto");
+	if (ret)
+		return ret;
+	strcpy(strrchr(path, '/'), "/data");
+	ret = open(path, O_RDONLY | O_CLOEXEC);
+	return ret < 0 ? -errno : ret;
+}
+
+int vmgpu_test_crc_next(int crc_fd, uint32_t *frame, uint32_t *crc)
+{
+	char line[64];
+	struct pollfd p = { .fd = crc_fd, .events = POLLIN };
+	ssize_t n;
+
+	if (poll(&p, 1, 10000) != 1)
+		return -ETIMEDOUT;
+	n = read(crc_fd, line, sizeof(line) - 1);
+	/* "0x%08x 0x%08x\n" and its NUL: LINE_LEN of one value. */
+	if (n != 23)
+		return n < 0 ? -errno : -EIO;
+	line[n] = 0;
+	return sscanf(line, "%x %x", frame, crc) == 2 ? 0 : -EIO;
+}
+
+int vmgpu_test_crc_wait(int crc_fd, uint32_t want, uint32_t *seen)
+{
+	uint32_t frame, crc = 0;
+	int i, ret;
+
+	for (i = 0; i < 60; i++) {
+		ret = vmgpu_test_crc_next(crc_fd, &frame, &crc);
+		if (ret)
+			return ret;
+		if (crc == want) {
+			ret = vmgpu_test_crc_next(crc_fd, &frame, &crc);
+			*seen = crc;
+			return ret ?: (crc == want ? 0 : -EAGAIN);
+		}
+	}
+	*seen = crc;
+	return -EAGAIN;
 }

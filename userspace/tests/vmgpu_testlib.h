@@ -67,6 +67,17 @@ struct vmgpu_test_fb {
 /* Create, map and ADDFB2 a w x h dumb buffer of format: 0 or -errno. */
 int vmgpu_test_dumb_fb(int card, uint32_t w, uint32_t h, uint32_t format,
 		       struct vmgpu_test_fb *fb);
+/* CRC-32 (zlib's) of len bytes, continuing crc (0 to start). */
+uint32_t vmgpu_test_crc32(uint32_t crc, const void *buf, size_t len);
+/* The frame CRCs of head (debugfs crtc-N/crc, source "auto"): an fd or -errno. */
+int vmgpu_test_crc_open(unsigned int head);
+/* The next frame's entry: 0, -ETIMEDOUT after 10 s, or -errno. */
+int vmgpu_test_crc_next(int crc_fd, uint32_t *frame, uint32_t *crc);
+/*
+ * Within 60 frames the head shows want, and still does the frame after:
+ * 0, -EAGAIN (seen is the last CRC read) or -errno.
+ */
+int vmgpu_test_crc_wait(int crc_fd, uint32_t want, uint32_t *seen);
 /* Write text to the device's debugfs file name: 0 or the write's -errno. */
 int vmgpu_test_debugfs_write(const char *name, const char *text);
 /* Read the device's debugfs file name into buf (NUL-terminated): 0 or -errno. */

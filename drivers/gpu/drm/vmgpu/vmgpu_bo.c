@@ -557,6 +557,8 @@ static const struct drm_gem_object_funcs vmgpu_gem_funcs = {
 	.free = vmgpu_gem_free,
 	.close = vmgpu_lock_gem_close,
 	.mmap = vmgpu_gem_mmap,
+	.vmap = vmgpu_gem_vmap,
+	.vunmap = vmgpu_gem_vunmap,
 	.print_info = drm_gem_ttm_print_info,
 	.status = vmgpu_gem_status,
 };

@@ -8,7 +8,10 @@
 #include <linux/pci.h>
 #include <linux/workqueue.h>
 
+#include <drm/drm_client.h>
+#include <drm/drm_client_setup.h>
 #include <drm/drm_drv.h>
+#include <drm/drm_fbdev_ttm.h>
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
 #include <drm/drm_ioctl.h>
@@ -90,6 +93,7 @@ static const struct drm_driver vmgpu_drm_driver = {
 	.show_fdinfo = vmgpu_show_fdinfo,
 	.dumb_create = vmgpu_gem_dumb_create,
 	.dumb_map_offset = vmgpu_gem_dumb_map_offset,
+	DRM_FBDEV_TTM_DRIVER_OPS,
 	.name = DRIVER_NAME,
 	.desc = DRIVER_DESC,
 	.major = 1,
@@ -192,7 +196,12 @@ static int vmgpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = vmgpu_inject_init(vdev);
 	if (ret)
 		return ret;
-	return drm_dev_register(&vdev->drm, 0);
+	ret = drm_dev_register(&vdev->drm, 0);
+	if (ret)
+		return ret;
+	/* The console on the display: fbdev emulation, a dumb buffer shown. */
+	drm_client_setup(&vdev->drm, NULL);
+	return 0;
 }
 
 /*
@@ -206,7 +215,12 @@ static void vmgpu_remove(struct pci_dev *pdev)
 {
 	struct vmgpu_device *vdev = pci_get_drvdata(pdev);
 
-	/* First: ioctls and faults in flight may wait for these fences. */
+	/*
+	 * The console leaves the display while the device is still there:
+	 * fbdev's blits into VRAM fail once it is unplugged.
+	 */
+	drm_client_dev_unregister(&vdev->drm);
+	/* Then ioctls and faults in flight may wait for these fences. */
 	vmgpu_rings_unplug(vdev);
 	/* Also revokes every CPU mapping: faults then map a dummy page. */
 	drm_dev_unplug(&vdev->drm);

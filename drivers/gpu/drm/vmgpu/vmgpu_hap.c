@@ -207,7 +207,9 @@ static void vmgpu_hap_free_slots(struct vmgpu_device *vdev, struct vmgpu_bo *vbo
 /*
  * Take pages back from unlocked holders, least recently mapped first,
  * until @need are free. A holder busy under its reservation (faulting,
- * moving) is passed over; if that leaves too few, nobody loses theirs.
+ * moving) is passed over, and so is a pinned one: a kernel mapping
+ * (vmgpu_gem_vmap()) may go through its pages. If that leaves too few,
+ * nobody loses theirs.
  */
 static int vmgpu_hap_steal(struct vmgpu_device *vdev, u32 need)
 {
@@ -220,6 +222,10 @@ static int vmgpu_hap_steal(struct vmgpu_device *vdev, u32 need)
 	list_for_each_entry_safe(victim, next, &hap->lru, hap_link) {
 		if (!dma_resv_trylock(victim->tbo.base.resv))
 			continue;
+		if (victim->tbo.pin_count) {
+			dma_resv_unlock(victim->tbo.base.resv);
+			continue;
+		}
 		list_move_tail(&victim->hap_link, &taken);
 		could += victim->hap_count;
 		if (could >= need)

@@ -5,7 +5,10 @@
 
 #include <linux/dma-resv.h>
 #include <linux/io.h>
+#include <linux/iosys-map.h>
 #include <linux/mm.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
 
 #include <drm/drm_drv.h>
 #include <drm/drm_gem_ttm_helper.h>
@@ -58,8 +61,15 @@
  *   traffic that is a spurious SIGBUS; a ww-ticketed retry (as xe's fault
  *   path does through drm_exec) would avoid it.
  *
- * The driver offers no vmap and no dma-buf attachment, so there is no
- * other CPU path to an allocation's pages.
+ * - The kernel's own mappings (vmap: fbdev emulation's blits, a dma-buf's
+ *   vmap) follow the same rules: CPU-access allocations only, reached
+ *   and prepared as for a fault. The allocation is pinned while mapped,
+ *   and keeps its host-aperture pages (vmgpu_hap_steal() passes pinned
+ *   holders over), so the mapping stays valid without the reservation.
+ *   Mapping VRAM needs the device: after unplug it fails with -ENODEV.
+ *
+ * The driver offers no dma-buf attachment, so there is no other CPU path
+ * to an allocation's pages.
  */
 
 /* How often a failed clear is redone before the access gives up. */
@@ -245,6 +255,84 @@ static const struct vm_operations_struct vmgpu_bo_vm_ops = {
 	.close = ttm_bo_vm_close,
 	.access = vmgpu_bo_vm_access,
 };
+
+/* Page by page: beyond the BAR, its pages are anywhere in the host aperture. */
+static int vmgpu_bo_vmap_vram(struct vmgpu_bo *vbo, struct iosys_map *map)
+{
+	unsigned long page, pages = vbo->tbo.base.size >> PAGE_SHIFT;
+	unsigned long *pfns;
+	void *vaddr;
+
+	pfns = kvmalloc_array(pages, sizeof(*pfns), GFP_KERNEL);
+	if (!pfns)
+		return -ENOMEM;
+	for (page = 0; page < pages; page++)
+		pfns[page] = vmgpu_hap_pfn(vbo, page);
+	vaddr = vmap_pfn(pfns, pages, pgprot_writecombine(PAGE_KERNEL));
+	kvfree(pfns);
+	if (!vaddr)
+		return -ENOMEM;
+	iosys_map_set_vaddr_iomem(map, (void __iomem __force *)vaddr);
+	return 0;
+}
+
+/**
+ * vmgpu_gem_vmap() - map a whole allocation into the kernel
+ * @obj: the allocation, reserved
+ * @map: out, the mapping (I/O memory for VRAM)
+ *
+ * See DOC: CPU mappings. The allocation stays pinned until
+ * vmgpu_gem_vunmap().
+ *
+ * Return: 0; -EACCES for an allocation without CPU access; -ENODEV after
+ * unplug for VRAM; -EIO if its contents were lost; -ENOSPC if it cannot be
+ * made reachable; -ENOMEM.
+ */
+int vmgpu_gem_vmap(struct drm_gem_object *obj, struct iosys_map *map)
+{
+	struct vmgpu_bo *vbo = gem_to_vmgpu_bo(obj);
+	struct ttm_buffer_object *tbo = &vbo->tbo;
+	int idx, ret;
+
+	dma_resv_assert_held(obj->resv);
+	if (!(vbo->flags & DRM_VMGPU_ALLOC_CPU_ACCESS))
+		return -EACCES;
+	ret = vmgpu_bo_cpu_reach(vbo, true);
+	if (!ret)
+		ret = vmgpu_bo_prepare_access(vbo, false);
+	if (ret)
+		return ret;
+	ttm_bo_pin(tbo);
+	if (!vmgpu_bo_in_memory_segment(vbo)) {
+		ret = ttm_bo_vmap(tbo, map);
+	} else if (drm_dev_enter(obj->dev, &idx)) {
+		ret = vmgpu_bo_vmap_vram(vbo, map);
+		drm_dev_exit(idx);
+	} else {
+		ret = -ENODEV;
+	}
+	if (ret)
+		ttm_bo_unpin(tbo);
+	return ret;
+}
+
+/**
+ * vmgpu_gem_vunmap() - undo vmgpu_gem_vmap()
+ * @obj: the allocation, reserved
+ * @map: the mapping
+ */
+void vmgpu_gem_vunmap(struct drm_gem_object *obj, struct iosys_map *map)
+{
+	struct ttm_buffer_object *tbo = &gem_to_vmgpu_bo(obj)->tbo;
+
+	dma_resv_assert_held(obj->resv);
+	/* System pages are never mapped as I/O memory. */
+	if (map->is_iomem)
+		vunmap((void __force *)map->vaddr_iomem);
+	else
+		ttm_bo_vunmap(tbo, map);
+	ttm_bo_unpin(tbo);
+}
 
 /**
  * vmgpu_gem_mmap() - the GEM object's mmap, for the DRM file and dma-bufs

@@ -8,11 +8,14 @@
 #include <linux/types.h>
 
 struct drm_gem_object;
+struct iosys_map;
 struct vm_area_struct;
 struct vmgpu_bo;
 
 int vmgpu_bo_cpu_reach(struct vmgpu_bo *vbo, bool may_move);
 int vmgpu_bo_prepare_access(struct vmgpu_bo *vbo, bool intr);
 int vmgpu_gem_mmap(struct drm_gem_object *obj, struct vm_area_struct *vma);
+int vmgpu_gem_vmap(struct drm_gem_object *obj, struct iosys_map *map);
+void vmgpu_gem_vunmap(struct drm_gem_object *obj, struct iosys_map *map);
 
 #endif
