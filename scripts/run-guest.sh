@@ -37,7 +37,7 @@ GART_PAGES=16384
 . "$conf"
 
 # QEMU option values escape commas by doubling them.
-device="vmgpu,segments=${SEGMENTS//,/,,},bar-size=$BAR_SIZE,rebar=$REBAR"
+device="vmgpu,id=vmgpu0,segments=${SEGMENTS//,/,,},bar-size=$BAR_SIZE,rebar=$REBAR"
 device+=",host-aperture-size=$HOST_APERTURE,gart-pages=$GART_PAGES"
 device+=",noncoherent=$NONCOHERENT,paging-va-mb=$PAGING_VA_MB,heads=$HEADS"
 bus_args=()
@@ -70,6 +70,8 @@ cmdline+=" VMGPU_IOMMU=$IOMMU VMGPU_PAGING_VA_MB=$PAGING_VA_MB VMGPU_HEADS=$HEAD
 # Each slab cache on its own, so that fault injection can pick caches.
 [ "$KERNEL" = stock ] || cmdline+=" slab_nomerge"
 
+# The guest's ttyS1: the host agent's answers (scripts/vmgpu_host_agent.py).
+answer=$(mktemp -u "${TMPDIR:-/tmp}/vmgpu-answer.XXXXXX")
 qemu=(
 	"$VMGPU_OUT/qemu-system-x86_64" -L /usr/share/seabios -L /usr/share/qemu
 	-machine q35,kernel-irqchip=split -accel tcg -cpu max -smp 2 -m 2G
@@ -77,20 +79,29 @@ qemu=(
 	"${iommu_args[@]}" "${bus_args[@]}" -device "$device"
 	-kernel "$images/vmlinuz" -initrd "$images/initramfs.cpio.gz"
 	-append "$cmdline"
+	-chardev "socket,id=answer,path=$answer,server=on,wait=off"
 )
 
 case "$mode" in
 shell)
-	exec "${qemu[@]}" -serial mon:stdio
+	exec "${qemu[@]}" -serial mon:stdio -serial chardev:answer
 	;;
 *)
 	[ -n "$logfile" ] || logfile=/dev/stdout
 	# At the boot timeout, dump QEMU's view (halted vCPUs? pending
 	# interrupts?) into the log before the kill: a hang must say something.
 	qmp=$(mktemp -u "${TMPDIR:-/tmp}/vmgpu-qmp.XXXXXX")
-	"${qemu[@]}" -serial stdio -qmp "unix:$qmp,server=on,wait=off" \
+	"${qemu[@]}" -serial stdio -serial chardev:answer -qmp "unix:$qmp,server=on,wait=off" \
 		</dev/null >"$logfile" 2>&1 &
 	pid=$!
+	# Guest tests that need the host (screendumps, hotplug) ask it on the
+	# serial console; the verdicts go to a host test log next to this one.
+	agent=
+	if [ "$logfile" != /dev/stdout ]; then
+		python3 "$VMGPU_ROOT/scripts/vmgpu_host_agent.py" "$qmp" "$logfile" \
+			"${logfile%.log}-host.log" "$pid" "$answer" &
+		agent=$!
+	fi
 	(
 		trap 'kill "$nap" 2>/dev/null; exit 0' TERM
 		sleep "${VMGPU_BOOT_TIMEOUT:-900}" &
@@ -105,7 +116,8 @@ shell)
 	wait "$pid" || rc=$?
 	kill "$watchdog" 2>/dev/null
 	wait "$watchdog" 2>/dev/null
-	rm -f "$qmp"
+	[ -z "$agent" ] || wait "$agent"
+	rm -f "$qmp" "$answer"
 	exit "$rc"
 	;;
 esac

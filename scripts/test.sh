@@ -51,4 +51,8 @@ for c in "${runs[@]}"; do
 	files+=("$logs/$c.log")
 done
 wait
+# What the host checked for the guests (scripts/vmgpu_host_agent.py).
+for c in "${runs[@]}"; do
+	[ ! -f "$logs/$c-host.log" ] || files+=(--host "$logs/$c-host.log")
+done
 python3 "$VMGPU_ROOT/scripts/report.py" "${files[@]}"
