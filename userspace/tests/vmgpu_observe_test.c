@@ -159,6 +159,8 @@ TEST(tracepoints_record_moves)
 	EXPECT_LE(2, transfers) TH_LOG("Transfer paging operations not traced");
 }
 
+#define OBSERVE_ODD_SIZE	((3 << 20) + (5 << 16))
+
 TEST(debugfs_lists_allocations)
 {
 	char line[256], want[64], path[300];
@@ -168,13 +170,16 @@ TEST(debugfs_lists_allocations)
 	FILE *f;
 
 	ASSERT_EQ(0, vmgpu_device_open(&dev));
-	/* An odd size that no other allocation of this test has. */
-	bo = create_in(dev, vmgpu_test_aperture(dev), 1, 3 << 20);
+	/*
+	 * An odd size that no other allocation has (fbdev's framebuffer is
+	 * 3 MiB, in segment 1 too).
+	 */
+	bo = create_in(dev, vmgpu_test_aperture(dev), 1, OBSERVE_ODD_SIZE);
 	ASSERT_NE(NULL, bo);
 	ASSERT_EQ(0, vmgpu_test_debugfs_path("segments", path, sizeof(path)));
 	f = fopen(path, "r");
 	ASSERT_NE(NULL, f);
-	snprintf(want, sizeof(want), "size %d ", 3 << 20);
+	snprintf(want, sizeof(want), "size %d ", OBSERVE_ODD_SIZE);
 	while (fgets(line, sizeof(line), f))
 		if (strstr(line, want) && strstr(line, ": segment 1"))
 			found++;
