@@ -24,6 +24,7 @@
 #include <xf86drmMode.h>
 
 #include "kselftest_harness.h"
+#include "vmgpu_host.h"
 #include "vmgpu_testlib.h"
 
 /* The host's pattern() in scripts/vmgpu_host_agent.py; X is garbage. */
@@ -141,15 +142,15 @@ TEST_F(host, screendump_then_hotplug_from_the_host)
 	close(crc_fd);
 	/* The host judges the picture: host_display/screendump_of_head_0_... */
 	snprintf(request, sizeof(request), "screendump head=0 key=5 width=%u height=%u", w, h);
-	ASSERT_EQ(0, vmgpu_test_ask_host(request, 60000)) TH_LOG("no host agent");
+	ASSERT_EQ(0, vmgpu_host_ask(request, 60000)) TH_LOG("no host agent");
 
 	/* The host unplugs head 0's monitor. */
-	ASSERT_EQ(0, vmgpu_test_ask_host("connect head=0 value=0", 60000));
+	ASSERT_EQ(0, vmgpu_host_ask("connect head=0 value=0", 60000));
 	EXPECT_EQ(0, hotplug_uevent(self->uevent, 60000)) TH_LOG("no hotplug uevent");
 	EXPECT_EQ(DRM_MODE_DISCONNECTED, connection(self->fd, self->connector, &modes));
 	EXPECT_EQ(0, modes);
 
-	ASSERT_EQ(0, vmgpu_test_ask_host("connect head=0 value=1", 60000));
+	ASSERT_EQ(0, vmgpu_host_ask("connect head=0 value=1", 60000));
 	EXPECT_EQ(0, hotplug_uevent(self->uevent, 60000)) TH_LOG("no hotplug uevent");
 	EXPECT_EQ(DRM_MODE_CONNECTED, connection(self->fd, self->connector, &modes));
 	EXPECT_LT(0, modes);

@@ -8,7 +8,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
-#include <termios.h>
 #include <unistd.h>
 
 #include <xf86drm.h>
@@ -455,46 +454,4 @@ int vmgpu_test_crc_wait(int crc_fd, uint32_t want, uint32_t *seen)
 	}
 	*seen = crc;
 	return -EAGAIN;
-}
-
-int vmgpu_test_ask_host(const char *request, int timeout_ms)
-{
-	static int tty = -1;
-	struct pollfd p = { .events = POLLIN };
-	char line[256];
-	size_t len = 0;
-
-	if (tty < 0) {
-		struct termios raw;
-
-		tty = open("/dev/ttyS1", O_RDWR | O_NOCTTY | O_CLOEXEC);
-		if (tty < 0)
-			return -errno;
-		/* Answers are read byte by byte, never echoed back. */
-		if (tcgetattr(tty, &raw))
-			return -errno;
-		cfmakeraw(&raw);
-		if (tcsetattr(tty, TCSANOW, &raw))
-			return -errno;
-	}
-	printf("vmgpu-host: %s\n", request);
-	fflush(stdout);
-	p.fd = tty;
-	/* Answers come in the order of the requests: the first is ours. */
-	while (poll(&p, 1, timeout_ms) == 1) {
-		char c;
-
-		if (read(tty, &c, 1) != 1)
-			return -EIO;
-		if (c != '\n') {
-			if (len < sizeof(line) - 1)
-				line[len++] = c;
-			continue;
-		}
-		line[len] = 0;
-		if (!strncmp(line, "done ", 5))
-			return strcmp(line + 5, request) ? -EIO : 0;
-		return -EIO;
-	}
-	return -ETIMEDOUT;
 }

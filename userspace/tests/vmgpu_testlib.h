@@ -78,12 +78,6 @@ int vmgpu_test_crc_next(int crc_fd, uint32_t *frame, uint32_t *crc);
  * 0, -EAGAIN (seen is the last CRC read) or -errno.
  */
 int vmgpu_test_crc_wait(int crc_fd, uint32_t want, uint32_t *seen);
-/*
- * Ask the host agent (scripts/vmgpu_host_agent.py) for request, e.g.
- * "connect head=0 value=0", and wait up to timeout_ms for its answer on
- * ttyS1: 0 once done, -EIO if it failed, -ETIMEDOUT, or -errno.
- */
-int vmgpu_test_ask_host(const char *request, int timeout_ms);
 /* Write text to the device's debugfs file name: 0 or the write's -errno. */
 int vmgpu_test_debugfs_write(const char *name, const char *text);
 /* Read the device's debugfs file name into buf (NUL-terminated): 0 or -errno. */
