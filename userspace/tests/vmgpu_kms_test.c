@@ -275,6 +275,52 @@ TEST_F(kms, flip_completes_at_vblank_with_its_event)
 					     frame_ms);
 }
 
+/* Flips A <-> B, each waited for: the vblanks they took. */
+static uint32_t vblanks_for_flips(FIXTURE_DATA(kms) *self, struct __test_metadata *_metadata,
+				  int flips, uint32_t flags)
+{
+	drmVBlank vbl = { .request = { .type = DRM_VBLANK_RELATIVE, .sequence = 0 } };
+	drmEventContext ev = { .version = 2 };
+	struct pollfd p = { .fd = self->fd, .events = POLLIN };
+	uint32_t seq0;
+
+	EXPECT_EQ(0, drmWaitVBlank(self->fd, &vbl));
+	seq0 = vbl.reply.sequence;
+	for (int i = 0; i < flips; i++) {
+		uint32_t fb = i % 2 ? self->a.id : self->b.id;
+
+		EXPECT_EQ(0, drmModePageFlip(self->fd, self->crtc, fb,
+					     flags | DRM_MODE_PAGE_FLIP_EVENT, NULL));
+		EXPECT_EQ(1, poll(&p, 1, 10000)) TH_LOG("no flip event");
+		EXPECT_EQ(0, drmHandleEvent(self->fd, &ev));
+	}
+	vbl.request.sequence = 0;
+	EXPECT_EQ(0, drmWaitVBlank(self->fd, &vbl));
+	return vbl.reply.sequence - seq0;
+}
+
+TEST_F(kms, async_flips_do_not_wait_for_vblanks)
+{
+	drmModeModeInfo slow = self->mode;
+	uint32_t want_a = frame_crc(&self->a, slow.hdisplay, slow.vdisplay, NULL, 0, 0), seen;
+	uint32_t vblanks;
+
+	/* 45 ms frames: room for many flips, however loaded the host. */
+	slow.clock = (uint64_t)slow.htotal * slow.vtotal * 1000 / 45000;
+	slow.vrefresh = 22;
+	ASSERT_EQ(0, drmModeSetCrtc(self->fd, self->crtc, self->a.id, 0, 0, &self->connector, 1,
+				    &slow));
+	vblanks = vblanks_for_flips(self, _metadata, 20, DRM_MODE_PAGE_FLIP_ASYNC);
+	EXPECT_GT(10, vblanks) TH_LOG("20 async flips took %u vblanks", vblanks);
+	/* The last one showed A, and the head shows it. */
+	self->crc_fd = vmgpu_test_crc_open(0);
+	ASSERT_LE(0, self->crc_fd);
+	EXPECT_EQ(0, vmgpu_test_crc_wait(self->crc_fd, want_a, &seen));
+	/* The negative: vsynced flips take a vblank each. */
+	vblanks = vblanks_for_flips(self, _metadata, 6, 0);
+	EXPECT_LE(5, vblanks) TH_LOG("6 vsynced flips took %u vblanks", vblanks);
+}
+
 TEST_F(kms, displayed_primary_is_pinned_until_flipped_away)
 {
 	drmEventContext ev = { .version = 2 };

@@ -38,7 +38,9 @@
  * aperture segment, the latter only while shown (DOC: planes). A pinned
  * allocation is never evicted, and an Evict of it fails with -EBUSY.
  *
- * The device latches a head's registers at the vblank after a COMMIT; its
+ * The device latches a head's registers at the vblank after a COMMIT (at
+ * once for an async flip, DRM_MODE_PAGE_FLIP_ASYNC: the device reads a
+ * frame's pixels all at its vblank, so an immediate latch never tears); its
  * FLIP_DONE event completes the commit's flip event, and the commit tail
  * waits for that, not for a vblank count, before it unpins the old
  * framebuffers: the device never reads a buffer TTM may move. Legacy
@@ -174,7 +176,7 @@ static void vmgpu_crtc_atomic_disable(struct drm_crtc *crtc, struct drm_atomic_s
 
 /*
  * Latch what the commit wrote at the next vblank (at once on a head that
- * was off); the device's FLIP_DONE sends the event.
+ * was off, or for an async flip); the device's FLIP_DONE sends the event.
  */
 static void vmgpu_crtc_atomic_flush(struct drm_crtc *crtc, struct drm_atomic_state *state)
 {
@@ -204,7 +206,8 @@ static void vmgpu_crtc_atomic_flush(struct drm_crtc *crtc, struct drm_atomic_sta
 	} else if (event) {
 		drm_crtc_send_vblank_event(crtc, event);
 	}
-	vmgpu_head_commit(head, true, VMGPU_HEAD_COMMIT_VBLANK);
+	vmgpu_head_commit(head, true, crtc_state->async_flip ? VMGPU_HEAD_COMMIT_NOW :
+							       VMGPU_HEAD_COMMIT_VBLANK);
 	drm_dev_exit(idx);
 	spin_unlock_irq(&crtc->dev->event_lock);
 }
@@ -514,6 +517,8 @@ int vmgpu_display_init(struct vmgpu_device *vdev)
 	drm->mode_config.cursor_width = VMGPU_CURSOR_SIZE;
 	drm->mode_config.cursor_height = VMGPU_CURSOR_SIZE;
 	drm->mode_config.preferred_depth = 24;
+	/* COMMIT can latch at once: flips need not wait for a vblank. */
+	drm->mode_config.async_page_flip = true;
 	drm->mode_config.funcs = &vmgpu_mode_config_funcs;
 	drm->mode_config.helper_private = &vmgpu_mode_config_helpers;
 
