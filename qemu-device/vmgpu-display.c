@@ -80,6 +80,23 @@ static bool vmgpu_display_range_ok(VmgpuState *s, uint32_t space,
     return false;
 }
 
+/* The cursor registers of r: NULL, or what is wrong (*reg, *code). */
+static const char *vmgpu_head_check_cursor(VmgpuState *s,
+                                           const VmgpuHeadRegs *r,
+                                           unsigned *reg,
+                                           enum vmgpu_error *code)
+{
+    *reg = VMGPU_HEAD_CURSOR_ADDR_LO;
+    *code = VMGPU_ERR_RANGE;
+    if ((r->cursor_ctrl & 1) &&
+        (r->cursor_addr % 4 ||
+         !vmgpu_display_range_ok(s, r->cursor_space, r->cursor_addr,
+                                 VMGPU_CURSOR_SIZE * VMGPU_CURSOR_SIZE * 4))) {
+        return "cursor outside its space";
+    }
+    return NULL;
+}
+
 /*
  * Why the pending registers cannot be scanned out, or NULL. *reg is the
  * offending register, for ERROR_SLOT.
@@ -124,14 +141,7 @@ static const char *vmgpu_head_check(VmgpuState *s, const VmgpuHeadRegs *r,
                                 vmgpu_head_fb_bytes(r))) {
         return "primary outside its space";
     }
-    *reg = VMGPU_HEAD_CURSOR_ADDR_LO;
-    if ((r->cursor_ctrl & 1) &&
-        (r->cursor_addr % 4 ||
-         !vmgpu_display_range_ok(s, r->cursor_space, r->cursor_addr,
-                                 VMGPU_CURSOR_SIZE * VMGPU_CURSOR_SIZE * 4))) {
-        return "cursor outside its space";
-    }
-    return NULL;
+    return vmgpu_head_check_cursor(s, r, reg, code);
 }
 
 static void vmgpu_display_event(VmgpuState *s, uint32_t event)
@@ -588,9 +598,40 @@ bool vmgpu_display_reg_read(VmgpuState *s, hwaddr addr, uint32_t *val)
     return false;
 }
 
+/*
+ * COMMIT_CURSOR: the cursor registers alone become the scanned-out ones,
+ * now, without FLIP_DONE: a cursor move never waits for a frame, nor
+ * completes a flip that does.
+ */
+static void vmgpu_head_latch_cursor(VmgpuHead *head)
+{
+    VmgpuHeadRegs *a = &head->active;
+    const VmgpuHeadRegs *p = &head->pending;
+    enum vmgpu_error code;
+    const char *why;
+    unsigned reg;
+
+    a->cursor_ctrl = p->cursor_ctrl;
+    a->cursor_addr = p->cursor_addr;
+    a->cursor_space = p->cursor_space;
+    a->cursor_x = p->cursor_x;
+    a->cursor_y = p->cursor_y;
+    a->cursor_hot = p->cursor_hot;
+    trace_vmgpu_display_latch_cursor(head->index, a->cursor_ctrl,
+                                     a->cursor_space, a->cursor_addr,
+                                     a->cursor_x, a->cursor_y);
+    why = vmgpu_head_check_cursor(head->owner, a, &reg, &code);
+    if (why) {
+        vmgpu_head_blank(head, code, reg, a->cursor_addr, why);
+    }
+}
+
 static const char *vmgpu_head_commit(VmgpuHead *head, uint32_t val)
 {
     switch (val) {
+    case VMGPU_HEAD_COMMIT_CURSOR:
+        vmgpu_head_latch_cursor(head);
+        return NULL;
     case VMGPU_HEAD_COMMIT_VBLANK:
         if (head->active.ctrl & VMGPU_HEAD_CTRL_ENABLE) {
             head->latch_pending = true;

@@ -38,7 +38,7 @@ typedef uint64_t vmgpu_le64;
 #define VMGPU_MMIO_SIZE			0x20000
 #define VMGPU_MAGIC			0x55504756	/* "VGPU" */
 #define VMGPU_VERSION_MAJOR		1
-#define VMGPU_VERSION_MINOR		6
+#define VMGPU_VERSION_MINOR		7
 
 /* Page sizes the device understands. */
 #define VMGPU_PAGE_SHIFT		12
@@ -268,6 +268,7 @@ enum vmgpu_error {
 
 #define VMGPU_HEAD_COMMIT_VBLANK	1	/* latch at the next vblank */
 #define VMGPU_HEAD_COMMIT_NOW		2	/* latch now */
+#define VMGPU_HEAD_COMMIT_CURSOR	3	/* latch the cursor alone, now (1.7) */
 
 #define VMGPU_CURSOR_SIZE		64
 

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""Device-level tests of contract v1.6: the display controller. Heads,
+"""Device-level tests of contract v1.7: the display controller. Heads,
 modes latched by COMMIT at vblank, vblanks at the mode's refresh rate on
 the virtual clock, frame CRCs with the cursor composed, scanout from VRAM
 and through the aperture, bad sources that blank a head, EDID, hotplug
@@ -33,6 +33,7 @@ ARGB = HW["VMGPU_FORMAT_ARGB8888"]
 RGB565 = HW["VMGPU_FORMAT_RGB565"]
 NOW = HW["VMGPU_HEAD_COMMIT_NOW"]
 AT_VBLANK = HW["VMGPU_HEAD_COMMIT_VBLANK"]
+CURSOR_NOW = HW["VMGPU_HEAD_COMMIT_CURSOR"]
 
 
 @contextlib.contextmanager
@@ -274,6 +275,42 @@ def test_formats_and_cursor(shared, _dev):
         assert next_frame(qt)[1] == crc_of(to_xrgb(fbargb, ARGB))
 
 
+def test_cursor_latches_alone_at_once(shared, _dev):
+    with display_device(shared.qemu) as (qt, dev):
+        a, b = pattern_bytes(12, W * H * 4), pattern_bytes(13, W * H * 4)
+        fill_vram(qt, FB_A, a)
+        fill_vram(qt, FB_B, b)
+        cursor = [0xFF000000 | (i * 2654435761 & 0xFFFFFF) for i in range(64 * 64)]
+        fill_vram(qt, CURSOR, struct.pack("<4096I", *cursor))
+        set_head(qt, 0, FB_A)
+        next_frame(qt)
+        # A flip to B waits for its vblank; the cursor, latched alone,
+        # does not, and neither completes nor hurries the flip.
+        dev.reg_write("VMGPU_REG_DISPLAY_EVENTS", 0xFFFFFFFF)
+        head_write(qt, 0, "VMGPU_HEAD_FB_ADDR_LO", FB_B)
+        head_write(qt, 0, "VMGPU_HEAD_COMMIT", AT_VBLANK)
+        for name, val in (("CURSOR_ADDR_LO", CURSOR), ("CURSOR_ADDR_HI", 0),
+                          ("CURSOR_SPACE", HW["VMGPU_SPACE_VRAM"]), ("CURSOR_X", 5),
+                          ("CURSOR_Y", 7), ("CURSOR_CTRL", 1)):
+            head_write(qt, 0, f"VMGPU_HEAD_{name}", val)
+        head_write(qt, 0, "VMGPU_HEAD_COMMIT", CURSOR_NOW)
+        assert head_reg(qt, 0, "VMGPU_HEAD_STATUS") & HW["VMGPU_HEAD_STATUS_FLIP_PENDING"]
+        assert not dev.reg("VMGPU_REG_DISPLAY_EVENTS") & HW["VMGPU_DISPLAY_EVENT_FLIP_DONE0"]
+        # The flip's frame: B, with the cursor latched before it.
+        assert next_frame(qt)[1] == crc_of(compose(to_xrgb(b, XRGB), cursor, 5, 7))
+        assert dev.reg("VMGPU_REG_DISPLAY_EVENTS") & HW["VMGPU_DISPLAY_EVENT_FLIP_DONE0"]
+        # With no flip pending, the next frame already has the moved cursor.
+        head_write(qt, 0, "VMGPU_HEAD_CURSOR_X", 30)
+        head_write(qt, 0, "VMGPU_HEAD_COMMIT", CURSOR_NOW)
+        assert next_frame(qt)[1] == crc_of(compose(to_xrgb(b, XRGB), cursor, 30, 7))
+        # A cursor outside VRAM blanks the head, with an error.
+        head_write(qt, 0, "VMGPU_HEAD_CURSOR_ADDR_HI", 0x100)
+        head_write(qt, 0, "VMGPU_HEAD_COMMIT", CURSOR_NOW)
+        assert head_reg(qt, 0, "VMGPU_HEAD_STATUS") & HW["VMGPU_HEAD_STATUS_BLANKED"]
+        assert next_frame(qt)[1] == BLACK
+        ack_errors(dev)
+
+
 def test_crc_within_a_pixel_budget(shared, _dev):
     with display_device(shared.qemu) as (qt, dev):
         # 2048x1024 at 1000 frames a second: 2 Gpixel/s, past the budget.
@@ -365,7 +402,7 @@ def test_bad_sources_blank_the_head(shared, _dev):
         assert head_reg(qt, 0, "VMGPU_HEAD_FRAME_COUNT") == count
         assert not head_reg(qt, 0, "VMGPU_HEAD_STATUS") & HW["VMGPU_HEAD_STATUS_ACTIVE"]
         # Bad register values are refused outright.
-        for name, val in (("COMMIT", 3), ("CTRL", 4), ("CURSOR_CTRL", 2)):
+        for name, val in (("COMMIT", 4), ("CTRL", 4), ("CURSOR_CTRL", 2)):
             ack_errors(dev)
             head_write(qt, 0, f"VMGPU_HEAD_{name}", val)
             assert dev.reg("VMGPU_REG_ERROR_CODE") == HW["VMGPU_ERR_REGISTER"], name
@@ -448,7 +485,7 @@ def test_reset_turns_the_display_off(shared, _dev):
 TESTS = [
     test_display_identification_and_edid, test_vblanks_at_the_refresh_rate,
     test_flip_latches_at_vblank, test_crc_changes_exactly_when_pixels_change,
-    test_formats_and_cursor, test_crc_within_a_pixel_budget, test_scanout_through_the_aperture,
+    test_formats_and_cursor, test_cursor_latches_alone_at_once, test_crc_within_a_pixel_budget, test_scanout_through_the_aperture,
     test_bad_sources_blank_the_head, test_hotplug_from_qmp, test_screendump_is_the_scanout,
     test_reset_turns_the_display_off,
 ]

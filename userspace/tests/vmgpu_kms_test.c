@@ -496,4 +496,39 @@ TEST_F(kms, cursor_is_composed_over_the_primary)
 	free(image);
 }
 
+TEST_F(kms, cursor_moves_do_not_wait_for_vblanks)
+{
+	drmVBlank vbl = { .request = { .type = DRM_VBLANK_RELATIVE } };
+	uint32_t w = self->mode.hdisplay, h = self->mode.vdisplay, seen, seq0;
+	drmModeModeInfo slow = self->mode;
+	struct vmgpu_test_fb cursor;
+	uint32_t *image = malloc(64 * 64 * 4);
+
+	ASSERT_EQ(0, vmgpu_test_dumb_fb(self->fd, 64, 64, DRM_FORMAT_ARGB8888, &cursor));
+	for (int i = 0; i < 64 * 64; i++)
+		image[i] = 0xff000000u | (i * 2654435761u & 0xffffff);
+	for (int y = 0; y < 64; y++)
+		memcpy(&cursor.map[y * (cursor.pitch / 4)], &image[y * 64], 64 * 4);
+	/* 45 ms frames: room for many moves, however loaded the host. */
+	slow.clock = (uint64_t)slow.htotal * slow.vtotal * 1000 / 45000;
+	slow.vrefresh = 22;
+	ASSERT_EQ(0, drmModeSetCrtc(self->fd, self->crtc, self->a.id, 0, 0, &self->connector, 1,
+				    &slow));
+	ASSERT_EQ(0, drmModeSetCursor(self->fd, self->crtc, cursor.handle, 64, 64));
+	ASSERT_EQ(0, drmWaitVBlank(self->fd, &vbl));
+	seq0 = vbl.reply.sequence;
+	/* Each latched alone, at once (COMMIT_CURSOR), not at a vblank. */
+	for (int i = 0; i < 20; i++)
+		ASSERT_EQ(0, drmModeMoveCursor(self->fd, self->crtc, 10 + i, 30));
+	vbl.request.sequence = 0;
+	ASSERT_EQ(0, drmWaitVBlank(self->fd, &vbl));
+	EXPECT_GT(seq0 + 10, vbl.reply.sequence)
+		TH_LOG("20 cursor moves took %u vblanks", vbl.reply.sequence - seq0);
+	self->crc_fd = vmgpu_test_crc_open(0);
+	ASSERT_LE(0, self->crc_fd);
+	EXPECT_EQ(0, vmgpu_test_crc_wait(self->crc_fd, frame_crc(&self->a, w, h, image, 29, 30),
+					 &seen)) TH_LOG("head shows 0x%08x", seen);
+	free(image);
+}
+
 TEST_HARNESS_MAIN

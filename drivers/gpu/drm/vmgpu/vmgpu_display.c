@@ -43,8 +43,9 @@
  * frame's pixels all at its vblank, so an immediate latch never tears); its
  * FLIP_DONE event completes the commit's flip event, and the commit tail
  * waits for that, not for a vblank count, before it unpins the old
- * framebuffers: the device never reads a buffer TTM may move. Legacy
- * cursor updates are synchronized like any commit for the same reason.
+ * framebuffers: the device never reads a buffer TTM may move. A legacy
+ * cursor update is an async update of the cursor plane, latched alone at
+ * once (COMMIT_CURSOR), or else synchronized like any commit.
  * Each commit waits for the previous one's FLIP_DONE before it writes the
  * registers, so a latch never takes half a commit. Vblank interrupts are
  * on only while DRM wants them. With CRCs on (debugfs crtc-N/crc, source
@@ -417,13 +418,17 @@ static void vmgpu_display_fini(struct drm_device *drm, void *arg)
 }
 
 /*
- * Legacy cursor ioctls skip the helpers' waits: the old cursor would be
- * unpinned while the device still shows it. Synchronize them.
+ * A legacy cursor ioctl is an async update (the cursor plane's, latched
+ * at once) when it can be. Otherwise it would skip the helpers' waits and
+ * unpin the old cursor while the device still shows it: synchronize it.
  */
 static int vmgpu_atomic_check(struct drm_device *drm, struct drm_atomic_state *state)
 {
-	state->legacy_cursor_update = false;
-	return drm_atomic_helper_check(drm, state);
+	int ret = drm_atomic_helper_check(drm, state);
+
+	if (!state->async_update)
+		state->legacy_cursor_update = false;
+	return ret;
 }
 
 static const struct drm_mode_config_funcs vmgpu_mode_config_funcs = {

@@ -247,33 +247,98 @@ static void vmgpu_primary_atomic_update(struct drm_plane *plane, struct drm_atom
 	drm_dev_exit(idx);
 }
 
+/* The cursor registers for @state, pending until a COMMIT. */
+static void vmgpu_cursor_write(struct vmgpu_head *head, struct drm_plane_state *state)
+{
+	struct vmgpu_plane_state *vstate = to_vmgpu_plane_state(state);
+	u64 addr;
+
+	if (!state->fb || !state->visible) {
+		vmgpu_head_write(head, VMGPU_HEAD_CURSOR_CTRL, 0);
+		return;
+	}
+	addr = vstate->addr + state->fb->offsets[0];
+	vmgpu_head_write(head, VMGPU_HEAD_CURSOR_ADDR_LO, lower_32_bits(addr));
+	vmgpu_head_write(head, VMGPU_HEAD_CURSOR_ADDR_HI, upper_32_bits(addr));
+	vmgpu_head_write(head, VMGPU_HEAD_CURSOR_SPACE, vstate->space);
+	vmgpu_head_write(head, VMGPU_HEAD_CURSOR_X, state->crtc_x);
+	vmgpu_head_write(head, VMGPU_HEAD_CURSOR_Y, state->crtc_y);
+	vmgpu_head_write(head, VMGPU_HEAD_CURSOR_HOT,
+			 (u16)state->hotspot_x | (u32)(u16)state->hotspot_y << 16);
+	vmgpu_head_write(head, VMGPU_HEAD_CURSOR_CTRL, 1);
+}
+
 static void vmgpu_cursor_atomic_update(struct drm_plane *plane, struct drm_atomic_state *state)
 {
 	struct drm_plane_state *old = drm_atomic_get_old_plane_state(state, plane);
 	struct drm_plane_state *new = drm_atomic_get_new_plane_state(state, plane);
-	struct vmgpu_plane_state *vstate = to_vmgpu_plane_state(new);
 	struct drm_crtc *crtc = new->crtc ?: old->crtc;
-	struct vmgpu_head *head;
-	u64 addr;
 	int idx;
 
 	if (!crtc || !drm_dev_enter(plane->dev, &idx))
 		return;
-	head = crtc_to_head(crtc);
-	if (!new->fb || !new->visible) {
-		vmgpu_head_write(head, VMGPU_HEAD_CURSOR_CTRL, 0);
-		drm_dev_exit(idx);
+	vmgpu_cursor_write(crtc_to_head(crtc), new);
+	drm_dev_exit(idx);
+}
+
+/*
+ * A cursor that moves or changes image on a shown CRTC needs no vblank:
+ * COMMIT_CURSOR latches the cursor registers alone, at once, without
+ * completing or hurrying a flip in flight (legacy cursor ioctls, as
+ * compositors use them). Turning it on or off goes through a commit.
+ */
+static int vmgpu_cursor_atomic_async_check(struct drm_plane *plane,
+					   struct drm_atomic_state *state)
+{
+	struct drm_plane_state *new = drm_atomic_get_new_plane_state(state, plane);
+	struct drm_crtc_state *crtc_state;
+	int ret;
+
+	crtc_state = drm_atomic_get_new_crtc_state(state, new->crtc);
+	if (!crtc_state || !crtc_state->active || !new->fb || !plane->state->fb ||
+	    !plane->state->visible)
+		return -EINVAL;
+	ret = vmgpu_cursor_atomic_check(plane, state);
+	if (!ret && !new->visible)
+		ret = -EINVAL;
+	return ret;
+}
+
+/*
+ * In place on the plane's state, as the helpers want: the new framebuffer
+ * and where it is go in, the old ones go out with @state, whose cleanup
+ * unpins them. The device reads the cursor only at a vblank, and
+ * COMMIT_CURSOR has latched the new one when the write returns.
+ */
+static void vmgpu_cursor_atomic_async_update(struct drm_plane *plane,
+					     struct drm_atomic_state *state)
+{
+	struct drm_plane_state *new = drm_atomic_get_new_plane_state(state, plane);
+	struct vmgpu_plane_state *cur = to_vmgpu_plane_state(plane->state);
+	struct vmgpu_plane_state *next = to_vmgpu_plane_state(new);
+	struct drm_plane_state *pstate = plane->state;
+	int idx;
+
+	swap(pstate->fb, new->fb);
+	swap(cur->addr, next->addr);
+	swap(cur->space, next->space);
+	pstate->crtc_x = new->crtc_x;
+	pstate->crtc_y = new->crtc_y;
+	pstate->crtc_w = new->crtc_w;
+	pstate->crtc_h = new->crtc_h;
+	pstate->src_x = new->src_x;
+	pstate->src_y = new->src_y;
+	pstate->src_w = new->src_w;
+	pstate->src_h = new->src_h;
+	pstate->hotspot_x = new->hotspot_x;
+	pstate->hotspot_y = new->hotspot_y;
+	pstate->src = new->src;
+	pstate->dst = new->dst;
+	if (!drm_dev_enter(plane->dev, &idx))
 		return;
-	}
-	addr = vstate->addr + new->fb->offsets[0];
-	vmgpu_head_write(head, VMGPU_HEAD_CURSOR_ADDR_LO, lower_32_bits(addr));
-	vmgpu_head_write(head, VMGPU_HEAD_CURSOR_ADDR_HI, upper_32_bits(addr));
-	vmgpu_head_write(head, VMGPU_HEAD_CURSOR_SPACE, vstate->space);
-	vmgpu_head_write(head, VMGPU_HEAD_CURSOR_X, new->crtc_x);
-	vmgpu_head_write(head, VMGPU_HEAD_CURSOR_Y, new->crtc_y);
-	vmgpu_head_write(head, VMGPU_HEAD_CURSOR_HOT,
-			 (u16)new->hotspot_x | (u32)(u16)new->hotspot_y << 16);
-	vmgpu_head_write(head, VMGPU_HEAD_CURSOR_CTRL, 1);
+	vmgpu_cursor_write(crtc_to_head(pstate->crtc), pstate);
+	vmgpu_head_write(crtc_to_head(pstate->crtc), VMGPU_HEAD_COMMIT,
+			 VMGPU_HEAD_COMMIT_CURSOR);
 	drm_dev_exit(idx);
 }
 
@@ -301,6 +366,8 @@ static const struct drm_plane_helper_funcs vmgpu_cursor_helper_funcs = {
 	.atomic_check = vmgpu_cursor_atomic_check,
 	.atomic_update = vmgpu_cursor_atomic_update,
 	.atomic_disable = vmgpu_cursor_atomic_disable,
+	.atomic_async_check = vmgpu_cursor_atomic_async_check,
+	.atomic_async_update = vmgpu_cursor_atomic_async_update,
 };
 
 static struct drm_plane_state *vmgpu_plane_duplicate_state(struct drm_plane *plane)
