@@ -295,8 +295,8 @@ exit:
  * first memory segment. Displaying it pins it in a memory segment
  * (vmgpu_display.c).
  *
- * Return: 0, -EINVAL for a zero or oversized request, or an error of
- * GEM_CREATE's.
+ * Return: 0, -EINVAL for a pitch beyond 32 bits, or an error of
+ * GEM_CREATE's (-E2BIG for more than the segments hold).
  */
 int vmgpu_gem_dumb_create(struct drm_file *file, struct drm_device *drm,
 			  struct drm_mode_create_dumb *args)
@@ -307,21 +307,29 @@ int vmgpu_gem_dumb_create(struct drm_file *file, struct drm_device *drm,
 		.segments = GENMASK(vmgpu_aperture_segment(vdev), 1),
 		.preferred_segment = 1,
 	};
+	struct drm_gem_object *obj;
+	u64 pitch;
 	u32 cpp;
 	int ret;
 
-	if (!args->width || !args->height || !args->bpp || args->bpp > 32 ||
-	    args->width > 16384 || args->height > 16384)
-		return -EINVAL;
+	/* The core checked for zero and for a u32 size; any height goes. */
 	cpp = DIV_ROUND_UP(args->bpp, 8);
 	/* The display reads lines from 4-byte aligned starts. */
-	args->pitch = ALIGN(args->width * cpp, 64);
-	create.size = (u64)args->pitch * args->height;
+	pitch = ALIGN((u64)args->width * cpp, 64);
+	if (pitch > U32_MAX)
+		return -EINVAL;
+	args->pitch = pitch;
+	create.size = pitch * args->height;
 	ret = vmgpu_gem_create_ioctl(drm, &create, file);
 	if (ret)
 		return ret;
+	obj = drm_gem_object_lookup(file, create.handle);
+	if (!obj)
+		return -ENOENT;
 	args->handle = create.handle;
-	args->size = create.size;
+	/* Rounded up to the set's page size: what mmap can map. */
+	args->size = obj->size;
+	drm_gem_object_put(obj);
 	return 0;
 }
 
