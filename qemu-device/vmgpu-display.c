@@ -122,6 +122,9 @@ static const char *vmgpu_head_check(VmgpuState *s, const VmgpuHeadRegs *r,
     if (vmgpu_head_frame_ns(r) < VMGPU_MIN_FRAME_NS) {
         return "refresh rate above 1000 Hz";
     }
+    if (r->ctrl & VMGPU_HEAD_CTRL_PRIMARY_OFF) {
+        return vmgpu_head_check_cursor(s, r, reg, code);
+    }
     *reg = VMGPU_HEAD_FB_FORMAT;
     if (!cpp) {
         return "unknown format";
@@ -229,6 +232,10 @@ static bool vmgpu_head_read_line(VmgpuHead *head, unsigned y, uint32_t *line,
     };
     int x;
 
+    if (r->ctrl & VMGPU_HEAD_CTRL_PRIMARY_OFF) {
+        memset(line, 0, r->hdisplay * 4);
+        return true;
+    }
     if (cpp == 2) {
         /* Read into the upper half, widen from the left. */
         raw += r->hdisplay * 2;
@@ -399,7 +406,7 @@ static void vmgpu_head_new_surface(VmgpuHead *head)
     head->surface_copies = false;
     if (!(r->ctrl & VMGPU_HEAD_CTRL_ENABLE)) {
         ds = qemu_create_placeholder_surface(640, 480, "vmgpu: head off");
-    } else if (head->blanked) {
+    } else if (head->blanked || (r->ctrl & VMGPU_HEAD_CTRL_PRIMARY_OFF)) {
         ds = qemu_create_displaysurface(r->hdisplay, r->vdisplay);
     } else if (r->fb_space == VMGPU_SPACE_VRAM) {
         /* Straight over VRAM: no copy per frame. */
@@ -454,8 +461,10 @@ static void vmgpu_head_gfx_update(void *opaque)
 
     if (head->surface_stale) {
         vmgpu_head_new_surface(head);
-        if (r->fb_space == VMGPU_SPACE_VRAM &&
-            (r->ctrl & VMGPU_HEAD_CTRL_ENABLE) && !head->blanked) {
+        if (r->fb_space == VMGPU_SPACE_VRAM && !head->blanked &&
+            (r->ctrl & (VMGPU_HEAD_CTRL_ENABLE |
+                        VMGPU_HEAD_CTRL_PRIMARY_OFF)) ==
+            VMGPU_HEAD_CTRL_ENABLE) {
             g_free(memory_region_snapshot_and_clear_dirty(
                        &s->vram, r->fb_addr, vmgpu_head_fb_bytes(r),
                        DIRTY_MEMORY_VGA));
@@ -465,7 +474,8 @@ static void vmgpu_head_gfx_update(void *opaque)
             return;
         }
     }
-    if (!(r->ctrl & VMGPU_HEAD_CTRL_ENABLE) || head->blanked) {
+    if (!(r->ctrl & VMGPU_HEAD_CTRL_ENABLE) || head->blanked ||
+        (r->ctrl & VMGPU_HEAD_CTRL_PRIMARY_OFF)) {
         return;
     }
     if (!head->surface_copies) {
@@ -669,7 +679,8 @@ static const char *vmgpu_display_write(VmgpuState *s, hwaddr addr,
         return vmgpu_head_commit(head, val);
     }
     if (reg == VMGPU_HEAD_CTRL &&
-        (val & ~(VMGPU_HEAD_CTRL_ENABLE | VMGPU_HEAD_CTRL_CRC))) {
+        (val & ~(VMGPU_HEAD_CTRL_ENABLE | VMGPU_HEAD_CTRL_CRC |
+                 VMGPU_HEAD_CTRL_PRIMARY_OFF))) {
         return "unknown head control bits";
     }
     if (reg == VMGPU_HEAD_CTRL) {

@@ -32,6 +32,7 @@ MUTANTS=(
 	"flip-event-at-once%%vmgpu_display.c%%s/\tif \(event && !drm_crtc_vblank_get\(crtc\)\) \{/\tif (false) {/%%rebar%%vmgpu_modetest_test/global.modetest_sets_a_mode_and_flips_with_vsync"
 	"async-waits-vblank%%vmgpu_display.c%%s/crtc_state->async_flip \? VMGPU_HEAD_COMMIT_NOW :/false ? VMGPU_HEAD_COMMIT_NOW :/%%rebar%%vmgpu_kms_test/kms.async_flips_do_not_wait_for_vblanks"
 	"cursor-not-async%%vmgpu_plane.c%%s/\t.atomic_async_update = vmgpu_cursor_atomic_async_update,\n//%%rebar%%vmgpu_kms_test/kms.cursor_moves_do_not_wait_for_vblanks"
+	"primary-always-on%%vmgpu_display.c%%s/\t\tlatched \|= VMGPU_HEAD_CTRL_PRIMARY_OFF;/\t\t;/%%rebar%%vmgpu_kms_test/kms.crtc_runs_without_its_primary"
 	"no-fbdev%%vmgpu_drv.c%%s/\tdrm_client_setup\(&vdev->drm, NULL\);\n//%%rebar%%vmgpu_fbdev_test/fbdev.console_is_on_the_display"
 	"vmap-wrong-page%%vmgpu_mmap.c%%s/\t\tpfns\[page\] = vmgpu_hap_pfn\(vbo, page\);/\t\tpfns[page] = vmgpu_hap_pfn(vbo, page ^ 1);/%%rebar%%vmgpu_fbdev_test/fbdev.fb0_writes_reach_the_head"
 	"primary-keeps-aperture%%vmgpu_gart.c%%s/\t\t       !vmgpu_bo_gives_back_aperture\(res->bo\);/\t\t       true;/%%rebar%%vmgpu_kms_test/kms.undisplayed_primaries_take_no_aperture_space"

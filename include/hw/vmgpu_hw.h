@@ -265,6 +265,8 @@ enum vmgpu_error {
 
 #define VMGPU_HEAD_CTRL_ENABLE		(1u << 0)
 #define VMGPU_HEAD_CTRL_CRC		(1u << 1)	/* compute frame CRCs */
+/* No primary plane: black under the cursor, FB_* ignored (1.7). */
+#define VMGPU_HEAD_CTRL_PRIMARY_OFF	(1u << 2)
 
 #define VMGPU_HEAD_COMMIT_VBLANK	1	/* latch at the next vblank */
 #define VMGPU_HEAD_COMMIT_NOW		2	/* latch now */

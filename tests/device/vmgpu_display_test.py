@@ -311,6 +311,25 @@ def test_cursor_latches_alone_at_once(shared, _dev):
         ack_errors(dev)
 
 
+def test_head_without_primary_is_black_under_the_cursor(shared, _dev):
+    with display_device(shared.qemu) as (qt, dev):
+        cursor = [0xFF000000 | (i * 2654435761 & 0xFFFFFF) for i in range(64 * 64)]
+        fill_vram(qt, CURSOR, struct.pack("<4096I", *cursor))
+        for name, val in (("CURSOR_ADDR_LO", CURSOR), ("CURSOR_ADDR_HI", 0),
+                          ("CURSOR_SPACE", HW["VMGPU_SPACE_VRAM"]), ("CURSOR_X", 3),
+                          ("CURSOR_Y", 4), ("CURSOR_CTRL", 1)):
+            head_write(qt, 0, f"VMGPU_HEAD_{name}", val)
+        # FB registers that would blank the head are ignored without a primary.
+        set_head(qt, 0, 1 << 40, stride=1, ctrl=ENABLE | CRC | HW["VMGPU_HEAD_CTRL_PRIMARY_OFF"])
+        assert not head_reg(qt, 0, "VMGPU_HEAD_STATUS") & HW["VMGPU_HEAD_STATUS_BLANKED"]
+        assert dev.reg("VMGPU_REG_ERROR_CODE") == 0
+        assert next_frame(qt)[1] == crc_of(compose([[0] * W for _ in range(H)], cursor, 3, 4))
+        # The negative: the same registers with a primary blank the head.
+        set_head(qt, 0, 1 << 40, stride=1)
+        assert head_reg(qt, 0, "VMGPU_HEAD_STATUS") & HW["VMGPU_HEAD_STATUS_BLANKED"]
+        ack_errors(dev)
+
+
 def test_crc_within_a_pixel_budget(shared, _dev):
     with display_device(shared.qemu) as (qt, dev):
         # 2048x1024 at 1000 frames a second: 2 Gpixel/s, past the budget.
@@ -402,7 +421,7 @@ def test_bad_sources_blank_the_head(shared, _dev):
         assert head_reg(qt, 0, "VMGPU_HEAD_FRAME_COUNT") == count
         assert not head_reg(qt, 0, "VMGPU_HEAD_STATUS") & HW["VMGPU_HEAD_STATUS_ACTIVE"]
         # Bad register values are refused outright.
-        for name, val in (("COMMIT", 4), ("CTRL", 4), ("CURSOR_CTRL", 2)):
+        for name, val in (("COMMIT", 4), ("CTRL", 8), ("CURSOR_CTRL", 2)):
             ack_errors(dev)
             head_write(qt, 0, f"VMGPU_HEAD_{name}", val)
             assert dev.reg("VMGPU_REG_ERROR_CODE") == HW["VMGPU_ERR_REGISTER"], name
@@ -485,7 +504,8 @@ def test_reset_turns_the_display_off(shared, _dev):
 TESTS = [
     test_display_identification_and_edid, test_vblanks_at_the_refresh_rate,
     test_flip_latches_at_vblank, test_crc_changes_exactly_when_pixels_change,
-    test_formats_and_cursor, test_cursor_latches_alone_at_once, test_crc_within_a_pixel_budget, test_scanout_through_the_aperture,
+    test_formats_and_cursor, test_cursor_latches_alone_at_once,
+    test_head_without_primary_is_black_under_the_cursor, test_crc_within_a_pixel_budget, test_scanout_through_the_aperture,
     test_bad_sources_blank_the_head, test_hotplug_from_qmp, test_screendump_is_the_scanout,
     test_reset_turns_the_display_off,
 ]

@@ -531,4 +531,64 @@ TEST_F(kms, cursor_moves_do_not_wait_for_vblanks)
 	free(image);
 }
 
+static uint32_t primary_plane(int fd, uint32_t crtc_index)
+{
+	drmModePlaneRes *res = drmModeGetPlaneResources(fd);
+	uint32_t id = 0;
+
+	for (uint32_t i = 0; res && !id && i < res->count_planes; i++) {
+		drmModePlane *plane = drmModeGetPlane(fd, res->planes[i]);
+		drmModeObjectProperties *props;
+
+		if (!plane)
+			continue;
+		props = drmModeObjectGetProperties(fd, plane->plane_id, DRM_MODE_OBJECT_PLANE);
+		for (uint32_t j = 0; props && j < props->count_props; j++) {
+			drmModePropertyRes *prop = drmModeGetProperty(fd, props->props[j]);
+
+			if (prop && !strcmp(prop->name, "type") &&
+			    props->prop_values[j] == DRM_PLANE_TYPE_PRIMARY &&
+			    plane->possible_crtcs & (1u << crtc_index))
+				id = plane->plane_id;
+			drmModeFreeProperty(prop);
+		}
+		drmModeFreeObjectProperties(props);
+		drmModeFreePlane(plane);
+	}
+	drmModeFreePlaneResources(res);
+	return id;
+}
+
+TEST_F(kms, crtc_runs_without_its_primary)
+{
+	uint32_t w = self->mode.hdisplay, h = self->mode.vdisplay, seen, plane;
+	struct vmgpu_test_fb cursor, black = { .pitch = w * 4 };
+	uint32_t *image = malloc(64 * 64 * 4);
+
+	black.map = calloc(w, h * 4);
+	ASSERT_NE(NULL, black.map);
+	ASSERT_EQ(0, vmgpu_test_dumb_fb(self->fd, 64, 64, DRM_FORMAT_ARGB8888, &cursor));
+	for (int i = 0; i < 64 * 64; i++)
+		image[i] = 0xff000000u | (i * 2654435761u & 0xffffff);
+	for (int y = 0; y < 64; y++)
+		memcpy(&cursor.map[y * (cursor.pitch / 4)], &image[y * 64], 64 * 4);
+	ASSERT_EQ(0, set_crtc(self, self->a.id));
+	ASSERT_EQ(0, drmModeSetCursor(self->fd, self->crtc, cursor.handle, 64, 64));
+	ASSERT_EQ(0, drmModeMoveCursor(self->fd, self->crtc, 5, 6));
+	plane = primary_plane(self->fd, self->crtc_index);
+	ASSERT_NE(0, plane);
+	/* The primary goes, the CRTC stays on: black under the cursor. */
+	ASSERT_EQ(0, drmModeSetPlane(self->fd, plane, self->crtc, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0));
+	self->crc_fd = vmgpu_test_crc_open(0);
+	ASSERT_LE(0, self->crc_fd) TH_LOG("the CRTC went off with its primary");
+	EXPECT_EQ(0, vmgpu_test_crc_wait(self->crc_fd, frame_crc(&black, w, h, image, 5, 6), &seen))
+		TH_LOG("head shows 0x%08x", seen);
+	/* And A is evictable again: nothing shows it. */
+	for (int i = 0; i < 100 && evict(self->dev, self->a.handle) == -EBUSY; i++)
+		usleep(10000);
+	EXPECT_EQ(0, evict(self->dev, self->a.handle));
+	free(black.map);
+	free(image);
+}
+
 TEST_HARNESS_MAIN

@@ -30,6 +30,8 @@
  * KMS on the device's display controller (hardware contract, *Display
  * controller*): each head is a CRTC with a primary and a cursor plane, a
  * virtual encoder and a connector whose modes come from the head's EDID.
+ * A CRTC may run without its primary plane: the head then shows black
+ * under the cursor (CTRL.PRIMARY_OFF), as vkms does.
  *
  * Framebuffers are primary surfaces (seed: "Primary surfaces"): their
  * allocation must have been created PRIMARY, as dumb buffers are. The
@@ -71,23 +73,23 @@ static void vmgpu_display_mask(struct vmgpu_device *vdev, u32 set, u32 clear)
 	spin_unlock_irqrestore(&display->lock, flags);
 }
 
-static u32 vmgpu_head_ctrl(struct vmgpu_head *head, bool enable)
+/* @latched: ENABLE and PRIMARY_OFF bits; CRC follows the CRC source. */
+static u32 vmgpu_head_ctrl(struct vmgpu_head *head, u32 latched)
 {
-	return (enable ? VMGPU_HEAD_CTRL_ENABLE : 0) |
-	       (READ_ONCE(head->crc) ? VMGPU_HEAD_CTRL_CRC : 0);
+	return latched | (READ_ONCE(head->crc) ? VMGPU_HEAD_CTRL_CRC : 0);
 }
 
 /*
  * CTRL and COMMIT; the display lock orders them against a CRC switch
  * (vmgpu_crtc_set_crc_source()), which writes CTRL too.
  */
-static void vmgpu_head_commit(struct vmgpu_head *head, bool enable, u32 when)
+static void vmgpu_head_commit(struct vmgpu_head *head, u32 latched, u32 when)
 {
 	struct vmgpu_display *display = &head->vdev->display;
 	unsigned long flags;
 
 	spin_lock_irqsave(&display->lock, flags);
-	vmgpu_head_write(head, VMGPU_HEAD_CTRL, vmgpu_head_ctrl(head, enable));
+	vmgpu_head_write(head, VMGPU_HEAD_CTRL, vmgpu_head_ctrl(head, latched));
 	vmgpu_head_write(head, VMGPU_HEAD_COMMIT, when);
 	spin_unlock_irqrestore(&display->lock, flags);
 }
@@ -116,16 +118,6 @@ static enum drm_mode_status vmgpu_crtc_mode_valid(struct drm_crtc *crtc,
 	if (frame_ns > VMGPU_MAX_FRAME_NS)
 		return MODE_CLOCK_LOW;
 	return MODE_OK;
-}
-
-static int vmgpu_crtc_atomic_check(struct drm_crtc *crtc, struct drm_atomic_state *state)
-{
-	struct drm_crtc_state *crtc_state = drm_atomic_get_new_crtc_state(state, crtc);
-
-	/* The helper does not look at enable: a CRTC going off has none. */
-	if (!crtc_state->enable)
-		return 0;
-	return drm_atomic_helper_check_crtc_primary_plane(crtc_state);
 }
 
 static void vmgpu_crtc_atomic_enable(struct drm_crtc *crtc, struct drm_atomic_state *state)
@@ -163,7 +155,7 @@ static void vmgpu_crtc_atomic_disable(struct drm_crtc *crtc, struct drm_atomic_s
 		 * left pending would come back at the next enable, unpinned.
 		 */
 		vmgpu_head_write(head, VMGPU_HEAD_CURSOR_CTRL, 0);
-		vmgpu_head_commit(head, false, VMGPU_HEAD_COMMIT_NOW);
+		vmgpu_head_commit(head, 0, VMGPU_HEAD_COMMIT_NOW);
 		drm_dev_exit(idx);
 	}
 	drm_crtc_vblank_off(crtc);
@@ -184,6 +176,8 @@ static void vmgpu_crtc_atomic_flush(struct drm_crtc *crtc, struct drm_atomic_sta
 	struct drm_crtc_state *crtc_state = drm_atomic_get_new_crtc_state(state, crtc);
 	struct vmgpu_head *head = crtc_to_head(crtc);
 	struct drm_pending_vblank_event *event = crtc_state->event;
+	struct drm_plane_state *primary;
+	u32 latched;
 	int idx;
 
 	if (!crtc_state->active)
@@ -207,15 +201,19 @@ static void vmgpu_crtc_atomic_flush(struct drm_crtc *crtc, struct drm_atomic_sta
 	} else if (event) {
 		drm_crtc_send_vblank_event(crtc, event);
 	}
-	vmgpu_head_commit(head, true, crtc_state->async_flip ? VMGPU_HEAD_COMMIT_NOW :
-							       VMGPU_HEAD_COMMIT_VBLANK);
+	/* States are swapped: the primary's is this commit's. */
+	primary = crtc->primary->state;
+	latched = VMGPU_HEAD_CTRL_ENABLE;
+	if (primary->crtc != crtc || !primary->visible)
+		latched |= VMGPU_HEAD_CTRL_PRIMARY_OFF;
+	vmgpu_head_commit(head, latched, crtc_state->async_flip ? VMGPU_HEAD_COMMIT_NOW :
+								  VMGPU_HEAD_COMMIT_VBLANK);
 	drm_dev_exit(idx);
 	spin_unlock_irq(&crtc->dev->event_lock);
 }
 
 static const struct drm_crtc_helper_funcs vmgpu_crtc_helper_funcs = {
 	.mode_valid = vmgpu_crtc_mode_valid,
-	.atomic_check = vmgpu_crtc_atomic_check,
 	.atomic_enable = vmgpu_crtc_atomic_enable,
 	.atomic_disable = vmgpu_crtc_atomic_disable,
 	.atomic_flush = vmgpu_crtc_atomic_flush,
@@ -254,8 +252,8 @@ static const char *const *vmgpu_crtc_get_crc_sources(struct drm_crtc *crtc, size
 /*
  * CTRL.CRC takes effect at once (contract: it is not latched), so that a
  * CRC switch never COMMITs a commit's half-written registers. It keeps
- * the pending ENABLE bit as the last commit wrote it. Vblank interrupts
- * deliver the CRCs: a reference holds them on while capture runs.
+ * the pending ENABLE and PRIMARY_OFF bits as the last commit wrote them.
+ * Vblank interrupts deliver the CRCs: a reference holds them on while capture runs.
  */
 static int vmgpu_crtc_set_crc_source(struct drm_crtc *crtc, const char *source)
 {
@@ -263,7 +261,7 @@ static int vmgpu_crtc_set_crc_source(struct drm_crtc *crtc, const char *source)
 	struct vmgpu_display *display = &head->vdev->display;
 	bool on = source && !strcmp(source, "auto");
 	unsigned long flags;
-	bool enable;
+	u32 latched;
 	int idx;
 
 	if (!drm_dev_enter(crtc->dev, &idx))
@@ -276,8 +274,9 @@ static int vmgpu_crtc_set_crc_source(struct drm_crtc *crtc, const char *source)
 	}
 	spin_lock_irqsave(&display->lock, flags);
 	WRITE_ONCE(head->crc, on);
-	enable = vmgpu_head_read(head, VMGPU_HEAD_CTRL) & VMGPU_HEAD_CTRL_ENABLE;
-	vmgpu_head_write(head, VMGPU_HEAD_CTRL, vmgpu_head_ctrl(head, enable));
+	latched = vmgpu_head_read(head, VMGPU_HEAD_CTRL) &
+		  (VMGPU_HEAD_CTRL_ENABLE | VMGPU_HEAD_CTRL_PRIMARY_OFF);
+	vmgpu_head_write(head, VMGPU_HEAD_CTRL, vmgpu_head_ctrl(head, latched));
 	spin_unlock_irqrestore(&display->lock, flags);
 	drm_dev_exit(idx);
 	return 0;
@@ -569,7 +568,7 @@ void vmgpu_display_unplug(struct vmgpu_device *vdev)
 	/* Off before anything is unpinned, and no interrupt left running. */
 	for (i = 0; i < display->num_heads; i++) {
 		vmgpu_head_write(&display->heads[i], VMGPU_HEAD_CURSOR_CTRL, 0);
-		vmgpu_head_commit(&display->heads[i], false, VMGPU_HEAD_COMMIT_NOW);
+		vmgpu_head_commit(&display->heads[i], 0, VMGPU_HEAD_COMMIT_NOW);
 	}
 	vmgpu_display_mask(vdev, 0, ~0u);
 	synchronize_irq(vdev->irq[VMGPU_MSIX_VEC_DISPLAY]);
