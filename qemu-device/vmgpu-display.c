@@ -202,7 +202,9 @@ static void vmgpu_head_latch(VmgpuHead *head)
         vmgpu_head_blank(head, code, reg, head->active.fb_addr, why);
     }
     if (on && !was_on) {
+        /* Frame 0 is the COMMIT that turned the head on. */
         head->frame_count = 0;
+        head->frame_time = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
     }
     if (on && (!was_on || vmgpu_head_frame_ns(&old) !=
                           vmgpu_head_frame_ns(&head->active))) {
@@ -561,6 +563,17 @@ bool vmgpu_display_reg_read(VmgpuState *s, hwaddr addr, uint32_t *val)
         return true;
     case VMGPU_REG_DISPLAY_EVENT_MASK:
         *val = s->display_event_mask;
+        return true;
+    case VMGPU_REG_DISPLAY_TIME_LO: {
+        /* FRAME_TIME's clock: a driver's vblank timestamps follow it. */
+        uint64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+
+        s->display_time_hi = now >> 32;
+        *val = now;
+        return true;
+    }
+    case VMGPU_REG_DISPLAY_TIME_HI:
+        *val = s->display_time_hi;
         return true;
     }
     if (addr < VMGPU_REG_HEAD(0) || addr >= VMGPU_REG_HEAD(s->num_heads)) {

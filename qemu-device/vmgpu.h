@@ -190,6 +190,7 @@ struct VmgpuState {
     VmgpuHead heads[VMGPU_MAX_HEADS];
     uint32_t display_events;    /* VMGPU_DISPLAY_EVENT_* */
     uint32_t display_event_mask;
+    uint32_t display_time_hi;   /* latched by reading DISPLAY_TIME_LO */
 
     /* DMA goes through an IOMMU (VMGPU_CAP_IOMMU_DMA), known at realize */
     bool iommu_dma;

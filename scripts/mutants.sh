@@ -28,7 +28,7 @@ MUTANTS=(
 	"pt-fill-cached%%vmgpu_vm.c%%s/\t\t\t\tcmd.fill.hdr.flags = cpu_to_le16\(VMGPU_FILL_FLAG_COHERENT\);\n//%%noncoherent%%vmgpu_coherency_test/coh.unmapped_entries_stay_unmapped_under_moves"
 	"system-limit-ignored%%vmgpu_gart.c%%s/\t    ttm_resource_manager_usage\(man\) > man->size\) \{/\t    false) {/%%rebar%%vmgpu_system_limit_test/limit.resident_beyond_the_limit_evicts_lru"
 	"display-keeps-pin%%vmgpu_display.c%%s/(vbo = gem_to_vmgpu_bo\(old->fb->obj\[0\]\);\n\tttm_bo_reserve\(&vbo->tbo, false, false, NULL\);\n)\tttm_bo_unpin\(&vbo->tbo\);\n/\$1/%%rebar%%vmgpu_kms_test/kms.displayed_primary_is_pinned_until_flipped_away"
-	"display-any-fb%%vmgpu_display.c%%s/\tif \(!\(vbo->flags & DRM_VMGPU_ALLOC_PRIMARY\)\)\n\t\treturn -EINVAL;\n//%%rebar%%vmgpu_kms_test/kms.only_primaries_are_framebuffers"
+	"display-any-fb%%vmgpu_plane.c%%s/\tif \(!\(vbo->flags & DRM_VMGPU_ALLOC_PRIMARY\)\)\n\t\treturn -EINVAL;\n//%%rebar%%vmgpu_kms_test/kms.only_primaries_are_framebuffers"
 	"flip-event-at-once%%vmgpu_display.c%%s/\tif \(event && !drm_crtc_vblank_get\(crtc\)\) \{/\tif (false) {/%%rebar%%vmgpu_modetest_test/global.modetest_sets_a_mode_and_flips_with_vsync"
 	"async-waits-vblank%%vmgpu_display.c%%s/crtc_state->async_flip \? VMGPU_HEAD_COMMIT_NOW :/false ? VMGPU_HEAD_COMMIT_NOW :/%%rebar%%vmgpu_kms_test/kms.async_flips_do_not_wait_for_vblanks"
 	"cursor-not-async%%vmgpu_plane.c%%s/\t.atomic_async_update = vmgpu_cursor_atomic_async_update,\n//%%rebar%%vmgpu_kms_test/kms.cursor_moves_do_not_wait_for_vblanks"

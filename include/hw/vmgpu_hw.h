@@ -284,6 +284,9 @@ enum vmgpu_format {
 #define VMGPU_REG_DISPLAY_HEADS		0x0e00	/* RO: number of heads */
 #define VMGPU_REG_DISPLAY_EVENTS	0x0e04	/* RW1C: VMGPU_DISPLAY_EVENT_* */
 #define VMGPU_REG_DISPLAY_EVENT_MASK	0x0e08	/* events that interrupt */
+/* RO (1.7): the clock of FRAME_TIME, now; reading LO latches HI. */
+#define VMGPU_REG_DISPLAY_TIME_LO	0x0e0c
+#define VMGPU_REG_DISPLAY_TIME_HI	0x0e10
 #define VMGPU_DISPLAY_EVENT_VBLANK(h)	(1u << (h))
 #define VMGPU_DISPLAY_EVENT_FLIP_DONE(h) (1u << (8 + (h)))
 #define VMGPU_DISPLAY_EVENT_HOTPLUG(h)	(1u << (16 + (h)))

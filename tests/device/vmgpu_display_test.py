@@ -330,6 +330,19 @@ def test_head_without_primary_is_black_under_the_cursor(shared, _dev):
         ack_errors(dev)
 
 
+def test_display_time_dates_vblanks(shared, _dev):
+    with display_device(shared.qemu) as (qt, dev):
+        set_head(qt, 0, FB_A)
+        next_frame(qt)
+        qt.step(PERIOD // 3)
+        t = now(qt)
+        lo = dev.reg("VMGPU_REG_DISPLAY_TIME_LO")
+        assert (dev.reg("VMGPU_REG_DISPLAY_TIME_HI") << 32 | lo) == t, "the virtual clock"
+        frame = head_reg(qt, 0, "VMGPU_HEAD_FRAME_TIME_HI") << 32 | \
+            head_reg(qt, 0, "VMGPU_HEAD_FRAME_TIME_LO")
+        assert t - frame == PERIOD // 3 + 1, "the last vblank, a third of a frame ago"
+
+
 def test_crc_within_a_pixel_budget(shared, _dev):
     with display_device(shared.qemu) as (qt, dev):
         # 2048x1024 at 1000 frames a second: 2 Gpixel/s, past the budget.
@@ -505,7 +518,8 @@ TESTS = [
     test_display_identification_and_edid, test_vblanks_at_the_refresh_rate,
     test_flip_latches_at_vblank, test_crc_changes_exactly_when_pixels_change,
     test_formats_and_cursor, test_cursor_latches_alone_at_once,
-    test_head_without_primary_is_black_under_the_cursor, test_crc_within_a_pixel_budget, test_scanout_through_the_aperture,
+    test_head_without_primary_is_black_under_the_cursor, test_display_time_dates_vblanks,
+    test_crc_within_a_pixel_budget, test_scanout_through_the_aperture,
     test_bad_sources_blank_the_head, test_hotplug_from_qmp, test_screendump_is_the_scanout,
     test_reset_turns_the_display_off,
 ]

@@ -198,6 +198,16 @@ static void vmgpu_crtc_atomic_flush(struct drm_crtc *crtc, struct drm_atomic_sta
 		/* Commits on a CRTC are serialized: the last event went out. */
 		drm_WARN_ON(crtc->dev, head->event);
 		head->event = event;
+		/*
+		 * A head that was off latches at once; as on any display, its
+		 * event comes with the first frame.
+		 */
+		head->event_at_vblank =
+			!drm_atomic_get_old_crtc_state(state, crtc)->active;
+		/* Nor a vblank from before it went off. */
+		if (head->event_at_vblank)
+			vmgpu_write32(head->vdev, VMGPU_REG_DISPLAY_EVENTS,
+				      VMGPU_DISPLAY_EVENT_VBLANK(head->index));
 	} else if (event) {
 		drm_crtc_send_vblank_event(crtc, event);
 	}
@@ -282,6 +292,57 @@ static int vmgpu_crtc_set_crc_source(struct drm_crtc *crtc, const char *source)
 	return 0;
 }
 
+/* A 64-bit device time: HI, LO, HI until HI holds still. */
+static u64 vmgpu_head_frame_time(struct vmgpu_head *head)
+{
+	u32 hi, lo;
+
+	do {
+		hi = vmgpu_head_read(head, VMGPU_HEAD_FRAME_TIME_HI);
+		lo = vmgpu_head_read(head, VMGPU_HEAD_FRAME_TIME_LO);
+	} while (hi != vmgpu_head_read(head, VMGPU_HEAD_FRAME_TIME_HI));
+	return (u64)hi << 32 | lo;
+}
+
+/*
+ * The last vblank's time from the device's own record (FRAME_TIME, and
+ * DISPLAY_TIME now), not from when its interrupt got handled: exact to
+ * the length of one register read, however late the interrupt.
+ */
+static bool vmgpu_crtc_get_vblank_timestamp(struct drm_crtc *crtc, int *max_error,
+					    ktime_t *vblank_time, bool in_vblank_irq)
+{
+	struct vmgpu_head *head = crtc_to_head(crtc);
+	struct vmgpu_device *vdev = head->vdev;
+	u64 device_now, frame;
+	ktime_t now;
+	int idx;
+
+	if (!drm_dev_enter(crtc->dev, &idx))
+		return false;
+	now = ktime_get();
+	/*
+	 * A head just on dates frame 0 from its COMMIT. One still off (the
+	 * helpers turn vblanks on before the COMMIT) has had no vblank: now,
+	 * as vkms says, so that its first one counts as one.
+	 */
+	if (!(vmgpu_head_read(head, VMGPU_HEAD_STATUS) & VMGPU_HEAD_STATUS_ACTIVE)) {
+		drm_dev_exit(idx);
+		*vblank_time = now;
+		*max_error = 0;
+		return true;
+	}
+	device_now = vmgpu_read32(vdev, VMGPU_REG_DISPLAY_TIME_LO);
+	device_now |= (u64)vmgpu_read32(vdev, VMGPU_REG_DISPLAY_TIME_HI) << 32;
+	frame = vmgpu_head_frame_time(head);
+	drm_dev_exit(idx);
+	if (frame > device_now)
+		return false;
+	*vblank_time = ktime_sub_ns(now, device_now - frame);
+	*max_error = 0;
+	return true;
+}
+
 static const struct drm_crtc_funcs vmgpu_crtc_funcs = {
 	.reset = drm_atomic_helper_crtc_reset,
 	.destroy = drm_crtc_cleanup,
@@ -291,6 +352,7 @@ static const struct drm_crtc_funcs vmgpu_crtc_funcs = {
 	.atomic_destroy_state = drm_atomic_helper_crtc_destroy_state,
 	.enable_vblank = vmgpu_crtc_enable_vblank,
 	.disable_vblank = vmgpu_crtc_disable_vblank,
+	.get_vblank_timestamp = vmgpu_crtc_get_vblank_timestamp,
 	.set_crc_source = vmgpu_crtc_set_crc_source,
 	.verify_crc_source = vmgpu_crtc_verify_crc_source,
 	.get_crc_sources = vmgpu_crtc_get_crc_sources,
@@ -352,12 +414,16 @@ static const struct drm_connector_funcs vmgpu_connector_funcs = {
 
 /* Interrupts */
 
-/* Under &drm_device.event_lock. */
-static void vmgpu_head_flip_done(struct vmgpu_head *head)
+/*
+ * The device's events for the head: FLIP_DONE completes the armed flip,
+ * unless that waits for the first frame of a head turned on (the next
+ * vblank). Under &drm_device.event_lock.
+ */
+static void vmgpu_head_flip_done(struct vmgpu_head *head, bool flip_done, bool vblank)
 {
 	struct drm_crtc *crtc = &head->crtc;
 
-	if (head->event) {
+	if (head->event && (head->event_at_vblank ? vblank : flip_done)) {
 		drm_crtc_send_vblank_event(crtc, head->event);
 		drm_crtc_vblank_put(crtc);
 		head->event = NULL;
@@ -386,13 +452,22 @@ static irqreturn_t vmgpu_display_irq(int irq, void *arg)
 	spin_lock(&vdev->drm.event_lock);
 	events = vmgpu_read32(vdev, VMGPU_REG_DISPLAY_EVENTS);
 	vmgpu_write32(vdev, VMGPU_REG_DISPLAY_EVENTS, events);
-	for (i = 0; i < vdev->display.num_heads; i++)
-		if (events & VMGPU_DISPLAY_EVENT_FLIP_DONE(i))
-			vmgpu_head_flip_done(&vdev->display.heads[i]);
 	spin_unlock(&vdev->drm.event_lock);
+	/*
+	 * The vblank that latched a flip first: its event then carries that
+	 * vblank's count and time, not the one before. No new flip is armed
+	 * meanwhile: a commit waits for the previous one's event.
+	 */
 	for (i = 0; i < vdev->display.num_heads; i++)
 		if (events & VMGPU_DISPLAY_EVENT_VBLANK(i))
 			vmgpu_head_vblank(&vdev->display.heads[i]);
+	spin_lock(&vdev->drm.event_lock);
+	for (i = 0; i < vdev->display.num_heads; i++)
+		if (events & (VMGPU_DISPLAY_EVENT_FLIP_DONE(i) | VMGPU_DISPLAY_EVENT_VBLANK(i)))
+			vmgpu_head_flip_done(&vdev->display.heads[i],
+					     events & VMGPU_DISPLAY_EVENT_FLIP_DONE(i),
+					     events & VMGPU_DISPLAY_EVENT_VBLANK(i));
+	spin_unlock(&vdev->drm.event_lock);
 	if (events & (VMGPU_DISPLAY_EVENTS_ALL & GENMASK(23, 16)))
 		schedule_work(&vdev->display.hotplug_work);
 	return IRQ_HANDLED;

@@ -28,6 +28,11 @@ struct vmgpu_plane_state {
 	u32 space;
 	/** @addr: device address of the framebuffer's first byte. */
 	u64 addr;
+	/**
+	 * @pinned: prepare_fb pinned the framebuffer (only a visible plane's
+	 * is: a plane of a CRTC that is off shows nothing).
+	 */
+	bool pinned;
 };
 
 /**
@@ -54,6 +59,12 @@ struct vmgpu_head {
 	 * Under &drm_device.event_lock.
 	 */
 	struct drm_pending_vblank_event *event;
+	/**
+	 * @event_at_vblank: @event waits for the first vblank of a head
+	 * just turned on (its COMMIT latched at once). Under
+	 * &drm_device.event_lock.
+	 */
+	bool event_at_vblank;
 	/**
 	 * @crc: frame CRCs are on (debugfs crtc-N/crc); written under
 	 * &vmgpu_display.lock, read once by the interrupt handler.

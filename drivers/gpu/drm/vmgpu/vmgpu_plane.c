@@ -62,9 +62,12 @@ static int vmgpu_plane_check(struct drm_plane *plane, struct drm_atomic_state *s
 	*out = new;
 	if (new->crtc)
 		crtc_state = drm_atomic_get_new_crtc_state(state, new->crtc);
-	/* A primary covers its CRTC; a cursor moves and may sit on an idle one. */
+	/*
+	 * A primary covers its CRTC, a cursor moves; either may stay on a
+	 * CRTC that is off (not visible then, and not pinned).
+	 */
 	return drm_atomic_helper_check_plane_state(new, crtc_state, DRM_PLANE_NO_SCALING,
-						   DRM_PLANE_NO_SCALING, cursor, cursor);
+						   DRM_PLANE_NO_SCALING, cursor, true);
 }
 
 static int vmgpu_primary_atomic_check(struct drm_plane *plane, struct drm_atomic_state *state)
@@ -135,8 +138,6 @@ static int vmgpu_display_pin(struct vmgpu_bo *vbo, u32 *space, u64 *addr)
 	struct ttm_placement placement = { .placement = places };
 	int ret;
 
-	if (!(vbo->flags & DRM_VMGPU_ALLOC_PRIMARY))
-		return -EINVAL;
 	ret = ttm_bo_reserve(&vbo->tbo, true, false, NULL);
 	if (ret)
 		return ret;
@@ -203,6 +204,11 @@ static int vmgpu_plane_prepare_fb(struct drm_plane *plane, struct drm_plane_stat
 	if (!new->fb)
 		return 0;
 	vbo = gem_to_vmgpu_bo(new->fb->obj[0]);
+	/* Still only primaries, shown or not. */
+	if (!(vbo->flags & DRM_VMGPU_ALLOC_PRIMARY))
+		return -EINVAL;
+	if (!new->visible)
+		return 0;
 	ret = vmgpu_display_pin(vbo, &vstate->space, &vstate->addr);
 	if (ret) {
 		drm_dbg_kms(plane->dev, "[PLANE:%d] cannot pin its framebuffer: %d\n",
@@ -213,14 +219,19 @@ static int vmgpu_plane_prepare_fb(struct drm_plane *plane, struct drm_plane_stat
 	ret = drm_gem_plane_helper_prepare_fb(plane, new);
 	if (ret)
 		vmgpu_display_unpin(vbo);
+	else
+		vstate->pinned = true;
 	return ret;
 }
 
 static void vmgpu_plane_cleanup_fb(struct drm_plane *plane, struct drm_plane_state *old)
 {
-	if (!old->fb)
+	struct vmgpu_plane_state *vstate = to_vmgpu_plane_state(old);
+
+	if (!vstate->pinned)
 		return;
 	vmgpu_display_unpin(gem_to_vmgpu_bo(old->fb->obj[0]));
+	vstate->pinned = false;
 }
 
 static void vmgpu_primary_atomic_update(struct drm_plane *plane, struct drm_atomic_state *state)
@@ -322,6 +333,7 @@ static void vmgpu_cursor_atomic_async_update(struct drm_plane *plane,
 	swap(pstate->fb, new->fb);
 	swap(cur->addr, next->addr);
 	swap(cur->space, next->space);
+	swap(cur->pinned, next->pinned);
 	pstate->crtc_x = new->crtc_x;
 	pstate->crtc_y = new->crtc_y;
 	pstate->crtc_w = new->crtc_w;
@@ -377,6 +389,8 @@ static struct drm_plane_state *vmgpu_plane_duplicate_state(struct drm_plane *pla
 	vstate = kmemdup(old, sizeof(*vstate), GFP_KERNEL);
 	if (!vstate)
 		return NULL;
+	/* Its own prepare_fb pins, if it shows something. */
+	vstate->pinned = false;
 	__drm_atomic_helper_plane_duplicate_state(plane, &vstate->base);
 	return &vstate->base;
 }
