@@ -36,7 +36,11 @@ userspace: setup kernel-fetch
 kernel-fetch: setup
 	@scripts/fetch-kernel.sh >/dev/null
 
-initramfs: qemu module userspace
+# IGT GPU Tools' generic KMS tests (cached), copied into the image.
+igt-build: setup
+	@scripts/build-igt.sh
+
+initramfs: qemu module userspace igt-build
 	@scripts/build-initramfs.sh $(EXTRA)
 
 # The debug kernel (cached) with vmgpu.ko built against it.
@@ -53,6 +57,14 @@ shell: initramfs initramfs-debug
 test: all
 	@scripts/test.sh $(CONFIGS)
 
+# Every IGT subtest of the generic KMS tests on one configuration (make
+# test runs the basic set on rebar and onesegment).
+igt: initramfs
+	@mkdir -p $(OUT)/logs; \
+	VMGPU_IGT=all VMGPU_ONLY_TESTS=igt VMGPU_BOOT_TIMEOUT=5400 \
+		scripts/run-guest.sh --mode test --config $(CONFIG) --log $(OUT)/logs/igt.log; \
+	python3 scripts/report.py $(OUT)/logs/igt.log
+
 bench: initramfs
 	@scripts/run-guest.sh --mode bench --config $(CONFIG) --log $(OUT)/bench.log; \
 	grep -a -E '^(bench|ratio):' $(OUT)/bench.log
@@ -68,5 +80,5 @@ clean:
 	@$(MAKE) -s -C $(KDIR) M=$(CURDIR) clean 2>/dev/null || true
 	rm -rf $(OUT)
 
-.PHONY: all setup qemu module userspace kernel-fetch initramfs initramfs-debug run shell test \
+.PHONY: all setup qemu module userspace kernel-fetch igt-build initramfs initramfs-debug run shell test igt \
 	bench mutants check clean

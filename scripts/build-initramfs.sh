@@ -79,6 +79,11 @@ cp "$userspace"/bin/* "$root/usr/bin/"
 cp "$userspace"/tests/* "$root/usr/lib/vmgpu/tests/"
 # A KMS client from outside the project (libdrm-tests, scripts/setup.sh).
 cp /usr/bin/modetest "$root/usr/bin/"
+# IGT GPU Tools' generic KMS tests, if built (scripts/build-igt.sh).
+if [ -d "$VMGPU_OUT/igt/tests" ]; then
+	mkdir -p "$root/usr/lib/vmgpu/igt"
+	cp -r "$VMGPU_OUT/igt/tests" "$VMGPU_OUT/igt/lib" "$root/usr/lib/vmgpu/igt/"
+fi
 if [ -n "$extra" ]; then
 	[ -d "$extra" ] || die "EXTRA=$extra is not a directory"
 	find "$extra" -maxdepth 1 -type f -perm -u+x -exec cp {} "$root/usr/lib/vmgpu/extra/" \;

@@ -28,6 +28,9 @@ SEGMENTS= BAR_SIZE= REBAR= BAR_EXPECT= HOST_APERTURE= BUS= ROOT_PORT_RESERVE= KE
 NONCOHERENT=off SKIP_TESTS= PAGING_VA_MB=0
 # Display heads (the device's heads property).
 HEADS=1
+# IGT's generic KMS tests: none, "basic" (make test) or "all" (make igt,
+# which sets VMGPU_IGT).
+IGT=
 # Behind the emulated IOMMU (intel-iommu, strict) unless IOMMU=off.
 IOMMU=on
 # A 64 MiB aperture segment unless a configuration says otherwise: small
@@ -35,6 +38,7 @@ IOMMU=on
 GART_PAGES=16384
 # shellcheck source=/dev/null
 . "$conf"
+IGT=${VMGPU_IGT:-$IGT}
 
 # QEMU option values escape commas by doubling them.
 device="vmgpu,id=vmgpu0,segments=${SEGMENTS//,/,,},bar-size=$BAR_SIZE,rebar=$REBAR"
@@ -64,6 +68,7 @@ cmdline+=" VMGPU_MODE=$mode VMGPU_CONFIG=$config VMGPU_SEGMENTS=$SEGMENTS"
 cmdline+=" VMGPU_BAR_SIZE=$BAR_SIZE VMGPU_REBAR=$REBAR VMGPU_BAR_EXPECT=$BAR_EXPECT"
 cmdline+=" VMGPU_HOST_APERTURE=$HOST_APERTURE VMGPU_KERNEL=$KERNEL VMGPU_NONCOHERENT=$NONCOHERENT"
 cmdline+=" VMGPU_IOMMU=$IOMMU VMGPU_PAGING_VA_MB=$PAGING_VA_MB VMGPU_HEADS=$HEADS"
+[ -z "$IGT" ] || cmdline+=" VMGPU_IGT=$IGT"
 [ -z "$SKIP_TESTS" ] || cmdline+=" VMGPU_SKIP_TESTS=${SKIP_TESTS// /,}"
 # For a developer's quick loop: only these test programs (space separated).
 [ -z "${VMGPU_ONLY_TESTS:-}" ] || cmdline+=" VMGPU_ONLY_TESTS=${VMGPU_ONLY_TESTS// /,}"
