@@ -415,19 +415,19 @@ static const struct drm_connector_funcs vmgpu_connector_funcs = {
 /* Interrupts */
 
 /*
- * The device's events for the head: FLIP_DONE completes the armed flip,
+ * The event the device's events complete: FLIP_DONE the armed flip's,
  * unless that waits for the first frame of a head turned on (the next
- * vblank). Under &drm_device.event_lock.
+ * vblank). Claimed under &drm_device.event_lock, with the events read.
  */
-static void vmgpu_head_flip_done(struct vmgpu_head *head, bool flip_done, bool vblank)
+static struct drm_pending_vblank_event *
+vmgpu_head_claim_event(struct vmgpu_head *head, bool flip_done, bool vblank)
 {
-	struct drm_crtc *crtc = &head->crtc;
+	struct drm_pending_vblank_event *event = head->event;
 
-	if (head->event && (head->event_at_vblank ? vblank : flip_done)) {
-		drm_crtc_send_vblank_event(crtc, head->event);
-		drm_crtc_vblank_put(crtc);
-		head->event = NULL;
-	}
+	if (!event || !(head->event_at_vblank ? vblank : flip_done))
+		return NULL;
+	head->event = NULL;
+	return event;
 }
 
 static void vmgpu_head_vblank(struct vmgpu_head *head)
@@ -444,29 +444,34 @@ static void vmgpu_head_vblank(struct vmgpu_head *head)
 
 static irqreturn_t vmgpu_display_irq(int irq, void *arg)
 {
+	struct drm_pending_vblank_event *done[VMGPU_MAX_HEADS] = {};
 	struct vmgpu_device *vdev = arg;
 	u32 events, i;
 
 	vmgpu_write32(vdev, VMGPU_REG_INT_STATUS, VMGPU_INT_DISPLAY);
-	/* Read and acked with the flips armed under the same lock. */
+	/* Read, acked and claimed with the flips armed under the same lock. */
 	spin_lock(&vdev->drm.event_lock);
 	events = vmgpu_read32(vdev, VMGPU_REG_DISPLAY_EVENTS);
 	vmgpu_write32(vdev, VMGPU_REG_DISPLAY_EVENTS, events);
+	for (i = 0; i < vdev->display.num_heads; i++)
+		done[i] = vmgpu_head_claim_event(&vdev->display.heads[i],
+						 events & VMGPU_DISPLAY_EVENT_FLIP_DONE(i),
+						 events & VMGPU_DISPLAY_EVENT_VBLANK(i));
 	spin_unlock(&vdev->drm.event_lock);
 	/*
 	 * The vblank that latched a flip first: its event then carries that
-	 * vblank's count and time, not the one before. No new flip is armed
-	 * meanwhile: a commit waits for the previous one's event.
+	 * vblank's count and time, not the one before.
 	 */
 	for (i = 0; i < vdev->display.num_heads; i++)
 		if (events & VMGPU_DISPLAY_EVENT_VBLANK(i))
 			vmgpu_head_vblank(&vdev->display.heads[i]);
 	spin_lock(&vdev->drm.event_lock);
-	for (i = 0; i < vdev->display.num_heads; i++)
-		if (events & (VMGPU_DISPLAY_EVENT_FLIP_DONE(i) | VMGPU_DISPLAY_EVENT_VBLANK(i)))
-			vmgpu_head_flip_done(&vdev->display.heads[i],
-					     events & VMGPU_DISPLAY_EVENT_FLIP_DONE(i),
-					     events & VMGPU_DISPLAY_EVENT_VBLANK(i));
+	for (i = 0; i < vdev->display.num_heads; i++) {
+		if (!done[i])
+			continue;
+		drm_crtc_send_vblank_event(&vdev->display.heads[i].crtc, done[i]);
+		drm_crtc_vblank_put(&vdev->display.heads[i].crtc);
+	}
 	spin_unlock(&vdev->drm.event_lock);
 	if (events & (VMGPU_DISPLAY_EVENTS_ALL & GENMASK(23, 16)))
 		schedule_work(&vdev->display.hotplug_work);
@@ -647,6 +652,18 @@ void vmgpu_display_unplug(struct vmgpu_device *vdev)
 	}
 	vmgpu_display_mask(vdev, 0, ~0u);
 	synchronize_irq(vdev->irq[VMGPU_MSIX_VEC_DISPLAY]);
+	/* No FLIP_DONE or vblank will complete an armed flip now. */
+	spin_lock_irq(&vdev->drm.event_lock);
+	for (i = 0; i < display->num_heads; i++) {
+		struct vmgpu_head *head = &display->heads[i];
+
+		if (!head->event)
+			continue;
+		drm_crtc_send_vblank_event(&head->crtc, head->event);
+		drm_crtc_vblank_put(&head->crtc);
+		head->event = NULL;
+	}
+	spin_unlock_irq(&vdev->drm.event_lock);
 	cancel_work_sync(&display->hotplug_work);
 	/* Unplugged: the helpers no longer touch the device, only state. */
 	drm_atomic_helper_shutdown(&vdev->drm);

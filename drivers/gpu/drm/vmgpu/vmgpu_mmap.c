@@ -66,7 +66,7 @@
  *   and prepared as for a fault. The allocation is pinned while mapped,
  *   and keeps its host-aperture pages (vmgpu_hap_steal() passes pinned
  *   holders over), so the mapping stays valid without the reservation.
- *   Mapping VRAM needs the device: after unplug it fails with -ENODEV.
+ *   After unplug it fails with -ENODEV.
  *
  * The driver offers no dma-buf attachment, so there is no other CPU path
  * to an allocation's pages.
@@ -285,8 +285,9 @@ static int vmgpu_bo_vmap_vram(struct vmgpu_bo *vbo, struct iosys_map *map)
  * vmgpu_gem_vunmap().
  *
  * Return: 0; -EACCES for an allocation without CPU access; -ENODEV after
- * unplug for VRAM; -EIO if its contents were lost; -ENOSPC if it cannot be
- * made reachable; -ENOMEM.
+ * unplug; -EIO if its contents were lost; -ENOSPC if it cannot be made
+ * reachable (a pinned one beyond the BAR with the host aperture full);
+ * -ENOMEM.
  */
 int vmgpu_gem_vmap(struct drm_gem_object *obj, struct iosys_map *map)
 {
@@ -297,22 +298,24 @@ int vmgpu_gem_vmap(struct drm_gem_object *obj, struct iosys_map *map)
 	dma_resv_assert_held(obj->resv);
 	if (!(vbo->flags & DRM_VMGPU_ALLOC_CPU_ACCESS))
 		return -EACCES;
-	ret = vmgpu_bo_cpu_reach(vbo, true);
+	/* After unplug, no page is DMA-mapped or moved for it again. */
+	if (!drm_dev_enter(obj->dev, &idx))
+		return -ENODEV;
+	/* A pinned one (shown) stays put: host-aperture pages or nothing. */
+	ret = vmgpu_bo_cpu_reach(vbo, !tbo->pin_count);
 	if (!ret)
 		ret = vmgpu_bo_prepare_access(vbo, false);
 	if (ret)
-		return ret;
+		goto exit;
 	ttm_bo_pin(tbo);
-	if (!vmgpu_bo_in_memory_segment(vbo)) {
-		ret = ttm_bo_vmap(tbo, map);
-	} else if (drm_dev_enter(obj->dev, &idx)) {
+	if (vmgpu_bo_in_memory_segment(vbo))
 		ret = vmgpu_bo_vmap_vram(vbo, map);
-		drm_dev_exit(idx);
-	} else {
-		ret = -ENODEV;
-	}
+	else
+		ret = ttm_bo_vmap(tbo, map);
 	if (ret)
 		ttm_bo_unpin(tbo);
+exit:
+	drm_dev_exit(idx);
 	return ret;
 }
 

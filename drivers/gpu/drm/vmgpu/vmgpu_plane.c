@@ -3,6 +3,8 @@
  * Copyright 2026 The vmgpu authors
  */
 
+#include <linux/dma-fence.h>
+
 #include <drm/drm_atomic.h>
 #include <drm/drm_atomic_helper.h>
 #include <drm/drm_drv.h>
@@ -302,13 +304,20 @@ static int vmgpu_cursor_atomic_async_check(struct drm_plane *plane,
 					   struct drm_atomic_state *state)
 {
 	struct drm_plane_state *new = drm_atomic_get_new_plane_state(state, plane);
-	struct drm_crtc_state *crtc_state;
+	struct drm_crtc_state *crtc_state, *old_crtc_state;
 	int ret;
 
 	crtc_state = drm_atomic_get_new_crtc_state(state, new->crtc);
 	if (!crtc_state || !crtc_state->active || !new->fb || !plane->state->fb ||
 	    !plane->state->visible)
 		return -EINVAL;
+	/*
+	 * A flip waiting for its vblank latches the cursor registers too: it
+	 * could take them half-written. Synchronize with it instead.
+	 */
+	old_crtc_state = drm_atomic_get_old_crtc_state(state, new->crtc);
+	if (old_crtc_state->commit && !completion_done(&old_crtc_state->commit->flip_done))
+		return -EBUSY;
 	ret = vmgpu_cursor_atomic_check(plane, state);
 	if (!ret && !new->visible)
 		ret = -EINVAL;
@@ -346,6 +355,12 @@ static void vmgpu_cursor_atomic_async_update(struct drm_plane *plane,
 	pstate->hotspot_y = new->hotspot_y;
 	pstate->src = new->src;
 	pstate->dst = new->dst;
+	/*
+	 * The helpers' async path does not wait for the fences prepare_fb
+	 * took: the pin's move or clear, and the last write, land first.
+	 */
+	if (new->fence)
+		dma_fence_wait(new->fence, false);
 	if (!drm_dev_enter(plane->dev, &idx))
 		return;
 	vmgpu_cursor_write(crtc_to_head(pstate->crtc), pstate);
