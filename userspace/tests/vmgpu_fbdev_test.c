@@ -186,10 +186,8 @@ static uint32_t client_crc(uint32_t w, uint32_t h, bool cursor)
 TEST_F(fbdev, console_comes_back_when_the_last_client_closes)
 {
 	struct vmgpu_test_fb mine, cursor;
-	drmModeRes *res;
-	uint32_t want, seen, crtc, connector, mine_crc;
-	drmModeModeInfo mode;
-	drmModeConnector *conn;
+	struct vmgpu_card_head head;
+	uint32_t want, seen, mine_crc;
 	int card;
 
 	ASSERT_EQ(0, vmgpu_test_write_file(self->bind, "0"));
@@ -199,27 +197,19 @@ TEST_F(fbdev, console_comes_back_when_the_last_client_closes)
 	ASSERT_EQ(0, vmgpu_test_crc_wait(self->crc_fd, want, &seen));
 
 	/* A client takes the display and leaves a cursor on it. */
-	card = vmgpu_test_open_card();
+	card = vmgpu_open_card("vmgpu");
 	ASSERT_LE(0, card);
-	res = drmModeGetResources(card);
-	ASSERT_NE(NULL, res);
-	crtc = res->crtcs[0];
-	connector = res->connectors[0];
-	drmModeFreeResources(res);
-	conn = drmModeGetConnector(card, connector);
-	ASSERT_NE(NULL, conn);
-	ASSERT_LT(0, conn->count_modes);
-	mode = conn->modes[0];
-	drmModeFreeConnector(conn);
-	ASSERT_EQ(0, vmgpu_test_dumb_fb(card, mode.hdisplay, mode.vdisplay, DRM_FORMAT_XRGB8888,
-					 &mine));
+	ASSERT_EQ(0, vmgpu_card_head0(card, 0, 0, &head));
+	ASSERT_EQ(0, vmgpu_test_dumb_fb(card, head.mode.hdisplay, head.mode.vdisplay,
+					DRM_FORMAT_XRGB8888, &mine));
 	memset(mine.map, 0x5a, mine.size);
 	ASSERT_EQ(0, vmgpu_test_dumb_fb(card, 64, 64, DRM_FORMAT_ARGB8888, &cursor));
 	memset(cursor.map, 0xff, cursor.size);
-	ASSERT_EQ(0, drmModeSetCrtc(card, crtc, mine.id, 0, 0, &connector, 1, &mode));
-	ASSERT_EQ(0, drmModeSetCursor(card, crtc, cursor.handle, 64, 64));
-	ASSERT_EQ(0, drmModeMoveCursor(card, crtc, 64, 64));
-	mine_crc = client_crc(mode.hdisplay, mode.vdisplay, true);
+	ASSERT_EQ(0, drmModeSetCrtc(card, head.crtc, mine.id, 0, 0, &head.connector, 1,
+				    &head.mode));
+	ASSERT_EQ(0, drmModeSetCursor(card, head.crtc, cursor.handle, 64, 64));
+	ASSERT_EQ(0, drmModeMoveCursor(card, head.crtc, 64, 64));
+	mine_crc = client_crc(head.mode.hdisplay, head.mode.vdisplay, true);
 	ASSERT_EQ(0, vmgpu_test_crc_wait(self->crc_fd, mine_crc, &seen))
 		TH_LOG("head shows CRC 0x%08x, the client's picture is 0x%08x", seen, mine_crc);
 
@@ -228,7 +218,7 @@ TEST_F(fbdev, console_comes_back_when_the_last_client_closes)
 	munmap(cursor.map, cursor.size);
 	close(card);
 	EXPECT_EQ(0, vmgpu_test_crc_wait(self->crc_fd, want, &seen))
-		TH_LOG("head shows CRC 0x%08x after the close, fb0 is 0x%08x, the client's 0x%08x without cursor", seen, want, client_crc(mode.hdisplay, mode.vdisplay, false));
+		TH_LOG("head shows CRC 0x%08x after the close, fb0 is 0x%08x, the client's 0x%08x without cursor", seen, want, client_crc(head.mode.hdisplay, head.mode.vdisplay, false));
 }
 
 TEST_HARNESS_MAIN

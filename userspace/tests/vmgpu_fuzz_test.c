@@ -700,7 +700,7 @@ static int kms_setup(struct fuzz_proc *p)
 	drmModeRes *res;
 	drmModeConnector *conn;
 
-	p->card_fd = vmgpu_test_open_card();
+	p->card_fd = vmgpu_open_card("vmgpu");
 	if (p->card_fd < 0)
 		return -1;
 	res = drmModeGetResources(p->card_fd);

@@ -43,29 +43,14 @@ FIXTURE(host) {
 FIXTURE_SETUP(host)
 {
 	struct sockaddr_nl addr = { .nl_family = AF_NETLINK, .nl_groups = 1 };
-	drmModeConnector *conn;
-	drmModeRes *res;
-	int i, best = -1;
+	struct vmgpu_card_head head;
 
-	self->fd = vmgpu_test_open_card();
+	self->fd = vmgpu_open_card("vmgpu");
 	ASSERT_LE(0, self->fd);
-	res = drmModeGetResources(self->fd);
-	ASSERT_NE(NULL, res);
-	self->crtc = res->crtcs[0];
-	self->connector = res->connectors[0];
-	for (i = 0; i < res->count_crtcs; i++)
-		ASSERT_EQ(0, drmModeSetCursor(self->fd, res->crtcs[i], 0, 0, 0));
-	drmModeFreeResources(res);
-	conn = drmModeGetConnector(self->fd, self->connector);
-	ASSERT_NE(NULL, conn);
-	ASSERT_EQ(DRM_MODE_CONNECTED, conn->connection);
-	for (i = 0; i < conn->count_modes; i++)
-		if (best < 0 || conn->modes[i].hdisplay * conn->modes[i].vdisplay <
-				conn->modes[best].hdisplay * conn->modes[best].vdisplay)
-			best = i;
-	ASSERT_LE(0, best);
-	self->mode = conn->modes[best];
-	drmModeFreeConnector(conn);
+	ASSERT_EQ(0, vmgpu_card_head0(self->fd, 0, 0, &head));
+	self->crtc = head.crtc;
+	self->connector = head.connector;
+	self->mode = head.mode;
 	ASSERT_EQ(0, vmgpu_test_dumb_fb(self->fd, self->mode.hdisplay, self->mode.vdisplay,
 					DRM_FORMAT_XRGB8888, &self->fb));
 	self->uevent = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_KOBJECT_UEVENT);

@@ -85,39 +85,18 @@ static int evict(vmgpu_device *dev, uint32_t handle)
 
 FIXTURE_SETUP(kms)
 {
-	drmModeRes *res;
-	drmModeConnector *conn;
-	int i, best = -1;
+	struct vmgpu_card_head head;
 
-	self->fd = vmgpu_test_open_card();
+	self->fd = vmgpu_open_card("vmgpu");
 	ASSERT_LE(0, self->fd) TH_LOG("no vmgpu card node");
 	ASSERT_EQ(0, vmgpu_device_create(self->fd, &self->dev));
 	ASSERT_EQ(0, drmSetClientCap(self->fd, DRM_CLIENT_CAP_UNIVERSAL_PLANES, 1));
-	res = drmModeGetResources(self->fd);
-	ASSERT_NE(NULL, res);
-	ASSERT_LE(1, res->count_crtcs);
-	ASSERT_LE(1, res->count_connectors);
-	self->crtc = res->crtcs[0];
-	self->crtc_index = 0;
-	self->connector = res->connectors[0];
-	/*
-	 * A legacy cursor outlives the client that set it (its framebuffer
-	 * belongs to no file): start from none, as a new display server does.
-	 */
-	for (i = 0; i < res->count_crtcs; i++)
-		ASSERT_EQ(0, drmModeSetCursor(self->fd, res->crtcs[i], 0, 0, 0));
-	drmModeFreeResources(res);
-	conn = drmModeGetConnector(self->fd, self->connector);
-	ASSERT_NE(NULL, conn);
-	ASSERT_EQ(DRM_MODE_CONNECTED, conn->connection);
 	/* The smallest mode: CRCs read every pixel of every frame. */
-	for (i = 0; i < conn->count_modes; i++)
-		if (best < 0 || conn->modes[i].hdisplay * conn->modes[i].vdisplay <
-				conn->modes[best].hdisplay * conn->modes[best].vdisplay)
-			best = i;
-	ASSERT_LE(0, best);
-	self->mode = conn->modes[best];
-	drmModeFreeConnector(conn);
+	ASSERT_EQ(0, vmgpu_card_head0(self->fd, 0, 0, &head));
+	self->crtc = head.crtc;
+	self->crtc_index = 0;
+	self->connector = head.connector;
+	self->mode = head.mode;
 	ASSERT_EQ(0, vmgpu_test_dumb_fb(self->fd, self->mode.hdisplay, self->mode.vdisplay,
 			       DRM_FORMAT_XRGB8888, &self->a));
 	ASSERT_EQ(0, vmgpu_test_dumb_fb(self->fd, self->mode.hdisplay, self->mode.vdisplay,

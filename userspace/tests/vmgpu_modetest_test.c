@@ -27,32 +27,21 @@ TEST(modetest_sets_a_mode_and_flips_with_vsync)
 {
 	char out_path[] = "/tmp/modetest.XXXXXX", setting[64], line[256];
 	int card, out, in[2], status, freqs = 0;
-	drmModeConnector *conn;
-	drmModeRes *res;
-	uint32_t crtc, connector;
-	drmModeModeInfo mode;
+	struct vmgpu_card_head head;
 	double refresh, max_freq = 0;
 	FILE *f;
 	pid_t pid;
 
 	ASSERT_EQ(0, access(MODETEST, X_OK)) TH_LOG("modetest missing from the guest");
-	card = vmgpu_test_open_card();
+	card = vmgpu_open_card("vmgpu");
 	ASSERT_LE(0, card);
-	res = drmModeGetResources(card);
-	ASSERT_NE(NULL, res);
-	crtc = res->crtcs[0];
-	connector = res->connectors[0];
-	drmModeFreeResources(res);
-	conn = drmModeGetConnector(card, connector);
-	ASSERT_NE(NULL, conn);
-	ASSERT_LT(0, conn->count_modes);
 	/* The smallest mode: modetest fills its buffers with the CPU. */
-	mode = conn->modes[conn->count_modes - 1];
-	drmModeFreeConnector(conn);
+	ASSERT_EQ(0, vmgpu_card_head0(card, 0, 0, &head));
 	/* modetest becomes master itself. */
 	close(card);
-	refresh = mode.clock * 1000.0 / (mode.htotal * mode.vtotal);
-	snprintf(setting, sizeof(setting), "%u@%u:%s", connector, crtc, mode.name);
+	refresh = head.mode.clock * 1000.0 / (head.mode.htotal * head.mode.vtotal);
+	snprintf(setting, sizeof(setting), "%u@%u:%s", head.connector, head.crtc,
+		 head.mode.name);
 
 	out = mkstemp(out_path);
 	ASSERT_LE(0, out);

@@ -331,34 +331,6 @@ int vmgpu_test_try_mmap(int fd, uint64_t size, uint64_t offset)
 	return 0;
 }
 
-int vmgpu_test_open_card(void)
-{
-	drmDevicePtr devices[16];
-	int count, i, fd = -ENODEV;
-
-	count = drmGetDevices2(0, devices, 16);
-	for (i = 0; i < count && fd < 0; i++) {
-		drmVersionPtr v;
-
-		if (!(devices[i]->available_nodes & (1 << DRM_NODE_PRIMARY)))
-			continue;
-		fd = open(devices[i]->nodes[DRM_NODE_PRIMARY], O_RDWR | O_CLOEXEC);
-		if (fd < 0) {
-			fd = -errno;
-			continue;
-		}
-		v = drmGetVersion(fd);
-		if (!v || strcmp(v->name, "vmgpu")) {
-			close(fd);
-			fd = -ENODEV;
-		}
-		drmFreeVersion(v);
-	}
-	if (count > 0)
-		drmFreeDevices(devices, count);
-	return fd;
-}
-
 int vmgpu_test_dumb_fb(int card, uint32_t w, uint32_t h, uint32_t format,
 		       struct vmgpu_test_fb *fb)
 {

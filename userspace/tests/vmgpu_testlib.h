@@ -13,6 +13,7 @@
 #include <stddef.h>
 
 #include "libvmgpu.h"
+#include "vmgpu_card.h"
 
 struct vmgpu_expect {
 	uint32_t num_segments;
@@ -54,8 +55,6 @@ int vmgpu_test_debugfs_path(const char *name, char *path, size_t len);
 int vmgpu_test_write_file(const char *path, const char *text);
 /* The aperture segment's id, 0 if the query fails. */
 uint32_t vmgpu_test_aperture(vmgpu_device *dev);
-/* Open vmgpu's primary (KMS) node: the fd, or -errno. */
-int vmgpu_test_open_card(void);
 
 /* A dumb buffer, CPU-mapped, and a framebuffer of it. */
 struct vmgpu_test_fb {

@@ -92,7 +92,7 @@ static int show_primary(struct shown *d)
 	drmModeConnector *conn;
 	int i;
 
-	d->card = vmgpu_test_open_card();
+	d->card = vmgpu_open_card("vmgpu");
 	if (d->card < 0)
 		return d->card;
 	res = drmModeGetResources(d->card);

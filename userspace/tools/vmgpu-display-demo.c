@@ -7,9 +7,7 @@
  * page flip shows it on head 0. Under make run, the host agent then saves
  * a PNG screenshot of the head (scripts/vmgpu_host_agent.py).
  */
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +19,7 @@
 #include <xf86drmMode.h>
 
 #include "libvmgpu.h"
+#include "vmgpu_card.h"
 #include "vmgpu_host.h"
 
 #define FB_VA		(1ull << 32)
@@ -194,35 +193,6 @@ static void draw_segments(struct painter *p, const struct drm_vmgpu_query_segmen
 	flush(p);
 }
 
-/* vmgpu's primary node: its fd, or -errno. */
-static int open_card(void)
-{
-	DIR *dir = opendir("/dev/dri");
-	struct dirent *d;
-	int fd = -ENOENT;
-
-	while (dir && fd < 0 && (d = readdir(dir))) {
-		char path[300];
-		drmVersionPtr v;
-
-		if (strncmp(d->d_name, "card", 4))
-			continue;
-		snprintf(path, sizeof(path), "/dev/dri/%s", d->d_name);
-		fd = open(path, O_RDWR | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		v = drmGetVersion(fd);
-		if (!v || strcmp(v->name, "vmgpu")) {
-			close(fd);
-			fd = -ENOENT;
-		}
-		drmFreeVersion(v);
-	}
-	if (dir)
-		closedir(dir);
-	return fd;
-}
-
 static void wait_flip(int fd)
 {
 	drmEventContext ev = { .version = 2 };
@@ -247,7 +217,7 @@ int main(void)
 	drmModeModeInfo mode;
 	int fd, ret;
 
-	fd = open_card();
+	fd = vmgpu_open_card("vmgpu");
 	if (fd < 0)
 		fail("no vmgpu card", fd);
 	ret = vmgpu_device_create(fd, &dev);
