@@ -9,7 +9,8 @@
  * blanks the head instead of reaching memory the guest did not name.
  *
  * The mode, plane and CTRL registers are pending copies; COMMIT latches
- * them whole at the next vblank (a flip) or at once. Vblanks tick on the
+ * them whole at the next vblank (a flip, as they were at the COMMIT) or at
+ * once. Vblanks tick on the
  * virtual clock at the latched mode's refresh rate. Each frame can have a
  * CRC32 of what the head showed, cursor composed, so that guests can test
  * pixels without a screenshot. Each head is a QEMU graphic console; a VRAM
@@ -172,8 +173,8 @@ static void vmgpu_head_blank(VmgpuHead *head, enum vmgpu_error code,
                        VMGPU_REG_HEAD(head->index) + reg, addr);
 }
 
-/* COMMIT: the pending registers become the ones scanned out. */
-static void vmgpu_head_latch(VmgpuHead *head)
+/* COMMIT: regs (pending or committed) become the ones scanned out. */
+static void vmgpu_head_latch(VmgpuHead *head, const VmgpuHeadRegs *regs)
 {
     VmgpuState *s = head->owner;
     VmgpuHeadRegs old = head->active;
@@ -186,8 +187,8 @@ static void vmgpu_head_latch(VmgpuHead *head)
     head->latch_pending = false;
     head->blanked = false;
     head->surface_stale = true;
-    why = vmgpu_head_check(s, &head->pending, &reg, &code);
-    head->active = head->pending;
+    why = vmgpu_head_check(s, regs, &reg, &code);
+    head->active = *regs;
     on = head->active.ctrl & VMGPU_HEAD_CTRL_ENABLE;
     trace_vmgpu_display_latch(head->index, head->active.ctrl,
                               head->active.hdisplay, head->active.vdisplay,
@@ -380,7 +381,10 @@ static void vmgpu_head_vblank(void *opaque)
     trace_vmgpu_display_vblank(head->index, head->frame_count,
                                head->frame_time);
     if (head->latch_pending) {
-        vmgpu_head_latch(head);
+        /* CTRL.CRC is not latched: it stays as last written. */
+        head->committed.ctrl = (head->committed.ctrl & ~VMGPU_HEAD_CTRL_CRC) |
+                               (head->active.ctrl & VMGPU_HEAD_CTRL_CRC);
+        vmgpu_head_latch(head, &head->committed);
         if (!(head->active.ctrl & VMGPU_HEAD_CTRL_ENABLE)) {
             return;
         }
@@ -579,8 +583,8 @@ bool vmgpu_display_reg_read(VmgpuState *s, hwaddr addr, uint32_t *val)
     if (addr < VMGPU_REG_HEAD(0) || addr >= VMGPU_REG_HEAD(s->num_heads)) {
         return false;
     }
-    head = &s->heads[(addr - VMGPU_REG_HEAD(0)) / 0x80];
-    reg = (addr - VMGPU_REG_HEAD(0)) % 0x80;
+    head = &s->heads[(addr - VMGPU_REG_HEAD(0)) / VMGPU_HEAD_BANK_SIZE];
+    reg = (addr - VMGPU_REG_HEAD(0)) % VMGPU_HEAD_BANK_SIZE;
     pending = vmgpu_head_pending_reg(head, reg);
     if (pending) {
         *val = *pending;
@@ -621,25 +625,33 @@ bool vmgpu_display_reg_read(VmgpuState *s, hwaddr addr, uint32_t *val)
     return false;
 }
 
+static void vmgpu_head_copy_cursor(VmgpuHeadRegs *to, const VmgpuHeadRegs *from)
+{
+    to->cursor_ctrl = from->cursor_ctrl;
+    to->cursor_addr = from->cursor_addr;
+    to->cursor_space = from->cursor_space;
+    to->cursor_x = from->cursor_x;
+    to->cursor_y = from->cursor_y;
+    to->cursor_hot = from->cursor_hot;
+}
+
 /*
  * COMMIT_CURSOR: the cursor registers alone become the scanned-out ones,
  * now, without FLIP_DONE: a cursor move never waits for a frame, nor
- * completes a flip that does.
+ * completes a flip that does. A flip that waits for its vblank takes
+ * this cursor along, not the one it was committed with.
  */
 static void vmgpu_head_latch_cursor(VmgpuHead *head)
 {
     VmgpuHeadRegs *a = &head->active;
-    const VmgpuHeadRegs *p = &head->pending;
     enum vmgpu_error code;
     const char *why;
     unsigned reg;
 
-    a->cursor_ctrl = p->cursor_ctrl;
-    a->cursor_addr = p->cursor_addr;
-    a->cursor_space = p->cursor_space;
-    a->cursor_x = p->cursor_x;
-    a->cursor_y = p->cursor_y;
-    a->cursor_hot = p->cursor_hot;
+    vmgpu_head_copy_cursor(a, &head->pending);
+    if (head->latch_pending) {
+        vmgpu_head_copy_cursor(&head->committed, &head->pending);
+    }
     trace_vmgpu_display_latch_cursor(head->index, a->cursor_ctrl,
                                      a->cursor_space, a->cursor_addr,
                                      a->cursor_x, a->cursor_y);
@@ -657,12 +669,14 @@ static const char *vmgpu_head_commit(VmgpuHead *head, uint32_t val)
         return NULL;
     case VMGPU_HEAD_COMMIT_VBLANK:
         if (head->active.ctrl & VMGPU_HEAD_CTRL_ENABLE) {
+            /* Writes from now on wait for the next COMMIT. */
+            head->committed = head->pending;
             head->latch_pending = true;
             return NULL;
         }
         /* fall through: an idle head has no vblank to wait for */
     case VMGPU_HEAD_COMMIT_NOW:
-        vmgpu_head_latch(head);
+        vmgpu_head_latch(head, &head->pending);
         return NULL;
     }
     return "unknown COMMIT value";
@@ -686,8 +700,8 @@ static const char *vmgpu_display_write(VmgpuState *s, hwaddr addr,
         s->display_event_mask = val;
         return NULL;
     }
-    head = &s->heads[(addr - VMGPU_REG_HEAD(0)) / 0x80];
-    reg = (addr - VMGPU_REG_HEAD(0)) % 0x80;
+    head = &s->heads[(addr - VMGPU_REG_HEAD(0)) / VMGPU_HEAD_BANK_SIZE];
+    reg = (addr - VMGPU_REG_HEAD(0)) % VMGPU_HEAD_BANK_SIZE;
     if (reg == VMGPU_HEAD_COMMIT) {
         return vmgpu_head_commit(head, val);
     }
@@ -782,6 +796,7 @@ void vmgpu_display_reset(VmgpuState *s)
 
         timer_del(&head->vblank);
         memset(&head->pending, 0, sizeof(head->pending));
+        memset(&head->committed, 0, sizeof(head->committed));
         memset(&head->active, 0, sizeof(head->active));
         head->latch_pending = false;
         head->blanked = false;

@@ -110,8 +110,9 @@ typedef struct VmgpuHead {
     struct VmgpuState *owner;
     unsigned index;
     VmgpuHeadRegs pending;
+    VmgpuHeadRegs committed;    /* pending as COMMIT 1 found them */
     VmgpuHeadRegs active;       /* what the head scans out */
-    bool latch_pending;         /* COMMIT waits for the next vblank */
+    bool latch_pending;         /* committed waits for the next vblank */
     bool blanked;               /* a bad source: black until a COMMIT */
     bool connected;             /* headN-connected, QMP hotplug */
     QEMUTimer vblank;

@@ -23,16 +23,18 @@ def load():
     known = {}
     with open(HEADER) as f:
         text = f.read()
-    for m in re.finditer(r"^#define\s+(\w+)\((\w+)\)\s+(.+)$", text, re.M):
-        try:
-            known[m.group(1) + "0"] = _evaluate(m.group(3).replace(m.group(2), "0"), known)
-        except Exception:
-            pass
-    for m in re.finditer(r"^#define\s+(\w+)\s+(.+)$", text, re.M):
-        try:
-            known[m.group(1)] = _evaluate(m.group(2), known)
-        except Exception:
-            pass
+    # Plain and function-like macros use each other: plain ones on both sides.
+    for pattern in (r"^#define\s+(\w+)\s+(.+)$", r"^#define\s+(\w+)\((\w+)\)\s+(.+)$",
+                    r"^#define\s+(\w+)\s+(.+)$"):
+        for m in re.finditer(pattern, text, re.M):
+            try:
+                if m.lastindex == 3:
+                    known[m.group(1) + "0"] = _evaluate(m.group(3).replace(m.group(2), "0"),
+                                                        known)
+                else:
+                    known[m.group(1)] = _evaluate(m.group(2), known)
+            except Exception:
+                pass
     for body in re.findall(r"enum\s+\w+\s*\{(.*?)\};", text, re.S):
         for m in re.finditer(r"(\w+)\s*=\s*([^,]+),", body):
             known[m.group(1)] = _evaluate(m.group(2), known)

@@ -38,7 +38,7 @@ typedef uint64_t vmgpu_le64;
 #define VMGPU_MMIO_SIZE			0x20000
 #define VMGPU_MAGIC			0x55504756	/* "VGPU" */
 #define VMGPU_VERSION_MAJOR		1
-#define VMGPU_VERSION_MINOR		7
+#define VMGPU_VERSION_MINOR		8
 
 /* Page sizes the device understands. */
 #define VMGPU_PAGE_SHIFT		12
@@ -228,10 +228,12 @@ enum vmgpu_error {
  * Display controller (v1.6): HEADS scanout heads, each a primary plane
  * and a 64x64 cursor plane whose sources are physical references (VRAM or
  * aperture-segment offsets). The plane, mode and CTRL registers are
- * pending copies: COMMIT latches them at the next vblank (or at once).
+ * pending copies: COMMIT latches them, as it finds them, at the next
+ * vblank (or at once; 1.8).
  */
 #define VMGPU_MAX_HEADS			4
-#define VMGPU_REG_HEAD(h)		(0x0c00 + (h) * 0x80)
+#define VMGPU_HEAD_BANK_SIZE		0x80
+#define VMGPU_REG_HEAD(h)		(0x0c00 + (h) * VMGPU_HEAD_BANK_SIZE)
 #define VMGPU_HEAD_STATUS		0x00	/* RO: VMGPU_HEAD_STATUS_* */
 #define VMGPU_HEAD_CTRL			0x04	/* VMGPU_HEAD_CTRL_* */
 #define VMGPU_HEAD_COMMIT		0x08	/* WO: VMGPU_HEAD_COMMIT_* */

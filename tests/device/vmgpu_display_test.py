@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""Device-level tests of contract v1.7: the display controller. Heads,
+"""Device-level tests of contract v1.8: the display controller. Heads,
 modes latched by COMMIT at vblank, vblanks at the mode's refresh rate on
 the virtual clock, frame CRCs with the cursor composed, scanout from VRAM
 and through the aperture, bad sources that blank a head, EDID, hotplug
@@ -216,6 +216,34 @@ def test_flip_latches_at_vblank(shared, _dev):
         assert head_reg(qt, 0, "VMGPU_HEAD_CRC_FRAME") == count
         assert head_reg(qt, 0, "VMGPU_HEAD_CRC") == crc_of(to_xrgb(b, XRGB)), \
             "the frame of the vblank that latched the flip shows B"
+
+
+def test_flip_latches_the_registers_of_its_commit(shared, _dev):
+    """1.8: writes after a COMMIT 1 (half a cursor, the next frame's
+    address) do not reach the vblank that latches it."""
+    with display_device(shared.qemu) as (qt, dev):
+        a, b = pattern_bytes(4, W * H * 4), pattern_bytes(5, W * H * 4)
+        fill_vram(qt, FB_A, a)
+        fill_vram(qt, FB_B, b)
+        set_head(qt, 0, FB_A)
+        next_frame(qt)
+        head_write(qt, 0, "VMGPU_HEAD_FB_ADDR_LO", FB_B)
+        head_write(qt, 0, "VMGPU_HEAD_COMMIT", AT_VBLANK)
+        # The next commit's writes begin: a primary back at A, and a
+        # cursor enabled before its address is set (outside VRAM).
+        head_write(qt, 0, "VMGPU_HEAD_FB_ADDR_LO", FB_A)
+        head_write(qt, 0, "VMGPU_HEAD_CURSOR_ADDR_HI", 0x100)
+        head_write(qt, 0, "VMGPU_HEAD_CURSOR_CTRL", 1)
+        _, crc, _ = next_frame(qt)
+        assert not head_reg(qt, 0, "VMGPU_HEAD_STATUS") & HW["VMGPU_HEAD_STATUS_BLANKED"], \
+            "the vblank latched a half-written cursor"
+        assert crc == crc_of(to_xrgb(b, XRGB)), "the flip's frame is B, as committed"
+        assert head_reg(qt, 0, "VMGPU_HEAD_FB_ADDR_LO") == FB_A, "pending copy reads back"
+        assert not dev.reg("VMGPU_REG_ERROR_CODE"), "no error from writes not committed"
+        # The next COMMIT takes them.
+        head_write(qt, 0, "VMGPU_HEAD_CURSOR_CTRL", 0)
+        head_write(qt, 0, "VMGPU_HEAD_COMMIT", AT_VBLANK)
+        assert next_frame(qt)[1] == crc_of(to_xrgb(a, XRGB))
 
 
 def test_crc_changes_exactly_when_pixels_change(shared, _dev):
@@ -512,11 +540,19 @@ def test_reset_turns_the_display_off(shared, _dev):
         assert head_reg(qt, 0, "VMGPU_HEAD_FRAME_COUNT") == 0
         assert dev.reg("VMGPU_REG_DISPLAY_EVENTS") == 0
         assert dev.reg("VMGPU_REG_DISPLAY_EVENT_MASK") == 0
+        # Every pending register reads 0: the driver's shadow of them
+        # starts from that.
+        for name in ("CTRL", "HDISPLAY", "VDISPLAY", "HTOTAL", "VTOTAL", "CLOCK_KHZ",
+                     "FB_ADDR_LO", "FB_ADDR_HI", "FB_SPACE", "FB_STRIDE", "FB_FORMAT",
+                     "CURSOR_CTRL", "CURSOR_ADDR_LO", "CURSOR_ADDR_HI", "CURSOR_SPACE",
+                     "CURSOR_X", "CURSOR_Y", "CURSOR_HOT"):
+            assert head_reg(qt, 0, f"VMGPU_HEAD_{name}") == 0, f"{name} after reset"
 
 
 TESTS = [
     test_display_identification_and_edid, test_vblanks_at_the_refresh_rate,
-    test_flip_latches_at_vblank, test_crc_changes_exactly_when_pixels_change,
+    test_flip_latches_at_vblank, test_flip_latches_the_registers_of_its_commit,
+    test_crc_changes_exactly_when_pixels_change,
     test_formats_and_cursor, test_cursor_latches_alone_at_once,
     test_head_without_primary_is_black_under_the_cursor, test_display_time_dates_vblanks,
     test_crc_within_a_pixel_budget, test_scanout_through_the_aperture,
