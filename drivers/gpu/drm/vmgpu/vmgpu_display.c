@@ -40,16 +40,18 @@
  * aperture segment, the latter only while shown (DOC: planes). A pinned
  * allocation is never evicted, and an Evict of it fails with -EBUSY.
  *
- * The device latches a head's registers at the vblank after a COMMIT (at
- * once for an async flip, DRM_MODE_PAGE_FLIP_ASYNC: the device reads a
- * frame's pixels all at its vblank, so an immediate latch never tears); its
- * FLIP_DONE event completes the commit's flip event, and the commit tail
- * waits for that, not for a vblank count, before it unpins the old
- * framebuffers: the device never reads a buffer TTM may move. A legacy
+ * The device latches a head's registers, as the COMMIT found them, at the
+ * vblank after it (at once for an async flip, DRM_MODE_PAGE_FLIP_ASYNC:
+ * the device reads a frame's pixels all at its vblank, so an immediate
+ * latch never tears); its FLIP_DONE event completes the commit's flip
+ * event (an async flip's as soon as a read flushes its COMMIT), and the
+ * commit tail waits for that, not for a vblank count, before it unpins the
+ * old framebuffers: the device never reads a buffer TTM may move. A legacy
  * cursor update is an async update of the cursor plane, latched alone at
  * once (COMMIT_CURSOR), or else synchronized like any commit.
- * Each commit waits for the previous one's FLIP_DONE before it writes the
- * registers, so a latch never takes half a commit. Vblank interrupts are
+ * Each commit waits for the previous one's flip to be done before it
+ * writes the registers, and a COMMIT latches them as they are then, so a
+ * latch never takes half a commit. Vblank interrupts are
  * on only while DRM wants them. With CRCs on (debugfs crtc-N/crc, source
  * "auto") each vblank adds the CRC of the frame the device composed.
  */
@@ -68,8 +70,10 @@ static void vmgpu_display_mask(struct vmgpu_device *vdev, u32 set, u32 clear)
 	unsigned long flags;
 
 	spin_lock_irqsave(&display->lock, flags);
-	display->event_mask = (display->event_mask & ~clear) | set;
-	vmgpu_write32(vdev, VMGPU_REG_DISPLAY_EVENT_MASK, display->event_mask);
+	if (display->event_mask != ((display->event_mask & ~clear) | set)) {
+		display->event_mask = (display->event_mask & ~clear) | set;
+		vmgpu_write32(vdev, VMGPU_REG_DISPLAY_EVENT_MASK, display->event_mask);
+	}
 	spin_unlock_irqrestore(&display->lock, flags);
 }
 
@@ -90,7 +94,7 @@ static void vmgpu_head_commit(struct vmgpu_head *head, u32 latched, u32 when)
 
 	spin_lock_irqsave(&display->lock, flags);
 	vmgpu_head_write(head, VMGPU_HEAD_CTRL, vmgpu_head_ctrl(head, latched));
-	vmgpu_head_write(head, VMGPU_HEAD_COMMIT, when);
+	vmgpu_head_commit_write(head, when);
 	spin_unlock_irqrestore(&display->lock, flags);
 }
 
@@ -177,6 +181,7 @@ static void vmgpu_crtc_atomic_flush(struct drm_crtc *crtc, struct drm_atomic_sta
 	struct vmgpu_head *head = crtc_to_head(crtc);
 	struct drm_pending_vblank_event *event = crtc_state->event;
 	struct drm_plane_state *primary;
+	bool now = crtc_state->async_flip;
 	u32 latched;
 	int idx;
 
@@ -191,10 +196,13 @@ static void vmgpu_crtc_atomic_flush(struct drm_crtc *crtc, struct drm_atomic_sta
 		spin_unlock_irq(&crtc->dev->event_lock);
 		return;
 	}
-	/* A FLIP_DONE of an earlier COMMIT must not complete this one. */
-	vmgpu_write32(head->vdev, VMGPU_REG_DISPLAY_EVENTS,
-		      VMGPU_DISPLAY_EVENT_FLIP_DONE(head->index));
-	if (event && !drm_crtc_vblank_get(crtc)) {
+	/* Without vblanks there is nothing to wait for: latch at once. */
+	if (event && !now && drm_crtc_vblank_get(crtc))
+		now = true;
+	if (event && !now) {
+		/* A FLIP_DONE of an earlier COMMIT must not complete this one. */
+		vmgpu_write32(head->vdev, VMGPU_REG_DISPLAY_EVENTS,
+			      VMGPU_DISPLAY_EVENT_FLIP_DONE(head->index));
 		/* Commits on a CRTC are serialized: the last event went out. */
 		drm_WARN_ON(crtc->dev, head->event);
 		head->event = event;
@@ -208,16 +216,31 @@ static void vmgpu_crtc_atomic_flush(struct drm_crtc *crtc, struct drm_atomic_sta
 		if (head->event_at_vblank)
 			vmgpu_write32(head->vdev, VMGPU_REG_DISPLAY_EVENTS,
 				      VMGPU_DISPLAY_EVENT_VBLANK(head->index));
-	} else if (event) {
-		drm_crtc_send_vblank_event(crtc, event);
+		event = NULL;
 	}
+	/* Only an armed event needs the FLIP_DONE interrupt. */
+	vmgpu_display_mask(head->vdev, head->event ? VMGPU_DISPLAY_EVENT_FLIP_DONE(head->index) : 0,
+			   head->event ? 0 : VMGPU_DISPLAY_EVENT_FLIP_DONE(head->index));
 	/* States are swapped: the primary's is this commit's. */
 	primary = crtc->primary->state;
 	latched = VMGPU_HEAD_CTRL_ENABLE;
 	if (primary->crtc != crtc || !primary->visible)
 		latched |= VMGPU_HEAD_CTRL_PRIMARY_OFF;
-	vmgpu_head_commit(head, latched, crtc_state->async_flip ? VMGPU_HEAD_COMMIT_NOW :
-								  VMGPU_HEAD_COMMIT_VBLANK);
+	vmgpu_head_commit(head, latched, now ? VMGPU_HEAD_COMMIT_NOW : VMGPU_HEAD_COMMIT_VBLANK);
+	if (event) {
+		/*
+		 * COMMIT_NOW has latched once a read flushes it (contract
+		 * 1.8): the event needs no interrupt. A vblank reference, if
+		 * vblanks can be had, brings its count and time up to date.
+		 */
+		vmgpu_head_read(head, VMGPU_HEAD_STATUS);
+		if (!drm_crtc_vblank_get(crtc)) {
+			drm_crtc_send_vblank_event(crtc, event);
+			drm_crtc_vblank_put(crtc);
+		} else {
+			drm_crtc_send_vblank_event(crtc, event);
+		}
+	}
 	drm_dev_exit(idx);
 	spin_unlock_irq(&crtc->dev->event_lock);
 }

@@ -17,9 +17,26 @@ static inline struct vmgpu_plane_state *to_vmgpu_plane_state(struct drm_plane_st
 	return container_of(state, struct vmgpu_plane_state, base);
 }
 
+/*
+ * A head's pending registers keep what was last written, and a reset
+ * clears them (contract, *Display controller*), as it clears @shadow: a
+ * write that would change nothing is skipped, since a flip mostly changes
+ * FB_ADDR alone. One path at a time writes a register: its plane's, or
+ * CTRL under &vmgpu_display.lock. Only probe resets the device: a reset
+ * or resume path would have to clear @shadow and rewrite the event mask.
+ */
 static inline void vmgpu_head_write(struct vmgpu_head *head, u32 reg, u32 val)
 {
+	if (head->shadow[reg / 4] == val)
+		return;
+	head->shadow[reg / 4] = val;
 	vmgpu_write32(head->vdev, VMGPU_REG_HEAD(head->index) + reg, val);
+}
+
+/* COMMIT is a command, not a register: never skipped. */
+static inline void vmgpu_head_commit_write(struct vmgpu_head *head, u32 when)
+{
+	vmgpu_write32(head->vdev, VMGPU_REG_HEAD(head->index) + VMGPU_HEAD_COMMIT, when);
 }
 
 static inline u32 vmgpu_head_read(struct vmgpu_head *head, u32 reg)

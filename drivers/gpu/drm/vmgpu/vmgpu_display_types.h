@@ -72,6 +72,11 @@ struct vmgpu_head {
 	bool crc;
 	/** @crc_vblank: CRC capture holds a vblank reference. */
 	bool crc_vblank;
+	/**
+	 * @shadow: the pending registers as last written, by offset / 4
+	 * (vmgpu_head_write()).
+	 */
+	u32 shadow[VMGPU_HEAD_BANK_SIZE / 4];
 };
 
 /**

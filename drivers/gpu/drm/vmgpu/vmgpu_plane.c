@@ -299,13 +299,10 @@ static void vmgpu_cursor_atomic_update(struct drm_plane *plane, struct drm_atomi
  * COMMIT_CURSOR latches the cursor registers alone, at once, without
  * completing or hurrying a flip in flight (legacy cursor ioctls, as
  * compositors use them). Turning it on or off goes through a commit.
- *
- * Known race: a flip waiting for its vblank latches the pending cursor
- * registers too, and may take them half-written by this update (one frame
- * with a wrong cursor source, which blanks the head). Refusing the async
- * update while a flip is pending makes the cursor wait a frame, which IGT
- * rejects; the fix is in the device (a COMMIT_VBLANK latching the
- * registers as they were at the COMMIT), not done yet.
+ * A flip waiting for its vblank latches the registers of its own COMMIT
+ * (contract 1.8), with the cursor of the last COMMIT_CURSOR, and no
+ * COMMIT comes between this update's writes (&vmgpu_display.lock): never
+ * a cursor half-written by it.
  */
 static int vmgpu_cursor_atomic_async_check(struct drm_plane *plane,
 					   struct drm_atomic_state *state)
@@ -337,6 +334,8 @@ static void vmgpu_cursor_atomic_async_update(struct drm_plane *plane,
 	struct vmgpu_plane_state *cur = to_vmgpu_plane_state(plane->state);
 	struct vmgpu_plane_state *next = to_vmgpu_plane_state(new);
 	struct drm_plane_state *pstate = plane->state;
+	struct vmgpu_head *head = crtc_to_head(pstate->crtc);
+	unsigned long flags;
 	int idx;
 
 	swap(pstate->fb, new->fb);
@@ -363,9 +362,11 @@ static void vmgpu_cursor_atomic_async_update(struct drm_plane *plane,
 		dma_fence_wait(new->fence, false);
 	if (!drm_dev_enter(plane->dev, &idx))
 		return;
-	vmgpu_cursor_write(crtc_to_head(pstate->crtc), pstate);
-	vmgpu_head_write(crtc_to_head(pstate->crtc), VMGPU_HEAD_COMMIT,
-			 VMGPU_HEAD_COMMIT_CURSOR);
+	/* A flip's COMMIT in between would latch half of this cursor. */
+	spin_lock_irqsave(&head->vdev->display.lock, flags);
+	vmgpu_cursor_write(head, pstate);
+	vmgpu_head_commit_write(head, VMGPU_HEAD_COMMIT_CURSOR);
+	spin_unlock_irqrestore(&head->vdev->display.lock, flags);
 	drm_dev_exit(idx);
 }
 
