@@ -328,22 +328,48 @@ static u64 vmgpu_head_frame_time(struct vmgpu_head *head)
 }
 
 /*
+ * DISPLAY_TIME and the ktime it was read at: the read bracketed by two
+ * clock reads, the narrowest of a few tries (a vCPU preempted in between
+ * widens one). *error_ns: half the bracket.
+ */
+static u64 vmgpu_display_time(struct vmgpu_device *vdev, ktime_t *at, u64 *error_ns)
+{
+	u64 width, best = U64_MAX, device_now = 0;
+	ktime_t before, after;
+	u32 lo;
+	int i;
+
+	for (i = 0; i < 4 && best > 4 * NSEC_PER_USEC; i++) {
+		before = ktime_get();
+		/* Reading LO latches HI. */
+		lo = vmgpu_read32(vdev, VMGPU_REG_DISPLAY_TIME_LO);
+		after = ktime_get();
+		width = ktime_to_ns(ktime_sub(after, before));
+		if (width >= best)
+			continue;
+		best = width;
+		*at = ktime_add_ns(before, width / 2);
+		device_now = (u64)vmgpu_read32(vdev, VMGPU_REG_DISPLAY_TIME_HI) << 32 | lo;
+	}
+	*error_ns = best / 2;
+	return device_now;
+}
+
+/*
  * The last vblank's time from the device's own record (FRAME_TIME, and
  * DISPLAY_TIME now), not from when its interrupt got handled: exact to
- * the length of one register read, however late the interrupt.
+ * half a register read, however late the interrupt.
  */
 static bool vmgpu_crtc_get_vblank_timestamp(struct drm_crtc *crtc, int *max_error,
 					    ktime_t *vblank_time, bool in_vblank_irq)
 {
 	struct vmgpu_head *head = crtc_to_head(crtc);
-	struct vmgpu_device *vdev = head->vdev;
-	u64 device_now, frame;
+	u64 device_now, frame, error;
 	ktime_t now;
 	int idx;
 
 	if (!drm_dev_enter(crtc->dev, &idx))
 		return false;
-	now = ktime_get();
 	/*
 	 * A head just on dates frame 0 from its COMMIT. One still off (the
 	 * helpers turn vblanks on before the COMMIT) has had no vblank: now,
@@ -351,18 +377,17 @@ static bool vmgpu_crtc_get_vblank_timestamp(struct drm_crtc *crtc, int *max_erro
 	 */
 	if (!(vmgpu_head_read(head, VMGPU_HEAD_STATUS) & VMGPU_HEAD_STATUS_ACTIVE)) {
 		drm_dev_exit(idx);
-		*vblank_time = now;
+		*vblank_time = ktime_get();
 		*max_error = 0;
 		return true;
 	}
-	device_now = vmgpu_read32(vdev, VMGPU_REG_DISPLAY_TIME_LO);
-	device_now |= (u64)vmgpu_read32(vdev, VMGPU_REG_DISPLAY_TIME_HI) << 32;
+	device_now = vmgpu_display_time(head->vdev, &now, &error);
 	frame = vmgpu_head_frame_time(head);
 	drm_dev_exit(idx);
 	if (frame > device_now)
 		return false;
 	*vblank_time = ktime_sub_ns(now, device_now - frame);
-	*max_error = 0;
+	*max_error = min_t(u64, error, INT_MAX);
 	return true;
 }
 
