@@ -4,3 +4,7 @@ CONFIG_Q35=y
 CONFIG_VTD=y
 CONFIG_PCIE_PORT=y
 CONFIG_VMGPU=y
+# The displays make bench compares vmgpu's with (bochs, virtio_gpu).
+CONFIG_BOCHS_DISPLAY=y
+CONFIG_VIRTIO_PCI=y
+CONFIG_VIRTIO_GPU=y

@@ -55,7 +55,8 @@ done
 # kernel's own modules.dep. Decompressed, since busybox insmod may not
 # understand .ko.xz.
 if [ -z "$debug_kdir" ]; then
-	deps=$(modinfo -F depends "$module" | tr ',' ' ')
+	# bochs and virtio_gpu: the displays make bench compares vmgpu's with.
+	deps="$(modinfo -F depends "$module" | tr ',' ' ') bochs virtio_gpu"
 	for dep in $deps; do
 		modprobe -d "$kroot" -S "$kver" --show-depends "$dep" | awk '$1 == "insmod" { print $2 }'
 	done | sort -u | while read -r ko; do

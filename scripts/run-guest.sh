@@ -75,13 +75,18 @@ cmdline+=" VMGPU_IOMMU=$IOMMU VMGPU_PAGING_VA_MB=$PAGING_VA_MB VMGPU_HEADS=$HEAD
 # Each slab cache on its own, so that fault injection can pick caches.
 [ "$KERNEL" = stock ] || cmdline+=" slab_nomerge"
 
+# make bench compares vmgpu's display with QEMU's bochs-display and
+# virtio-gpu-pci at their defaults (vmgpu-bench-display).
+display_args=()
+[ "$mode" != bench ] || display_args=(-device bochs-display -device virtio-gpu-pci)
+
 # The guest's ttyS1: the host agent's answers (scripts/vmgpu_host_agent.py).
 answer=$(mktemp -u "${TMPDIR:-/tmp}/vmgpu-answer.XXXXXX")
 qemu=(
 	"$VMGPU_OUT/qemu-system-x86_64" -L /usr/share/seabios -L /usr/share/qemu
 	-machine q35,kernel-irqchip=split -accel tcg -cpu max -smp 2 -m 2G
 	-nodefaults -display none -no-reboot
-	"${iommu_args[@]}" "${bus_args[@]}" -device "$device"
+	"${iommu_args[@]}" "${bus_args[@]}" -device "$device" "${display_args[@]}"
 	-kernel "$images/vmlinuz" -initrd "$images/initramfs.cpio.gz"
 	-append "$cmdline"
 	-chardev "socket,id=answer,path=$answer,server=on,wait=off"
