@@ -553,6 +553,64 @@ static uint32_t primary_plane(int fd, uint32_t crtc_index)
 	return id;
 }
 
+static uint32_t prop_id(int fd, uint32_t object, uint32_t type, const char *name)
+{
+	drmModeObjectProperties *props = drmModeObjectGetProperties(fd, object, type);
+	uint32_t id = 0;
+
+	for (uint32_t i = 0; props && !id && i < props->count_props; i++) {
+		drmModePropertyRes *prop = drmModeGetProperty(fd, props->props[i]);
+
+		if (prop && !strcmp(prop->name, name))
+			id = prop->prop_id;
+		drmModeFreeProperty(prop);
+	}
+	drmModeFreeObjectProperties(props);
+	return id;
+}
+
+/* 0, or -errno of an atomic TEST_ONLY commit of fb on plane. */
+static int test_only_flip(int fd, uint32_t plane, uint32_t fb)
+{
+	drmModeAtomicReq *req = drmModeAtomicAlloc();
+	int ret;
+
+	if (!req)
+		return -ENOMEM;
+	ret = drmModeAtomicAddProperty(req, plane, prop_id(fd, plane, DRM_MODE_OBJECT_PLANE,
+							   "FB_ID"), fb);
+	if (ret >= 0)
+		ret = drmModeAtomicCommit(fd, req, DRM_MODE_ATOMIC_TEST_ONLY, NULL) ? -errno : 0;
+	drmModeAtomicFree(req);
+	return ret;
+}
+
+TEST_F(kms, test_only_commits_refuse_non_primaries)
+{
+	struct drm_vmgpu_gem_create create = {
+		.size = (uint64_t)self->a.pitch * self->mode.vdisplay,
+		.flags = DRM_VMGPU_ALLOC_CPU_ACCESS,
+	};
+	uint32_t handles[4] = { 0 }, pitches[4] = { self->a.pitch }, offsets[4] = { 0 };
+	uint32_t fb_id, plane;
+
+	create.segments = 1u << 1 | 1u << vmgpu_test_aperture(self->dev);
+	create.preferred_segment = 1;
+	ASSERT_EQ(0, vmgpu_test_ioctl(self->dev, DRM_IOCTL_VMGPU_GEM_CREATE, &create));
+	handles[0] = create.handle;
+	ASSERT_EQ(0, drmModeAddFB2(self->fd, self->mode.hdisplay, self->mode.vdisplay,
+				   DRM_FORMAT_XRGB8888, handles, pitches, offsets, &fb_id, 0));
+	ASSERT_EQ(0, set_crtc(self, self->a.id));
+	ASSERT_EQ(0, drmSetClientCap(self->fd, DRM_CLIENT_CAP_ATOMIC, 1));
+	plane = primary_plane(self->fd, self->crtc_index);
+	ASSERT_NE(0, plane);
+	/* TEST_ONLY runs no prepare_fb: the check itself must refuse it. */
+	EXPECT_EQ(-EINVAL, test_only_flip(self->fd, plane, fb_id));
+	/* The negative: the same test with a primary passes. */
+	EXPECT_EQ(0, test_only_flip(self->fd, plane, self->b.id));
+	drmModeRmFB(self->fd, fb_id);
+}
+
 TEST_F(kms, crtc_runs_without_its_primary)
 {
 	uint32_t w = self->mode.hdisplay, h = self->mode.vdisplay, seen, plane;

@@ -23,9 +23,9 @@
  *
  * A head's primary and cursor planes. Their framebuffers are primary
  * surfaces (seed: "Primary surfaces ... implicitly physically accessed by
- * the display controller"): prepare_fb refuses an allocation created
- * without PRIMARY and pins the one it accepts where the display controller
- * reaches it, contiguous in a memory segment or mapped into the aperture
+ * the display controller"): atomic_check refuses an allocation created
+ * without PRIMARY, and prepare_fb pins a shown one where the display
+ * controller reaches it, contiguous in a memory segment or mapped into the aperture
  * segment (vmgpu_display_placement()); the head's registers get its
  * physical reference. cleanup_fb unpins it once the device has latched
  * the next one (see DOC: display); a primary without AccessedPhysically
@@ -62,6 +62,12 @@ static int vmgpu_plane_check(struct drm_plane *plane, struct drm_atomic_state *s
 	struct drm_crtc_state *crtc_state = NULL;
 
 	*out = new;
+	/* Only primaries, shown or not: checked here, so TEST_ONLY says so too. */
+	if (new->fb && !(gem_to_vmgpu_bo(new->fb->obj[0])->flags & DRM_VMGPU_ALLOC_PRIMARY)) {
+		drm_dbg_kms(plane->dev, "[PLANE:%d] framebuffer not a primary allocation\n",
+			    plane->base.id);
+		return -EINVAL;
+	}
 	if (new->crtc)
 		crtc_state = drm_atomic_get_new_crtc_state(state, new->crtc);
 	/*
@@ -205,12 +211,9 @@ static int vmgpu_plane_prepare_fb(struct drm_plane *plane, struct drm_plane_stat
 
 	if (!new->fb)
 		return 0;
-	vbo = gem_to_vmgpu_bo(new->fb->obj[0]);
-	/* Still only primaries, shown or not. */
-	if (!(vbo->flags & DRM_VMGPU_ALLOC_PRIMARY))
-		return -EINVAL;
 	if (!new->visible)
 		return 0;
+	vbo = gem_to_vmgpu_bo(new->fb->obj[0]);
 	ret = vmgpu_display_pin(vbo, &vstate->space, &vstate->addr);
 	if (ret) {
 		drm_dbg_kms(plane->dev, "[PLANE:%d] cannot pin its framebuffer: %d\n",
