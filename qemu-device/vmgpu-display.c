@@ -515,6 +515,18 @@ static uint32_t vmgpu_head_status(const VmgpuHead *head)
            (head->blanked ? VMGPU_HEAD_STATUS_BLANKED : 0);
 }
 
+/* How long ago the last vblank was: one read dates it, no HI/LO pairs. */
+static uint32_t vmgpu_head_vblank_age(const VmgpuHead *head)
+{
+    int64_t age;
+
+    if (!(head->active.ctrl & VMGPU_HEAD_CTRL_ENABLE)) {
+        return VMGPU_HEAD_VBLANK_AGE_OFF;
+    }
+    age = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) - head->frame_time;
+    return MIN(MAX(age, 0), VMGPU_HEAD_VBLANK_AGE_MAX);
+}
+
 static uint32_t *vmgpu_head_pending_reg(VmgpuHead *head, hwaddr reg)
 {
     VmgpuHeadRegs *p = &head->pending;
@@ -620,6 +632,9 @@ bool vmgpu_display_reg_read(VmgpuState *s, hwaddr addr, uint32_t *val)
         return true;
     case VMGPU_HEAD_CRC_FRAME:
         *val = head->crc_frame;
+        return true;
+    case VMGPU_HEAD_VBLANK_AGE:
+        *val = vmgpu_head_vblank_age(head);
         return true;
     }
     return false;

@@ -259,6 +259,13 @@ enum vmgpu_error {
 #define VMGPU_HEAD_FRAME_TIME_HI	0x58
 #define VMGPU_HEAD_CRC			0x5c	/* RO: CRC32 of frame CRC_FRAME */
 #define VMGPU_HEAD_CRC_FRAME		0x60	/* RO */
+/*
+ * RO (1.8): ns from FRAME_TIME to now, in one read; at most
+ * VMGPU_HEAD_VBLANK_AGE_MAX, VMGPU_HEAD_VBLANK_AGE_OFF on a head that is off.
+ */
+#define VMGPU_HEAD_VBLANK_AGE		0x64
+#define VMGPU_HEAD_VBLANK_AGE_MAX	0xfffffffeu
+#define VMGPU_HEAD_VBLANK_AGE_OFF	0xffffffffu
 
 #define VMGPU_HEAD_STATUS_CONNECTED	(1u << 0)
 #define VMGPU_HEAD_STATUS_ACTIVE	(1u << 1)	/* scanning out */

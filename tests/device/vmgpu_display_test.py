@@ -369,6 +369,20 @@ def test_display_time_dates_vblanks(shared, _dev):
         frame = head_reg(qt, 0, "VMGPU_HEAD_FRAME_TIME_HI") << 32 | \
             head_reg(qt, 0, "VMGPU_HEAD_FRAME_TIME_LO")
         assert t - frame == PERIOD // 3 + 1, "the last vblank, a third of a frame ago"
+        # 1.8: the same in one read.
+        age = head_reg(qt, 0, "VMGPU_HEAD_VBLANK_AGE")
+        assert age == now(qt) - 1 - frame, f"VBLANK_AGE {age}"
+        # A 16384 x 16384 frame at 1 kHz lasts 268 s: the age saturates.
+        head_write(qt, 0, "VMGPU_HEAD_HTOTAL", 16384)
+        head_write(qt, 0, "VMGPU_HEAD_VTOTAL", 16384)
+        head_write(qt, 0, "VMGPU_HEAD_CLOCK_KHZ", 1)
+        head_write(qt, 0, "VMGPU_HEAD_COMMIT", NOW)
+        qt.step(5 * 10**9)
+        assert head_reg(qt, 0, "VMGPU_HEAD_VBLANK_AGE") == HW["VMGPU_HEAD_VBLANK_AGE_MAX"]
+        # Off: no vblank to date.
+        head_write(qt, 0, "VMGPU_HEAD_CTRL", 0)
+        head_write(qt, 0, "VMGPU_HEAD_COMMIT", NOW)
+        assert head_reg(qt, 0, "VMGPU_HEAD_VBLANK_AGE") == HW["VMGPU_HEAD_VBLANK_AGE_OFF"]
 
 
 def test_crc_within_a_pixel_budget(shared, _dev):

@@ -315,78 +315,66 @@ static int vmgpu_crtc_set_crc_source(struct drm_crtc *crtc, const char *source)
 	return 0;
 }
 
-/* A 64-bit device time: HI, LO, HI until HI holds still. */
-static u64 vmgpu_head_frame_time(struct vmgpu_head *head)
-{
-	u32 hi, lo;
-
-	do {
-		hi = vmgpu_head_read(head, VMGPU_HEAD_FRAME_TIME_HI);
-		lo = vmgpu_head_read(head, VMGPU_HEAD_FRAME_TIME_LO);
-	} while (hi != vmgpu_head_read(head, VMGPU_HEAD_FRAME_TIME_HI));
-	return (u64)hi << 32 | lo;
-}
-
 /*
- * DISPLAY_TIME and the ktime it was read at: the read bracketed by two
+ * VBLANK_AGE and the ktime it was read at: the read bracketed by two
  * clock reads, the narrowest of a few tries (a vCPU preempted in between
  * widens one). *error_ns: half the bracket.
  */
-static u64 vmgpu_display_time(struct vmgpu_device *vdev, ktime_t *at, u64 *error_ns)
+static u32 vmgpu_head_vblank_age(struct vmgpu_head *head, ktime_t *at, u64 *error_ns)
 {
-	u64 width, best = U64_MAX, device_now = 0;
+	u64 width, best = U64_MAX;
 	ktime_t before, after;
-	u32 lo;
+	u32 age = 0, read;
 	int i;
 
 	for (i = 0; i < 4 && best > 4 * NSEC_PER_USEC; i++) {
 		before = ktime_get();
-		/* Reading LO latches HI. */
-		lo = vmgpu_read32(vdev, VMGPU_REG_DISPLAY_TIME_LO);
+		read = vmgpu_head_read(head, VMGPU_HEAD_VBLANK_AGE);
 		after = ktime_get();
 		width = ktime_to_ns(ktime_sub(after, before));
 		if (width >= best)
 			continue;
 		best = width;
+		age = read;
 		*at = ktime_add_ns(before, width / 2);
-		device_now = (u64)vmgpu_read32(vdev, VMGPU_REG_DISPLAY_TIME_HI) << 32 | lo;
 	}
 	*error_ns = best / 2;
-	return device_now;
+	return age;
 }
 
 /*
- * The last vblank's time from the device's own record (FRAME_TIME, and
- * DISPLAY_TIME now), not from when its interrupt got handled: exact to
- * half a register read, however late the interrupt.
+ * The last vblank's time from the device's own record (VBLANK_AGE, the
+ * time since FRAME_TIME), not from when its interrupt got handled: exact
+ * to half a register read, however late the interrupt. It is read at
+ * every vblank and every commit (fence deadlines): one register read.
  */
 static bool vmgpu_crtc_get_vblank_timestamp(struct drm_crtc *crtc, int *max_error,
 					    ktime_t *vblank_time, bool in_vblank_irq)
 {
 	struct vmgpu_head *head = crtc_to_head(crtc);
-	u64 device_now, frame, error;
 	ktime_t now;
+	u64 error;
+	u32 age;
 	int idx;
 
 	if (!drm_dev_enter(crtc->dev, &idx))
 		return false;
+	age = vmgpu_head_vblank_age(head, &now, &error);
+	drm_dev_exit(idx);
 	/*
 	 * A head just on dates frame 0 from its COMMIT. One still off (the
 	 * helpers turn vblanks on before the COMMIT) has had no vblank: now,
 	 * as vkms says, so that its first one counts as one.
 	 */
-	if (!(vmgpu_head_read(head, VMGPU_HEAD_STATUS) & VMGPU_HEAD_STATUS_ACTIVE)) {
-		drm_dev_exit(idx);
-		*vblank_time = ktime_get();
+	if (age == VMGPU_HEAD_VBLANK_AGE_OFF) {
+		*vblank_time = now;
 		*max_error = 0;
 		return true;
 	}
-	device_now = vmgpu_display_time(head->vdev, &now, &error);
-	frame = vmgpu_head_frame_time(head);
-	drm_dev_exit(idx);
-	if (frame > device_now)
+	/* Seconds without a vblank on a running head: the device stalled. */
+	if (age == VMGPU_HEAD_VBLANK_AGE_MAX)
 		return false;
-	*vblank_time = ktime_sub_ns(now, device_now - frame);
+	*vblank_time = ktime_sub_ns(now, age);
 	*max_error = min_t(u64, error, INT_MAX);
 	return true;
 }
