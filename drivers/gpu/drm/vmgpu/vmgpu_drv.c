@@ -115,7 +115,7 @@ static int vmgpu_hw_init(struct vmgpu_device *vdev)
 	 * 1.5: compression owners (DOC: compression owners); 1.6: the
 	 * display controller (DOC: display); 1.7: cursor latches,
 	 * PRIMARY_OFF, device time; 1.8: a flip latches the registers of
-	 * its COMMIT, and an async one is done when the write is.
+	 * its COMMIT, an async one is done when the write is, VBLANK_AGE.
 	 */
 	if (magic != VMGPU_MAGIC ||
 	    vdev->hw_version >> 16 != VMGPU_VERSION_MAJOR ||
