@@ -417,21 +417,33 @@ TEST_F(kms, undisplayed_primaries_take_no_aperture_space)
 		munmap(prim[i].map, prim[i].size);
 }
 
-TEST_F(kms, only_primaries_are_framebuffers)
+/* A framebuffer of head 0's size whose allocation is not PRIMARY, or 0. */
+static uint32_t non_primary_fb(FIXTURE_DATA(kms) *self)
 {
 	struct drm_vmgpu_gem_create create = {
 		.size = (uint64_t)self->a.pitch * self->mode.vdisplay,
 		.flags = DRM_VMGPU_ALLOC_CPU_ACCESS,
+		.segments = 1u << 1 | 1u << vmgpu_test_aperture(self->dev),
+		.preferred_segment = 1,
 	};
 	uint32_t handles[4] = { 0 }, pitches[4] = { self->a.pitch }, offsets[4] = { 0 };
+	uint32_t fb_id = 0;
+
+	if (vmgpu_test_ioctl(self->dev, DRM_IOCTL_VMGPU_GEM_CREATE, &create))
+		return 0;
+	handles[0] = create.handle;
+	if (drmModeAddFB2(self->fd, self->mode.hdisplay, self->mode.vdisplay,
+			  DRM_FORMAT_XRGB8888, handles, pitches, offsets, &fb_id, 0))
+		return 0;
+	return fb_id;
+}
+
+TEST_F(kms, only_primaries_are_framebuffers)
+{
 	uint32_t fb_id;
 
-	create.segments = 1u << 1 | 1u << vmgpu_test_aperture(self->dev);
-	create.preferred_segment = 1;
-	ASSERT_EQ(0, vmgpu_test_ioctl(self->dev, DRM_IOCTL_VMGPU_GEM_CREATE, &create));
-	handles[0] = create.handle;
-	ASSERT_EQ(0, drmModeAddFB2(self->fd, self->mode.hdisplay, self->mode.vdisplay,
-				   DRM_FORMAT_XRGB8888, handles, pitches, offsets, &fb_id, 0));
+	fb_id = non_primary_fb(self);
+	ASSERT_NE(0, fb_id);
 	EXPECT_EQ(-EINVAL, set_crtc(self, fb_id) ? -errno : 0);
 	/* The negative: the same commit with a primary works. */
 	EXPECT_EQ(0, set_crtc(self, self->a.id));
@@ -587,19 +599,10 @@ static int test_only_flip(int fd, uint32_t plane, uint32_t fb)
 
 TEST_F(kms, test_only_commits_refuse_non_primaries)
 {
-	struct drm_vmgpu_gem_create create = {
-		.size = (uint64_t)self->a.pitch * self->mode.vdisplay,
-		.flags = DRM_VMGPU_ALLOC_CPU_ACCESS,
-	};
-	uint32_t handles[4] = { 0 }, pitches[4] = { self->a.pitch }, offsets[4] = { 0 };
 	uint32_t fb_id, plane;
 
-	create.segments = 1u << 1 | 1u << vmgpu_test_aperture(self->dev);
-	create.preferred_segment = 1;
-	ASSERT_EQ(0, vmgpu_test_ioctl(self->dev, DRM_IOCTL_VMGPU_GEM_CREATE, &create));
-	handles[0] = create.handle;
-	ASSERT_EQ(0, drmModeAddFB2(self->fd, self->mode.hdisplay, self->mode.vdisplay,
-				   DRM_FORMAT_XRGB8888, handles, pitches, offsets, &fb_id, 0));
+	fb_id = non_primary_fb(self);
+	ASSERT_NE(0, fb_id);
 	ASSERT_EQ(0, set_crtc(self, self->a.id));
 	ASSERT_EQ(0, drmSetClientCap(self->fd, DRM_CLIENT_CAP_ATOMIC, 1));
 	plane = primary_plane(self->fd, self->crtc_index);
