@@ -11,7 +11,9 @@
  * closes cleanly (the page tables and the deferred work outlive the
  * device), and a rescan gives a working device again. The kernel log
  * checks (lockdep, KASAN, kmemleak on the debug kernel) watch the
- * lifetimes. This test runs last: it leaves a rescanned device behind.
+ * lifetimes. A second round removes the rescanned device while other
+ * processes close files full of system-memory allocations. These tests
+ * run last: they leave a rescanned device behind.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <drm_fourcc.h>
@@ -268,6 +271,76 @@ TEST(unplug_with_open_files)
 	vmgpu_bo_unref(gate_bo);
 	vmgpu_context_unref(gate_ctx);
 	vmgpu_device_unref(gate_dev);
+
+	ASSERT_EQ(0, vmgpu_test_write_file("/sys/bus/pci/rescan", "1"));
+	EXPECT_EQ(0, access(pci, F_OK)) TH_LOG("%s did not come back", pci);
+	EXPECT_EQ(0, device_works());
+}
+
+#define CLOSERS			4
+#define CLOSER_ALLOCATIONS	96
+#define CLOSER_SIZE		(128 << 10)
+
+/*
+ * Hold populated system-memory allocations, say so on @ready, and exit
+ * the moment the device is gone: the releases race the removal's walk of
+ * TTM's LRUs, which unmaps their pages.
+ */
+static int closer(int ready, uint32_t aperture)
+{
+	struct drm_vmgpu_query_device info;
+	vmgpu_device *dev;
+	vmgpu_bo *bo;
+	void *cpu;
+	int i;
+
+	if (vmgpu_device_open(&dev))
+		return 1;
+	for (i = 0; i < CLOSER_ALLOCATIONS; i++) {
+		if (vmgpu_test_create_mappable(dev, aperture, aperture, CLOSER_SIZE, &bo, &cpu))
+			return 2;
+		vmgpu_test_fill(cpu, CLOSER_SIZE, i);
+	}
+	if (write(ready, "r", 1) != 1)
+		return 3;
+	while (vmgpu_query_device(dev, &info) != -ENODEV)
+		;
+	/* The exit closes the file: every allocation goes at once. */
+	return 0;
+}
+
+TEST(unplug_while_files_close)
+{
+	char pci[256], path[300], byte;
+	uint32_t aperture;
+	vmgpu_device *dev;
+	int ready[2], status, i;
+	pid_t pid[CLOSERS];
+
+	ASSERT_EQ(0, vmgpu_device_open(&dev));
+	ASSERT_EQ(0, vmgpu_test_pci_path(dev, pci, sizeof(pci)));
+	aperture = vmgpu_test_aperture(dev);
+	vmgpu_device_unref(dev);
+
+	ASSERT_EQ(0, pipe(ready));
+	for (i = 0; i < CLOSERS; i++) {
+		pid[i] = fork();
+		ASSERT_LE(0, pid[i]);
+		if (!pid[i])
+			_exit(closer(ready[1], aperture));
+	}
+	for (i = 0; i < CLOSERS; i++)
+		ASSERT_EQ(1, read(ready[0], &byte, 1)) TH_LOG("a closer failed to set up");
+
+	snprintf(path, sizeof(path), "%s/remove", pci);
+	ASSERT_EQ(0, vmgpu_test_write_file(path, "1"));
+	for (i = 0; i < CLOSERS; i++) {
+		ASSERT_EQ(pid[i], waitpid(pid[i], &status, 0));
+		EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
+			TH_LOG("closer %d: status %#x", i, status);
+	}
+	close(ready[0]);
+	close(ready[1]);
 
 	ASSERT_EQ(0, vmgpu_test_write_file("/sys/bus/pci/rescan", "1"));
 	EXPECT_EQ(0, access(pci, F_OK)) TH_LOG("%s did not come back", pci);

@@ -536,7 +536,13 @@ void vmgpu_bo_destroy(struct ttm_buffer_object *tbo)
 
 static void vmgpu_gem_free(struct drm_gem_object *obj)
 {
-	ttm_bo_put(&to_vmgpu_bo(container_of(obj, struct ttm_buffer_object, base))->tbo);
+	struct vmgpu_bo *vbo = to_vmgpu_bo(container_of(obj, struct ttm_buffer_object, base));
+	struct vmgpu_device *vdev = vmgpu_bo_device(vbo);
+
+	/* Not while unplug walks TTM's LRUs (&vmgpu_device.unplug_sem). */
+	down_read(&vdev->unplug_sem);
+	ttm_bo_put(&vbo->tbo);
+	up_read(&vdev->unplug_sem);
 }
 
 /* An allocation evicted out of the device's reach is not resident. */

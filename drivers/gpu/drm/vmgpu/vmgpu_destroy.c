@@ -54,10 +54,7 @@ struct vmgpu_vm_deferred {
 static void vmgpu_vm_deferred_work(struct work_struct *work)
 {
 	struct vmgpu_vm_deferred *d = container_of(work, struct vmgpu_vm_deferred, work);
-	struct vmgpu_device *vdev = d->vm->vdev;
 
-	/* Not while unplug walks TTM's LRUs (&vmgpu_device.unplug_sem). */
-	down_read(&vdev->unplug_sem);
 	mutex_lock(&d->vm->lock);
 	dma_resv_lock(d->obj->resv, NULL);
 	vmgpu_vm_remove_bo_locked(d->vm, d->obj);
@@ -65,7 +62,6 @@ static void vmgpu_vm_deferred_work(struct work_struct *work)
 	mutex_unlock(&d->vm->lock);
 	dma_fence_put(d->fence);
 	drm_gem_object_put(d->obj);
-	up_read(&vdev->unplug_sem);
 	vmgpu_vm_put(d->vm);
 	kfree(d);
 }

@@ -351,8 +351,9 @@ struct vmgpu_device {
 	/**
 	 * @unplug_sem: written around TTM's LRU walk at unplug, which spins
 	 * on an allocation whose last reference is being dropped while it
-	 * holds the LRU lock that release needs; @wq's work drops its
-	 * references under it read.
+	 * holds the LRU lock that release needs. Read around every first
+	 * release of an object on an LRU: the GEM free of an allocation and
+	 * the hand-over of a move's old backing to a ghost.
 	 */
 	struct rw_semaphore unplug_sem;
 

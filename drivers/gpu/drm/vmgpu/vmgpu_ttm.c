@@ -148,7 +148,10 @@ static int vmgpu_ttm_move_by_device(struct ttm_buffer_object *tbo, bool evict,
 	if (IS_ERR(fence))
 		return PTR_ERR(fence);
 	if (tbo->resource) {
+		/* Its ghost's first release: see &vmgpu_device.unplug_sem. */
+		down_read(&vdev->unplug_sem);
 		ret = ttm_bo_move_accel_cleanup(tbo, fence, evict, true, new_mem);
+		up_read(&vdev->unplug_sem);
 	} else {
 		/*
 		 * A new allocation has no old backing to hand to a ghost; the
