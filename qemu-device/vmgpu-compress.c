@@ -99,6 +99,14 @@ static bool vmgpu_compressed(VmgpuState *s, uint64_t page, uint32_t *owner)
     return true;
 }
 
+/* Whether the bus page has compression state: no plain copy may touch it. */
+bool vmgpu_compress_holds(VmgpuState *s, uint64_t page)
+{
+    uint32_t owner;
+
+    return vmgpu_compressed(s, page, &owner);
+}
+
 static uint32_t vmgpu_compress_owned(VmgpuState *s, uint32_t asid)
 {
     return GPOINTER_TO_UINT(g_hash_table_lookup(s->compress_owned,

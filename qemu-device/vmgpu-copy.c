@@ -1,12 +1,14 @@
 /*
- * vmgpu: FILL and TRANSFER, a slice at a time.
+ * vmgpu: FILL and TRANSFER, a slice at a time, by runs (vmgpu-run.c) where
+ * memory allows, else a page at a time.
  *
  * A copy's size is 64-bit, so one command may be far too long to run in
  * one go on QEMU's main loop. Each call goes on from the ring's cursor
  * (bytes of the command already done) and stops once it has spent the
  * slice's byte budget; the engine calls again in a later bottom half. Work
- * is done in chunks that never cross a 4 KiB page of the source or the
- * destination, and a slice ends only between chunks, so the per-page
+ * is done in runs of pages that all translated or, where memory needs more
+ * than a plain copy, in chunks that never cross a 4 KiB page of the source
+ * or the destination. A slice ends only between them, so the per-page
  * rules of vmgpu-mem.c hold across slices too.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -35,9 +37,36 @@ static uint32_t vmgpu_copy_page_left(uint64_t addr, uint64_t done)
     return VMGPU_PAGE_SIZE - ((addr + done) & (VMGPU_PAGE_SIZE - 1));
 }
 
+/* Bytes a run may take: what is left, the slice's budget or one page. */
+static uint64_t vmgpu_copy_want(uint64_t left, uint64_t budget)
+{
+    return MIN(left, MAX(budget, VMGPU_PAGE_SIZE));
+}
+
+/* n bytes (a multiple of 4) of the little-endian 32-bit pattern. */
+static void vmgpu_copy_pattern(uint8_t *p, uint64_t n, uint32_t pattern)
+{
+    uint32_t word = cpu_to_le32(pattern);
+    uint64_t filled, chunk;
+
+    if (pattern == (pattern & 0xff) * 0x01010101u) {
+        memset(p, pattern & 0xff, n);
+        return;
+    }
+    for (filled = 0; filled < MIN(n, 64); filled += 4) {
+        memcpy(p + filled, &word, 4);
+    }
+    /* Copy what is filled onto what follows: it doubles each time. */
+    for (; filled < n; filled += chunk) {
+        chunk = MIN(filled, n - filled);
+        memcpy(p + filled, p, chunk);
+    }
+}
+
 /*
  * FILL, or DISCARD (discard: the pattern is stored raw, see vmgpu-mem.c);
- * uncached: FILL_FLAG_COHERENT.
+ * uncached: FILL_FLAG_COHERENT. Runs where it can (vmgpu-run.c), a page at
+ * a time where it cannot.
  */
 VmgpuCmdStatus vmgpu_copy_fill(VmgpuState *s, const struct vmgpu_addr *dst,
                                uint64_t size, uint32_t pattern, bool discard,
@@ -45,18 +74,27 @@ VmgpuCmdStatus vmgpu_copy_fill(VmgpuState *s, const struct vmgpu_addr *dst,
                                VmgpuMemError *err)
 {
     uint64_t addr = le64_to_cpu(dst->addr);
+    VmgpuAccess access = uncached ? VMGPU_ACCESS_UNCACHED :
+                                    vmgpu_mem_data_access(dst, discard);
     uint32_t page[VMGPU_PAGE_SIZE / 4];
-    unsigned i;
+    VmgpuXlate xlate = { 0 };
+    VmgpuRun run;
 
     if (size % 4 || addr % 4) {
         return vmgpu_copy_fail(err, VMGPU_ERR_BAD_FIELD, addr);
     }
-    for (i = 0; i < ARRAY_SIZE(page); i++) {
-        page[i] = cpu_to_le32(pattern);
-    }
+    vmgpu_copy_pattern((uint8_t *)page, sizeof(page), pattern);
     while (*done < size && *budget) {
         uint32_t chunk = MIN(size - *done, vmgpu_copy_page_left(addr, *done));
+        uint64_t want = vmgpu_copy_want(size - *done, *budget) & ~3ull;
 
+        if (vmgpu_run_map(s, &xlate, dst, *done, want, true, access, &run)) {
+            vmgpu_copy_pattern(run.host, run.len, pattern);
+            vmgpu_run_unmap(s, &run, run.len, true);
+            *done += run.len;
+            vmgpu_copy_charge(budget, run.len);
+            continue;
+        }
         if (uncached ? !vmgpu_mem_uncached_rw(s, dst, *done, page, chunk, true,
                                               err) :
                        !vmgpu_mem_data_rw(s, dst, *done, page, chunk, true,
@@ -82,6 +120,32 @@ static void vmgpu_swizzle_page(uint8_t *out, const uint8_t *in, bool swizzle)
     }
 }
 
+/* One run of a TRANSFER with one memmove, if both sides have a run. */
+static bool vmgpu_copy_run(VmgpuState *s, const struct vmgpu_cmd_transfer *c,
+                           VmgpuXlate *src_xlate, VmgpuXlate *dst_xlate,
+                           uint64_t want, uint64_t *done, uint64_t *budget)
+{
+    VmgpuRun src, dst;
+    uint64_t n;
+
+    if (!vmgpu_run_map(s, src_xlate, &c->src, *done, want, false,
+                       vmgpu_mem_data_access(&c->src, false), &src)) {
+        return false;
+    }
+    if (!vmgpu_run_map(s, dst_xlate, &c->dst, *done, src.len, true,
+                       vmgpu_mem_data_access(&c->dst, false), &dst)) {
+        vmgpu_run_unmap(s, &src, 0, false);
+        return false;
+    }
+    n = MIN(src.len, dst.len);
+    memmove(dst.host, src.host, n);
+    vmgpu_run_unmap(s, &dst, n, true);
+    vmgpu_run_unmap(s, &src, n, false);
+    *done += n;
+    vmgpu_copy_charge(budget, n);
+    return true;
+}
+
 VmgpuCmdStatus vmgpu_copy_transfer(VmgpuState *s,
                                    const struct vmgpu_cmd_transfer *c,
                                    uint64_t *done, uint64_t *budget,
@@ -95,6 +159,7 @@ VmgpuCmdStatus vmgpu_copy_transfer(VmgpuState *s,
     bool unswizzle = flags & VMGPU_TRANSFER_FLAG_UNSWIZZLE;
     uint16_t known = VMGPU_TRANSFER_FLAG_SWIZZLE | VMGPU_TRANSFER_FLAG_UNSWIZZLE;
     uint8_t buf[VMGPU_PAGE_SIZE], tiled[VMGPU_PAGE_SIZE];
+    VmgpuXlate src_xlate = { 0 }, dst_xlate = { 0 };
 
     if ((flags & ~known) || (swizzle && unswizzle) ||
         ((swizzle || unswizzle) &&
@@ -104,6 +169,12 @@ VmgpuCmdStatus vmgpu_copy_transfer(VmgpuState *s,
     while (*done < size && *budget) {
         uint32_t chunk = MIN(size - *done, vmgpu_copy_page_left(src, *done));
 
+        if (!swizzle && !unswizzle &&
+            vmgpu_copy_run(s, c, &src_xlate, &dst_xlate,
+                           vmgpu_copy_want(size - *done, *budget), done,
+                           budget)) {
+            continue;
+        }
         chunk = MIN(chunk, vmgpu_copy_page_left(dst, *done));
         if (!vmgpu_mem_data_rw(s, &c->src, *done, buf, chunk, false, false,
                                err)) {

@@ -64,48 +64,73 @@ static bool vmgpu_mem_page_rw(VmgpuState *s, uint32_t space, uint64_t addr,
                               VmgpuMemError *err);
 
 /*
- * Walk VM vm's 4-level page table for va. Every level's entry says in which
- * space the next table (or, last, the page) lives.
+ * Walk VM vm's 4-level page table for va down to its leaf table: every
+ * level's entry says in which space the next table lives.
  */
-static bool vmgpu_vm_translate(VmgpuState *s, uint32_t vm, uint64_t va,
-                               bool write, uint32_t *space, uint64_t *addr,
-                               VmgpuMemError *err)
+bool vmgpu_vm_leaf_table(VmgpuState *s, uint32_t vm, uint64_t va,
+                         uint32_t *space, uint64_t *table, VmgpuMemError *err)
 {
-    uint32_t table_space;
-    uint64_t table;
     int level;
 
     if (vm >= VMGPU_MAX_VMS || !s->vms[vm].enabled) {
         return vmgpu_mem_fail(err, VMGPU_ERR_VM_FAULT, va);
     }
-    table_space = s->vms[vm].root_space;
-    table = s->vms[vm].root;
     if (va >> VMGPU_VA_BITS) {
         return vmgpu_mem_fail(err, VMGPU_ERR_RANGE, va);
     }
-    for (level = VMGPU_PT_LEVELS - 1; level >= 0; level--) {
-        unsigned index = (va >> (VMGPU_PAGE_SHIFT + 9 * level)) &
-                         (VMGPU_PT_ENTRIES - 1);
+    *space = s->vms[vm].root_space;
+    *table = s->vms[vm].root;
+    for (level = VMGPU_PT_LEVELS - 1; level > 0; level--) {
         uint64_t pte;
 
-        if (!vmgpu_mem_page_rw(s, table_space, table + index * sizeof(pte),
-                               &pte, sizeof(pte), false,
-                               VMGPU_ACCESS_COHERENT, 0, err)) {
+        if (!vmgpu_mem_table_read(s, *space, *table, vmgpu_vm_index(va, level),
+                                  &pte, 1, err)) {
             return false;
         }
-        pte = le64_to_cpu(pte);
-        if (!(pte & VMGPU_PTE_VALID) ||
-            (!level && write && !(pte & VMGPU_PTE_WRITE))) {
+        if (!(pte & VMGPU_PTE_VALID)) {
             return vmgpu_mem_fail(err, VMGPU_ERR_VM_FAULT, va);
         }
-        table_space = (pte & VMGPU_PTE_SPACE_MASK) >> VMGPU_PTE_SPACE_SHIFT;
-        table = pte & VMGPU_PTE_ADDR_MASK;
-        if (table_space == VMGPU_SPACE_VIRTUAL) {
+        *space = (pte & VMGPU_PTE_SPACE_MASK) >> VMGPU_PTE_SPACE_SHIFT;
+        *table = pte & VMGPU_PTE_ADDR_MASK;
+        if (*space == VMGPU_SPACE_VIRTUAL) {
             return vmgpu_mem_fail(err, VMGPU_ERR_VM_FAULT, va);
         }
     }
-    *space = table_space;
-    *addr = table + (va & (VMGPU_PAGE_SIZE - 1));
+    return true;
+}
+
+/*
+ * The page a leaf entry maps, if it is valid, allows the access and names
+ * a physical space.
+ */
+bool vmgpu_vm_leaf_page(uint64_t pte, bool write, uint32_t *space,
+                        uint64_t *page)
+{
+    if (!(pte & VMGPU_PTE_VALID) || (write && !(pte & VMGPU_PTE_WRITE))) {
+        return false;
+    }
+    *space = (pte & VMGPU_PTE_SPACE_MASK) >> VMGPU_PTE_SPACE_SHIFT;
+    *page = pte & VMGPU_PTE_ADDR_MASK;
+    return *space != VMGPU_SPACE_VIRTUAL;
+}
+
+/* Where va of VM vm lives: a walk, then its leaf entry. */
+static bool vmgpu_vm_translate(VmgpuState *s, uint32_t vm, uint64_t va,
+                               bool write, uint32_t *space, uint64_t *addr,
+                               VmgpuMemError *err)
+{
+    uint32_t table_space;
+    uint64_t table, pte, page;
+
+    if (!vmgpu_vm_leaf_table(s, vm, va, &table_space, &table, err) ||
+        !vmgpu_mem_table_read(s, table_space, table, vmgpu_vm_index(va, 0),
+                              &pte, 1, err)) {
+        return false;
+    }
+    if (!vmgpu_vm_leaf_page(pte, write, space, &page)) {
+        return vmgpu_mem_fail(err, VMGPU_ERR_VM_FAULT, va);
+    }
+    *addr = page + (va & (VMGPU_PAGE_SIZE - 1));
     return true;
 }
 
@@ -178,6 +203,27 @@ static bool vmgpu_mem_page_rw(VmgpuState *s, uint32_t space, uint64_t addr,
         return vmgpu_mem_dma(s, bus, buf, len, write, err);
     }
     return vmgpu_mem_fail(err, VMGPU_ERR_BAD_FIELD, space);
+}
+
+/*
+ * Read count 8-byte entries of a table (page table, GART) from index on,
+ * coherently, in host order; they must not cross the table's 4 KiB page.
+ */
+bool vmgpu_mem_table_read(VmgpuState *s, uint32_t space, uint64_t table,
+                          unsigned index, uint64_t *entries, unsigned count,
+                          VmgpuMemError *err)
+{
+    unsigned i;
+
+    if (!vmgpu_mem_page_rw(s, space, table + index * sizeof(*entries), entries,
+                           count * sizeof(*entries), false,
+                           VMGPU_ACCESS_COHERENT, 0, err)) {
+        return false;
+    }
+    for (i = 0; i < count; i++) {
+        entries[i] = le64_to_cpu(entries[i]);
+    }
+    return true;
 }
 
 bool vmgpu_mem_check_addr(const struct vmgpu_addr *a, VmgpuMemError *err)
@@ -302,14 +348,18 @@ bool vmgpu_mem_uncached_rw(VmgpuState *s, const struct vmgpu_addr *a,
  * or through the paging VM 0: the kernel's moves and clears go through it
  * and handle stored bytes, as physical accesses do.
  */
-bool vmgpu_mem_data_rw(VmgpuState *s, const struct vmgpu_addr *a,
-                       uint64_t offset, void *buf, uint32_t len, bool write,
-                       bool raw, VmgpuMemError *err)
+VmgpuAccess vmgpu_mem_data_access(const struct vmgpu_addr *a, bool raw)
 {
     bool virt = le32_to_cpu(a->space) == VMGPU_SPACE_VIRTUAL &&
                 le32_to_cpu(a->vm) != VMGPU_VM_PAGING;
 
+    return virt && !raw ? VMGPU_ACCESS_DECODED : VMGPU_ACCESS_RAW;
+}
+
+bool vmgpu_mem_data_rw(VmgpuState *s, const struct vmgpu_addr *a,
+                       uint64_t offset, void *buf, uint32_t len, bool write,
+                       bool raw, VmgpuMemError *err)
+{
     return vmgpu_mem_access(s, a, offset, buf, len, write,
-                            virt && !raw ? VMGPU_ACCESS_DECODED :
-                                           VMGPU_ACCESS_RAW, err);
+                            vmgpu_mem_data_access(a, raw), err);
 }

@@ -247,9 +247,22 @@ VmgpuCmdStatus vmgpu_copy_transfer(VmgpuState *s,
                                    VmgpuMemError *err);
 
 /* vmgpu-mem.c */
+static inline unsigned vmgpu_vm_index(uint64_t va, int level)
+{
+    return (va >> (VMGPU_PAGE_SHIFT + 9 * level)) & (VMGPU_PT_ENTRIES - 1);
+}
+
+bool vmgpu_vm_leaf_table(VmgpuState *s, uint32_t vm, uint64_t va,
+                         uint32_t *space, uint64_t *table, VmgpuMemError *err);
+bool vmgpu_vm_leaf_page(uint64_t pte, bool write, uint32_t *space,
+                        uint64_t *page);
+bool vmgpu_mem_table_read(VmgpuState *s, uint32_t space, uint64_t table,
+                          unsigned index, uint64_t *entries, unsigned count,
+                          VmgpuMemError *err);
 bool vmgpu_mem_check_addr(const struct vmgpu_addr *a, VmgpuMemError *err);
 bool vmgpu_mem_rw(VmgpuState *s, const struct vmgpu_addr *a, uint64_t offset,
                   void *buf, uint32_t len, bool write, VmgpuMemError *err);
+VmgpuAccess vmgpu_mem_data_access(const struct vmgpu_addr *a, bool raw);
 bool vmgpu_mem_data_rw(VmgpuState *s, const struct vmgpu_addr *a,
                        uint64_t offset, void *buf, uint32_t len, bool write,
                        bool raw, VmgpuMemError *err);
@@ -261,6 +274,36 @@ bool vmgpu_mem_bus_rw(VmgpuState *s, uint64_t bus, void *buf, uint32_t len,
 bool vmgpu_mem_resolve(VmgpuState *s, const struct vmgpu_addr *a,
                        uint64_t offset, bool write, bool *system,
                        uint64_t *bus, VmgpuMemError *err);
+
+/* vmgpu-run.c */
+#define VMGPU_RUN_WINDOW    64  /* entries a translation window holds */
+
+/*
+ * Translations read for one slice of one command, never kept longer:
+ * VIRTUAL leaf entries and GART entries, a window of each.
+ */
+typedef struct VmgpuXlate {
+    uint32_t vm;                /* the leaf window's VM */
+    uint64_t leaf_va;           /* va of leaf[0] */
+    unsigned leaf_count;        /* 0: empty */
+    uint64_t leaf[VMGPU_RUN_WINDOW];
+    uint64_t gart_index;        /* GART page of gart[0] */
+    unsigned gart_count;
+    uint64_t gart[VMGPU_RUN_WINDOW];
+} VmgpuXlate;
+
+/* Host memory a plain memcpy or memset may use, mapped by vmgpu_run_map. */
+typedef struct VmgpuRun {
+    uint8_t *host;
+    uint64_t len;
+    bool dma;                   /* from dma_memory_map, else VRAM */
+    uint64_t vram_offset;
+} VmgpuRun;
+
+bool vmgpu_run_map(VmgpuState *s, VmgpuXlate *x, const struct vmgpu_addr *a,
+                   uint64_t offset, uint64_t len, bool write,
+                   VmgpuAccess access, VmgpuRun *run);
+void vmgpu_run_unmap(VmgpuState *s, VmgpuRun *run, uint64_t used, bool write);
 
 /* vmgpu-cache.c */
 void vmgpu_cache_init(VmgpuState *s);
@@ -278,6 +321,7 @@ bool vmgpu_cache_release(VmgpuState *s, uint64_t bus, VmgpuMemError *err);
 void vmgpu_compress_init(VmgpuState *s);
 void vmgpu_compress_exit(VmgpuState *s);
 void vmgpu_compress_reset(VmgpuState *s);
+bool vmgpu_compress_holds(VmgpuState *s, uint64_t page);
 bool vmgpu_compress_rw(VmgpuState *s, uint64_t bus, void *buf, uint32_t len,
                        bool write, VmgpuAccess access, uint32_t asid,
                        VmgpuMemError *err);

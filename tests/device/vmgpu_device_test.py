@@ -22,6 +22,7 @@ from vmgpu_qtest import (  # noqa: E402
 import vmgpu_cache_test  # noqa: E402
 import vmgpu_compress_test  # noqa: E402
 import vmgpu_display_test  # noqa: E402
+import vmgpu_run_test  # noqa: E402
 import vmgpu_user_ring_test  # noqa: E402
 
 
@@ -524,6 +525,7 @@ TESTS = [
     test_copy_budget_validated,
     *vmgpu_cache_test.TESTS,
     *vmgpu_compress_test.TESTS,
+    *vmgpu_run_test.TESTS,
     *vmgpu_display_test.TESTS,
 ]
 

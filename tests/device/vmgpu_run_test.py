@@ -1,0 +1,112 @@
+# SPDX-License-Identifier: MIT
+"""Device-level tests of copies by run: translations read once per slice
+of one command, never used after a table write that came before the
+command; runs that stop at a fault and at compressed pages; fill
+patterns; runs in small slices. vmgpu_device_test.py runs them."""
+import struct
+
+from vmgpu_qtest import (
+    HW, VRAM_BAR, addr, build_page_table, cmd_fill, cmd_transfer, enable_vm, expect_halt,
+    pattern_bytes)
+from vmgpu_cache_test import run, words
+from vmgpu_compress_test import compress, encode, own_device
+
+PAGE = 0x1000
+PAGES = 0xB00000        # system pages of these tests
+ROOT = 0x1900000        # VM 1's four tables
+VA = 0x40_0000_0000
+DST = 0x380000          # VRAM the copies land in
+SYSTEM = HW["VMGPU_SPACE_SYSTEM"] << HW["VMGPU_PTE_SPACE_SHIFT"]
+LEAF = ROOT + 3 * PAGE  # build_page_table's last level
+
+
+def page(n):
+    return PAGES + n * PAGE
+
+
+def leaf_entry(bus):
+    return struct.pack("<Q", bus | HW["VMGPU_PTE_VALID"] | HW["VMGPU_PTE_WRITE"] | SYSTEM)
+
+
+def map_pages(dev, n):
+    """VM 1 maps n system pages, page(0).., at VA, all in one window."""
+    dev.setup()
+    dev.qt.write(ROOT, bytes(4 * PAGE))
+    build_page_table(dev.qt, ROOT, VA, [("SYSTEM", page(i)) for i in range(n)])
+    enable_vm(dev, 1, ROOT)
+
+
+def test_run_table_write_before_command_is_seen(qt, dev):
+    # Three commands on the paging ring, in one slice: a copy through VM 1,
+    # a copy that rewrites the leaf entry of its last page (as the kernel's
+    # invalidations do), and the first copy again. The third must use the
+    # new entry, although the first read the window that held the old one.
+    n = 8
+    old, new = pattern_bytes(80, n * PAGE), pattern_bytes(81, PAGE)
+    map_pages(dev, n)
+    qt.write(page(0), old)
+    qt.write(page(20), new)
+    qt.write(page(21), leaf_entry(page(20)))
+    index = (VA >> 12) + n - 1 & 511
+    run(dev, cmd_transfer(addr("VIRTUAL", VA, 1), addr("VRAM", DST), n * PAGE),
+        cmd_transfer(addr("SYSTEM", page(21)), addr("SYSTEM", LEAF + index * 8), 8),
+        cmd_transfer(addr("VIRTUAL", VA, 1), addr("VRAM", DST + n * PAGE), n * PAGE))
+    assert qt.read(VRAM_BAR + DST, n * PAGE) == old, "first copy"
+    assert qt.read(VRAM_BAR + DST + n * PAGE, n * PAGE) == old[:-PAGE] + new, \
+        "a copy used a leaf entry rewritten before it started"
+
+
+def test_run_stops_at_a_fault(qt, dev):
+    # Pages 0-2 mapped, page 3 not: a 6-page copy writes pages 0-2 whole,
+    # nothing of page 3 or after, and the error names page 3's address.
+    data = pattern_bytes(82, 6 * PAGE)
+    map_pages(dev, 3)
+    qt.write(page(0), data[:3 * PAGE])
+    qt.write(VRAM_BAR + DST, bytes(6 * PAGE))
+    expect_halt(dev, "VMGPU_ERR_VM_FAULT",
+                cmd_transfer(addr("VIRTUAL", VA, 1), addr("VRAM", DST), 6 * PAGE))
+    assert dev.reg("VMGPU_REG_ERROR_ADDR_LO") == (VA + 3 * PAGE) & 0xFFFFFFFF
+    assert qt.read(VRAM_BAR + DST, 6 * PAGE) == data[:3 * PAGE] + bytes(3 * PAGE)
+
+
+def test_run_meets_compressed_pages(qt, dev):
+    # A FILL through VM 1 over four pages, the middle two compressed: those
+    # are stored encoded, the others plain.
+    map_pages(dev, 4)
+    qt.write(page(0), bytes(4 * PAGE))
+    run(dev, compress("SYSTEM", page(1), 2 * PAGE))
+    run(dev, cmd_fill(addr("VIRTUAL", VA, 1), 4 * PAGE, 0x13572468))
+    plain = words(0x13572468)
+    assert qt.read(page(0), 4 * PAGE) == plain + encode(plain) * 2 + plain
+
+
+def test_run_fill_patterns(qt, dev):
+    # Runs fill whole pages with a byte pattern (memset) or a word pattern,
+    # from an offset inside a page and across pages of VRAM and memory.
+    map_pages(dev, 4)
+    qt.write(page(0), b"\xee" * 4 * PAGE)
+    qt.write(VRAM_BAR + DST, b"\xee" * 3 * PAGE)
+    run(dev, cmd_fill(addr("VIRTUAL", VA + 0x104, 1), 3 * PAGE, 0x5A5A5A5A),
+        cmd_fill(addr("VRAM", DST + 8), 2 * PAGE + 12, 0x01020304))
+    got = qt.read(page(0), 4 * PAGE)
+    assert got == b"\xee" * 0x104 + b"\x5a" * 3 * PAGE + b"\xee" * (PAGE - 0x104)
+    got = qt.read(VRAM_BAR + DST, 3 * PAGE)
+    assert got == b"\xee" * 8 + words(0x01020304, 2 * PAGE + 12) + b"\xee" * (PAGE - 20)
+
+
+def test_run_slices_keep_the_budget(qt, dev):
+    # 512 KiB (two windows of entries) in 4 KiB slices through VM 1 lands
+    # whole.
+    n = 128
+    with own_device(qt, ",copy-budget=4K") as (oqt, odev):
+        data = pattern_bytes(83, n * PAGE)
+        map_pages(odev, n)
+        oqt.write(page(0), data)
+        run(odev, cmd_transfer(addr("VIRTUAL", VA, 1), addr("VRAM", DST), n * PAGE))
+        assert oqt.read(VRAM_BAR + DST, n * PAGE) == data
+
+
+TESTS = [
+    test_run_table_write_before_command_is_seen, test_run_stops_at_a_fault,
+    test_run_meets_compressed_pages, test_run_fill_patterns, test_run_slices_keep_the_budget,
+]
