@@ -1,0 +1,51 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""make bench's host side. `memcpy`: time the host's own memcpy of 64 MiB
+(the size the guest's moves use), best of 5, before the guest boots; it is
+the physical limit of an emulated device's copies. `report LOG MIB_S`: the
+guest's bench and ratio lines, then each move's bandwidth as a ratio to
+that host memcpy, measured in the same run."""
+import re
+import sys
+import time
+
+SIZE = 64 << 20
+# The guest's figures that are copies the device does.
+MOVES = ("evict_vram_to_system", "restore_system_to_vram")
+
+
+def host_memcpy():
+    src = bytearray(b"\xa5") * SIZE
+    dst = bytearray(SIZE)
+    view = memoryview(dst)
+    best = None
+    for _ in range(5):
+        start = time.perf_counter()
+        view[:] = src          # one C memcpy of the whole buffer
+        t = time.perf_counter() - start
+        best = t if best is None else min(best, t)
+    return SIZE / (1 << 20) / best
+
+
+def report(log, host):
+    lines = [l.rstrip("\n") for l in open(log, errors="replace")
+             if l.startswith(("bench:", "ratio:"))]
+    print("\n".join(lines))
+    print(f"bench: host_memcpy {host:.1f} MiB/s (64 MiB, on the host)")
+    for line in lines:
+        m = re.match(r"bench: (\w+) ([\d.]+) MiB/s(?: \(first round ([\d.]+)\))?", line)
+        if not m or m.group(1) not in MOVES:
+            continue
+        print(f"ratio: {m.group(1)}_vs_host_memcpy {float(m.group(2)) / host:.3f}")
+        if m.group(3):
+            print(f"ratio: {m.group(1)}_first_round_vs_host_memcpy "
+                  f"{float(m.group(3)) / host:.3f}")
+            print(f"ratio: {m.group(1)}_first_vs_steady "
+                  f"{float(m.group(3)) / float(m.group(2)):.3f}")
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "memcpy":
+        print(f"{host_memcpy():.1f}")
+    else:
+        report(sys.argv[2], float(sys.argv[3]))
