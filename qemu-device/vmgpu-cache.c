@@ -33,14 +33,6 @@
 
 #define VMGPU_CACHE_LINE_MASK   ((uint64_t)VMGPU_CACHE_LINE_SIZE - 1)
 
-static bool vmgpu_cache_fail(VmgpuMemError *err, enum vmgpu_error code,
-                             uint64_t addr)
-{
-    err->code = code;
-    err->addr = addr;
-    return false;
-}
-
 void vmgpu_cache_init(VmgpuState *s)
 {
     VmgpuCache *c = &s->cache;
@@ -133,7 +125,7 @@ static bool vmgpu_cache_writeback(VmgpuState *s, VmgpuCacheLine *line,
     if (pci_dma_write(PCI_DEVICE(s), line->tag, line->data,
                       VMGPU_CACHE_LINE_SIZE) != MEMTX_OK) {
         trace_vmgpu_cache_writeback_fault(line->tag);
-        return vmgpu_cache_fail(err, VMGPU_ERR_DMA, line->tag);
+        return vmgpu_fail(err, VMGPU_ERR_DMA, line->tag);
     }
     trace_vmgpu_cache_writeback(line->tag);
     line->dirty = false;
@@ -187,7 +179,7 @@ bool vmgpu_cache_rw(VmgpuState *s, uint64_t bus, void *buf, uint32_t len,
     VmgpuCacheLine *line;
 
     if (len > VMGPU_CACHE_LINE_SIZE - offset) {
-        return vmgpu_cache_fail(err, VMGPU_ERR_BAD_FIELD, bus);
+        return vmgpu_fail(err, VMGPU_ERR_BAD_FIELD, bus);
     }
     line = g_hash_table_lookup(c->map, &tag);
     if (line) {
@@ -199,7 +191,7 @@ bool vmgpu_cache_rw(VmgpuState *s, uint64_t bus, void *buf, uint32_t len,
         }
         if (pci_dma_read(PCI_DEVICE(s), tag, line->data,
                          VMGPU_CACHE_LINE_SIZE) != MEMTX_OK) {
-            return vmgpu_cache_fail(err, VMGPU_ERR_DMA, bus);
+            return vmgpu_fail(err, VMGPU_ERR_DMA, bus);
         }
         trace_vmgpu_cache_fill(tag, write);
         QTAILQ_REMOVE(&c->free, line, link);
@@ -241,22 +233,22 @@ VmgpuCmdStatus vmgpu_cache_flush(VmgpuState *s, const struct vmgpu_cmd_range *c,
     uint64_t first = 0, last = UINT64_MAX;
 
     if (!(flags & known) || (flags & ~known)) {
-        vmgpu_cache_fail(err, VMGPU_ERR_BAD_FIELD, flags);
+        vmgpu_fail(err, VMGPU_ERR_BAD_FIELD, flags);
         return VMGPU_CMD_FAILED;
     }
     if (!size) {
         if (!buffer_is_zero(&c->addr, sizeof(c->addr))) {
-            vmgpu_cache_fail(err, VMGPU_ERR_BAD_FIELD, addr);
+            vmgpu_fail(err, VMGPU_ERR_BAD_FIELD, addr);
             return VMGPU_CMD_FAILED;
         }
     } else {
         if (le32_to_cpu(c->addr.space) != VMGPU_SPACE_SYSTEM ||
             c->addr.vm) {
-            vmgpu_cache_fail(err, VMGPU_ERR_BAD_FIELD, addr);
+            vmgpu_fail(err, VMGPU_ERR_BAD_FIELD, addr);
             return VMGPU_CMD_FAILED;
         }
         if (size - 1 > UINT64_MAX - addr) {
-            vmgpu_cache_fail(err, VMGPU_ERR_RANGE, addr);
+            vmgpu_fail(err, VMGPU_ERR_RANGE, addr);
             return VMGPU_CMD_FAILED;
         }
         first = addr & ~VMGPU_CACHE_LINE_MASK;

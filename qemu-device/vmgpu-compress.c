@@ -42,14 +42,6 @@
 
 #define VMGPU_PAGE_MASK     ((uint64_t)VMGPU_PAGE_SIZE - 1)
 
-static bool vmgpu_compress_fail(VmgpuMemError *err, enum vmgpu_error code,
-                                uint64_t addr)
-{
-    err->code = code;
-    err->addr = addr;
-    return false;
-}
-
 void vmgpu_compress_init(VmgpuState *s)
 {
     s->compressed = g_hash_table_new_full(g_int64_hash, g_int64_equal,
@@ -198,7 +190,7 @@ bool vmgpu_compress_rw(VmgpuState *s, uint64_t bus, void *buf, uint32_t len,
         return vmgpu_mem_bus_rw(s, bus, buf, len, write, err);
     }
     if (len > sizeof(stored) - off) {
-        return vmgpu_compress_fail(err, VMGPU_ERR_BAD_FIELD, bus);
+        return vmgpu_fail(err, VMGPU_ERR_BAD_FIELD, bus);
     }
     if (access == VMGPU_ACCESS_DECODED && owner == asid) {
         if (!write) {
@@ -291,7 +283,7 @@ static bool vmgpu_compress_page(VmgpuState *s, uint16_t opcode,
                           "compressed pages, its quota is %u\n", addr, asid,
                           vmgpu_compress_owned(s, asid), s->compress_quota);
             trace_vmgpu_compress_quota(page, asid, s->compress_quota);
-            return vmgpu_compress_fail(err, VMGPU_ERR_RANGE, addr);
+            return vmgpu_fail(err, VMGPU_ERR_RANGE, addr);
         }
         if (g_hash_table_size(s->compressed) >= s->compress_pages) {
             qemu_log_mask(LOG_GUEST_ERROR,
@@ -299,7 +291,7 @@ static bool vmgpu_compress_page(VmgpuState *s, uint16_t opcode,
                           "compressed already, the most there can be\n",
                           addr, s->compress_pages);
             trace_vmgpu_compress_full(page, s->compress_pages);
-            return vmgpu_compress_fail(err, VMGPU_ERR_RANGE, addr);
+            return vmgpu_fail(err, VMGPU_ERR_RANGE, addr);
         }
         if (!vmgpu_compress_recode(s, page, err)) {
             return false;
@@ -381,7 +373,7 @@ static bool vmgpu_compress_check(VmgpuState *s,
                       "vmgpu: %s space %u addr 0x%" PRIx64 " size 0x%" PRIx64
                       " flags 0x%x: %s\n", vmgpu_compress_name(opcode), space,
                       addr, size, flags, why);
-        return vmgpu_compress_fail(err, code, bad);
+        return vmgpu_fail(err, code, bad);
     }
     return true;
 }

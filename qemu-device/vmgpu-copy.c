@@ -17,14 +17,6 @@
 #include "qemu/osdep.h"
 #include "vmgpu.h"
 
-static VmgpuCmdStatus vmgpu_copy_fail(VmgpuMemError *err,
-                                      enum vmgpu_error code, uint64_t addr)
-{
-    err->code = code;
-    err->addr = addr;
-    return VMGPU_CMD_FAILED;
-}
-
 /* Charge a chunk to the slice; the last chunk may overrun what is left. */
 static void vmgpu_copy_charge(uint64_t *budget, uint32_t chunk)
 {
@@ -81,7 +73,7 @@ VmgpuCmdStatus vmgpu_copy_fill(VmgpuState *s, const struct vmgpu_addr *dst,
     VmgpuRun run;
 
     if (size % 4 || addr % 4) {
-        return vmgpu_copy_fail(err, VMGPU_ERR_BAD_FIELD, addr);
+        return vmgpu_cmd_fail(err, VMGPU_ERR_BAD_FIELD, addr);
     }
     vmgpu_copy_pattern((uint8_t *)page, sizeof(page), pattern);
     while (*done < size && *budget) {
@@ -164,7 +156,7 @@ VmgpuCmdStatus vmgpu_copy_transfer(VmgpuState *s,
     if ((flags & ~known) || (swizzle && unswizzle) ||
         ((swizzle || unswizzle) &&
          ((src | dst | size) & (VMGPU_PAGE_SIZE - 1)))) {
-        return vmgpu_copy_fail(err, VMGPU_ERR_BAD_FIELD, flags);
+        return vmgpu_cmd_fail(err, VMGPU_ERR_BAD_FIELD, flags);
     }
     while (*done < size && *budget) {
         uint32_t chunk = MIN(size - *done, vmgpu_copy_page_left(src, *done));

@@ -27,13 +27,6 @@
 
 #define VMGPU_ENGINE_BATCH  64      /* commands per bottom-half run */
 
-static bool vmgpu_bad_field(VmgpuMemError *err, uint64_t addr)
-{
-    err->code = VMGPU_ERR_BAD_FIELD;
-    err->addr = addr;
-    return false;
-}
-
 /*
  * The ring's fence word is the kernel's, given by bus address, so that a
  * user ring can signal a job it cannot otherwise address: the command
@@ -50,10 +43,10 @@ static bool vmgpu_fence_ring_word(VmgpuState *s, VmgpuRing *ring,
     uint64_t value = c->value;      /* already little endian */
 
     if (!buffer_is_zero(&c->dst, sizeof(c->dst))) {
-        return vmgpu_bad_field(err, le64_to_cpu(c->dst.addr));
+        return vmgpu_fail(err, VMGPU_ERR_BAD_FIELD, le64_to_cpu(c->dst.addr));
     }
     if (ring->fence_addr % 8) {
-        return vmgpu_bad_field(err, ring->fence_addr);
+        return vmgpu_fail(err, VMGPU_ERR_BAD_FIELD, ring->fence_addr);
     }
     trace_vmgpu_fence_ring(ring - s->rings, ring->fence_addr,
                            le64_to_cpu(value));
@@ -69,7 +62,7 @@ static bool vmgpu_exec_fence(VmgpuState *s, VmgpuRing *ring,
     uint64_t value = c->value;      /* already little endian */
 
     if (flags & ~(VMGPU_FENCE_FLAG_IRQ | VMGPU_FENCE_FLAG_RING)) {
-        return vmgpu_bad_field(err, flags);
+        return vmgpu_fail(err, VMGPU_ERR_BAD_FIELD, flags);
     }
     if (flags & VMGPU_FENCE_FLAG_RING) {
         if (!vmgpu_fence_ring_word(s, ring, c, err)) {
@@ -80,7 +73,8 @@ static bool vmgpu_exec_fence(VmgpuState *s, VmgpuRing *ring,
             return false;
         }
         if (le64_to_cpu(c->dst.addr) % 8) {
-            return vmgpu_bad_field(err, le64_to_cpu(c->dst.addr));
+            return vmgpu_fail(err, VMGPU_ERR_BAD_FIELD,
+                              le64_to_cpu(c->dst.addr));
         }
         if (!vmgpu_mem_rw(s, &c->dst, 0, &value, sizeof(value), true, err)) {
             return false;
@@ -126,13 +120,11 @@ static bool vmgpu_exec_set_vm(VmgpuState *s, VmgpuRing *ring,
         qemu_log_mask(LOG_GUEST_ERROR,
                       "vmgpu: SET_VM on ring %u, which runs in no user VM\n",
                       index);
-        err->code = VMGPU_ERR_PRIVILEGE;
-        err->addr = VMGPU_OP_SET_VM;
-        return false;
+        return vmgpu_fail(err, VMGPU_ERR_PRIVILEGE, VMGPU_OP_SET_VM);
     }
     if (c->hdr.flags || vm == VMGPU_VM_PAGING || vm >= VMGPU_MAX_VMS ||
         !buffer_is_zero(c->reserved, sizeof(c->reserved))) {
-        return vmgpu_bad_field(err, vm);
+        return vmgpu_fail(err, VMGPU_ERR_BAD_FIELD, vm);
     }
     trace_vmgpu_set_vm(index, vm, le32_to_cpu(c->generation),
                        s->vms[vm].generation);
@@ -169,9 +161,7 @@ static bool vmgpu_ring_allows(VmgpuState *s, const VmgpuRing *ring,
     case VMGPU_OP_FILL:
         /* Bypassing the cache is for the kernel's own memory. */
         if (le16_to_cpu(cmd->hdr.flags) & VMGPU_FILL_FLAG_COHERENT) {
-            err->code = VMGPU_ERR_PRIVILEGE;
-            err->addr = opcode;
-            return false;
+            return vmgpu_fail(err, VMGPU_ERR_PRIVILEGE, opcode);
         }
         addrs[0] = &cmd->fill.dst;
         break;
@@ -196,15 +186,12 @@ static bool vmgpu_ring_allows(VmgpuState *s, const VmgpuRing *ring,
     case VMGPU_OP_SET_VM:
         break;
     default:
-        err->code = VMGPU_ERR_PRIVILEGE;
-        err->addr = opcode;
-        return false;
+        return vmgpu_fail(err, VMGPU_ERR_PRIVILEGE, opcode);
     }
     for (i = 0; i < ARRAY_SIZE(addrs); i++) {
         if (addrs[i] && !vmgpu_mode_allows(s, ring, addrs[i])) {
-            err->code = VMGPU_ERR_PRIVILEGE;
-            err->addr = le64_to_cpu(addrs[i]->addr);
-            return false;
+            return vmgpu_fail(err, VMGPU_ERR_PRIVILEGE,
+                              le64_to_cpu(addrs[i]->addr));
         }
     }
     return true;
@@ -239,10 +226,8 @@ static VmgpuCmdStatus vmgpu_exec(VmgpuState *s, VmgpuRing *ring,
     const union vmgpu_cmd *cmd = &ring->cmd;
     uint16_t opcode = le16_to_cpu(cmd->hdr.opcode);
 
-    err->addr = opcode;
     if (cmd->hdr.reserved) {
-        err->code = VMGPU_ERR_BAD_FIELD;
-        return VMGPU_CMD_FAILED;
+        return vmgpu_cmd_fail(err, VMGPU_ERR_BAD_FIELD, opcode);
     }
     switch (opcode) {
     case VMGPU_OP_NOP: {
@@ -251,8 +236,7 @@ static VmgpuCmdStatus vmgpu_exec(VmgpuState *s, VmgpuRing *ring,
         if (cmd->hdr.flags || delay_us > VMGPU_NOP_MAX_DELAY_US ||
             !buffer_is_zero(cmd->nop.reserved,
                                      sizeof(cmd->nop.reserved))) {
-            err->code = VMGPU_ERR_BAD_FIELD;
-            return VMGPU_CMD_FAILED;
+            return vmgpu_cmd_fail(err, VMGPU_ERR_BAD_FIELD, opcode);
         }
         return vmgpu_exec_nop(s, ring, delay_us);
     }
@@ -323,11 +307,9 @@ static VmgpuCmdStatus vmgpu_exec(VmgpuState *s, VmgpuRing *ring,
     default:
         qemu_log_mask(LOG_GUEST_ERROR, "vmgpu: unsupported opcode %u\n",
                       opcode);
-        err->code = VMGPU_ERR_BAD_OPCODE;
-        return VMGPU_CMD_FAILED;
+        return vmgpu_cmd_fail(err, VMGPU_ERR_BAD_OPCODE, opcode);
     }
-    err->code = VMGPU_ERR_BAD_FIELD;
-    return VMGPU_CMD_FAILED;
+    return vmgpu_cmd_fail(err, VMGPU_ERR_BAD_FIELD, opcode);
 }
 
 /* Forget the command at HEAD and how far it got. */
@@ -396,9 +378,7 @@ static bool vmgpu_ring_fetch(VmgpuState *s, VmgpuRing *ring,
 
     if (pci_dma_read(PCI_DEVICE(s), addr, &ring->cmd,
                      sizeof(ring->cmd)) != MEMTX_OK) {
-        err->code = VMGPU_ERR_DMA;
-        err->addr = addr;
-        return false;
+        return vmgpu_fail(err, VMGPU_ERR_DMA, addr);
     }
     trace_vmgpu_cmd(index, ring->head, le16_to_cpu(ring->cmd.hdr.opcode));
     ring->cmd_fetched = true;

@@ -27,14 +27,6 @@
 #include "vmgpu.h"
 #include "trace.h"
 
-static bool vmgpu_mem_fail(VmgpuMemError *err, enum vmgpu_error code,
-                           uint64_t addr)
-{
-    err->code = code;
-    err->addr = addr;
-    return false;
-}
-
 /* Bus address of one aperture byte, through the GART entry of its page. */
 static bool vmgpu_gart_translate(VmgpuState *s, uint64_t offset,
                                  dma_addr_t *bus, VmgpuMemError *err)
@@ -43,16 +35,16 @@ static bool vmgpu_gart_translate(VmgpuState *s, uint64_t offset,
     uint64_t pte;
 
     if (index >= s->gart_num_pages) {
-        return vmgpu_mem_fail(err, VMGPU_ERR_RANGE, offset);
+        return vmgpu_fail(err, VMGPU_ERR_RANGE, offset);
     }
     if (pci_dma_read(PCI_DEVICE(s), s->gart_base + index * sizeof(pte),
                      &pte, sizeof(pte)) != MEMTX_OK) {
-        return vmgpu_mem_fail(err, VMGPU_ERR_DMA,
-                              s->gart_base + index * sizeof(pte));
+        return vmgpu_fail(err, VMGPU_ERR_DMA,
+                          s->gart_base + index * sizeof(pte));
     }
     pte = le64_to_cpu(pte);
     if (!(pte & VMGPU_GART_PTE_VALID)) {
-        return vmgpu_mem_fail(err, VMGPU_ERR_GART_FAULT, offset);
+        return vmgpu_fail(err, VMGPU_ERR_GART_FAULT, offset);
     }
     *bus = (pte & VMGPU_GART_PTE_ADDR_MASK) + (offset & (VMGPU_PAGE_SIZE - 1));
     return true;
@@ -73,10 +65,10 @@ bool vmgpu_vm_leaf_table(VmgpuState *s, uint32_t vm, uint64_t va,
     int level;
 
     if (vm >= VMGPU_MAX_VMS || !s->vms[vm].enabled) {
-        return vmgpu_mem_fail(err, VMGPU_ERR_VM_FAULT, va);
+        return vmgpu_fail(err, VMGPU_ERR_VM_FAULT, va);
     }
     if (va >> VMGPU_VA_BITS) {
-        return vmgpu_mem_fail(err, VMGPU_ERR_RANGE, va);
+        return vmgpu_fail(err, VMGPU_ERR_RANGE, va);
     }
     *space = s->vms[vm].root_space;
     *table = s->vms[vm].root;
@@ -88,12 +80,12 @@ bool vmgpu_vm_leaf_table(VmgpuState *s, uint32_t vm, uint64_t va,
             return false;
         }
         if (!(pte & VMGPU_PTE_VALID)) {
-            return vmgpu_mem_fail(err, VMGPU_ERR_VM_FAULT, va);
+            return vmgpu_fail(err, VMGPU_ERR_VM_FAULT, va);
         }
         *space = (pte & VMGPU_PTE_SPACE_MASK) >> VMGPU_PTE_SPACE_SHIFT;
         *table = pte & VMGPU_PTE_ADDR_MASK;
         if (*space == VMGPU_SPACE_VIRTUAL) {
-            return vmgpu_mem_fail(err, VMGPU_ERR_VM_FAULT, va);
+            return vmgpu_fail(err, VMGPU_ERR_VM_FAULT, va);
         }
     }
     return true;
@@ -128,7 +120,7 @@ static bool vmgpu_vm_translate(VmgpuState *s, uint32_t vm, uint64_t va,
         return false;
     }
     if (!vmgpu_vm_leaf_page(pte, write, space, &page)) {
-        return vmgpu_mem_fail(err, VMGPU_ERR_VM_FAULT, va);
+        return vmgpu_fail(err, VMGPU_ERR_VM_FAULT, va);
     }
     *addr = page + (va & (VMGPU_PAGE_SIZE - 1));
     return true;
@@ -141,7 +133,7 @@ static bool vmgpu_mem_dma(VmgpuState *s, uint64_t bus, void *buf,
     if (pci_dma_rw(PCI_DEVICE(s), bus, buf, len,
                    write ? DMA_DIRECTION_FROM_DEVICE : DMA_DIRECTION_TO_DEVICE,
                    MEMTXATTRS_UNSPECIFIED) != MEMTX_OK) {
-        return vmgpu_mem_fail(err, VMGPU_ERR_DMA, bus);
+        return vmgpu_fail(err, VMGPU_ERR_DMA, bus);
     }
     return true;
 }
@@ -176,7 +168,7 @@ static bool vmgpu_mem_page_rw(VmgpuState *s, uint32_t space, uint64_t addr,
     switch (space) {
     case VMGPU_SPACE_VRAM:
         if (addr >= s->vram_size || len > s->vram_size - addr) {
-            return vmgpu_mem_fail(err, VMGPU_ERR_RANGE, addr);
+            return vmgpu_fail(err, VMGPU_ERR_RANGE, addr);
         }
         if (write) {
             memcpy(s->vram_ptr + addr, buf, len);
@@ -202,7 +194,7 @@ static bool vmgpu_mem_page_rw(VmgpuState *s, uint32_t space, uint64_t addr,
         }
         return vmgpu_mem_dma(s, bus, buf, len, write, err);
     }
-    return vmgpu_mem_fail(err, VMGPU_ERR_BAD_FIELD, space);
+    return vmgpu_fail(err, VMGPU_ERR_BAD_FIELD, space);
 }
 
 /*
@@ -233,7 +225,7 @@ bool vmgpu_mem_check_addr(const struct vmgpu_addr *a, VmgpuMemError *err)
 
     if (space > VMGPU_SPACE_VIRTUAL ||
         (space == VMGPU_SPACE_VIRTUAL ? vm >= VMGPU_MAX_VMS : vm != 0)) {
-        return vmgpu_mem_fail(err, VMGPU_ERR_BAD_FIELD, space);
+        return vmgpu_fail(err, VMGPU_ERR_BAD_FIELD, space);
     }
     return true;
 }
@@ -302,7 +294,7 @@ bool vmgpu_mem_resolve(VmgpuState *s, const struct vmgpu_addr *a,
         *system = false;
         if (page_addr >= s->vram_size) {
             trace_vmgpu_mem_fault(space, addr, VMGPU_ERR_RANGE);
-            return vmgpu_mem_fail(err, VMGPU_ERR_RANGE, page_addr);
+            return vmgpu_fail(err, VMGPU_ERR_RANGE, page_addr);
         }
         return true;
     case VMGPU_SPACE_GART:
@@ -316,7 +308,7 @@ bool vmgpu_mem_resolve(VmgpuState *s, const struct vmgpu_addr *a,
         *bus = page_addr;
         return true;
     }
-    return vmgpu_mem_fail(err, VMGPU_ERR_BAD_FIELD, space);
+    return vmgpu_fail(err, VMGPU_ERR_BAD_FIELD, space);
 }
 
 /* A device-internal access (FENCE, WAIT): always coherent. */

@@ -80,9 +80,7 @@ VmgpuCmdStatus vmgpu_exec_wait(VmgpuState *s, VmgpuRing *ring,
         return VMGPU_CMD_FAILED;
     }
     if (addr % 8) {
-        err->code = VMGPU_ERR_BAD_FIELD;
-        err->addr = addr;
-        return VMGPU_CMD_FAILED;
+        return vmgpu_cmd_fail(err, VMGPU_ERR_BAD_FIELD, addr);
     }
     if (!vmgpu_mem_rw(s, &c->addr, 0, &value, sizeof(value), false, err)) {
         return VMGPU_CMD_FAILED;

@@ -62,6 +62,27 @@ typedef enum VmgpuCmdStatus {
     VMGPU_CMD_FAILED,           /* VmgpuMemError says why */
 } VmgpuCmdStatus;
 
+/*
+ * Say why an access or a command failed, for the error registers: the
+ * one place that fills a VmgpuMemError. Returns false, or with
+ * vmgpu_cmd_fail() VMGPU_CMD_FAILED, for the caller to return.
+ */
+static inline bool vmgpu_fail(VmgpuMemError *err, enum vmgpu_error code,
+                              uint64_t addr)
+{
+    err->code = code;
+    err->addr = addr;
+    return false;
+}
+
+static inline VmgpuCmdStatus vmgpu_cmd_fail(VmgpuMemError *err,
+                                            enum vmgpu_error code,
+                                            uint64_t addr)
+{
+    vmgpu_fail(err, code, addr);
+    return VMGPU_CMD_FAILED;
+}
+
 /* The cache-lines property: 4 MiB by default, at most 256 MiB. */
 #define VMGPU_CACHE_DEFAULT_LINES   1024
 #define VMGPU_CACHE_MAX_LINES       65536
