@@ -446,4 +446,52 @@ TEST_F_TIMEOUT(evict, aperture_pressure, 180)
 	free(cpu);
 }
 
+/* Pages the paging-VA staging pool took after probe (debugfs). */
+static int staging_grown(uint64_t *grown)
+{
+	unsigned int pages, free_pages;
+	unsigned long long n;
+	char buf[128];
+	int ret;
+
+	ret = vmgpu_test_debugfs_read("paging_staging", buf, sizeof(buf));
+	if (ret)
+		return ret;
+	if (sscanf(buf, "staging pages %u free %u grown %llu", &pages, &free_pages, &n) != 3)
+		return -EINVAL;
+	*grown = n;
+	return 0;
+}
+
+/*
+ * Moves take their paging-VA staging pages from the device's pool: after
+ * the first round, evicting and restoring the largest allocation a memory
+ * segment holds, again and again, allocates none.
+ */
+TEST_F_TIMEOUT(evict, moves_take_no_new_staging, 120)
+{
+	const struct drm_vmgpu_segment *seg = vmgpu_test_segment(self->s, 1);
+	uint64_t size = (seg->cpu_visible_size < seg->size ? seg->cpu_visible_size : seg->size) / 2;
+	uint64_t before, after, first;
+	vmgpu_bo *bo;
+	void *cpu;
+	int round;
+
+	ASSERT_EQ(0, vmgpu_test_create_mappable(self->dev, 1, self->aperture, size, &bo, &cpu));
+	vmgpu_test_fill(cpu, size, 0x57a9);
+	ASSERT_EQ(0, vmgpu_bo_evict(bo));
+	ASSERT_EQ(0, vmgpu_bo_make_resident(bo));
+	ASSERT_EQ(0, staging_grown(&before)) TH_LOG("no debugfs paging_staging");
+	for (round = 0; round < 4; round++) {
+		ASSERT_EQ(0, vmgpu_bo_evict(bo));
+		ASSERT_EQ(0, vmgpu_bo_make_resident(bo));
+	}
+	EXPECT_EQ(0, vmgpu_test_check(cpu, size, 0x57a9, &first))
+		TH_LOG("wrong at %#llx", (unsigned long long)first);
+	ASSERT_EQ(0, staging_grown(&after));
+	EXPECT_EQ(before, after) TH_LOG("moves allocated %llu staging pages",
+					 (unsigned long long)(after - before));
+	vmgpu_bo_unref(bo);
+}
+
 TEST_HARNESS_MAIN

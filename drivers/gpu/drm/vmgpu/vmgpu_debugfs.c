@@ -17,6 +17,7 @@
 #include "vmgpu_debugfs.h"
 #include "vmgpu_device.h"
 #include "vmgpu_hap.h"
+#include "vmgpu_paging_vm.h"
 #include "vmgpu_ttm.h"
 #include "vmgpu_vm.h"
 
@@ -94,6 +95,15 @@ static int vmgpu_debugfs_hap(struct seq_file *m, void *data)
 	return 0;
 }
 
+static int vmgpu_debugfs_paging_staging(struct seq_file *m, void *data)
+{
+	struct drm_debugfs_entry *entry = m->private;
+	struct drm_printer p = drm_seq_file_printer(m);
+
+	vmgpu_paging_vm_staging_print(to_vmgpu_device(entry->dev), &p);
+	return 0;
+}
+
 /* Every file's GPU VA space and its mappings. */
 static int vmgpu_debugfs_vms(struct seq_file *m, void *data)
 {
@@ -122,4 +132,5 @@ void vmgpu_debugfs_init(struct vmgpu_device *vdev)
 	drm_debugfs_add_file(&vdev->drm, "segment_managers", vmgpu_debugfs_managers, NULL);
 	drm_debugfs_add_file(&vdev->drm, "vms", vmgpu_debugfs_vms, NULL);
 	drm_debugfs_add_file(&vdev->drm, "host_aperture", vmgpu_debugfs_hap, NULL);
+	drm_debugfs_add_file(&vdev->drm, "paging_staging", vmgpu_debugfs_paging_staging, NULL);
 }

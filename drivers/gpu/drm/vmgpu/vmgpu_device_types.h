@@ -14,6 +14,7 @@
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
 #include <linux/types.h>
+#include <linux/wait.h>
 
 #include <drm/drm_device.h>
 
@@ -192,14 +193,24 @@ struct vmgpu_paging_vm {
 	 */
 	dma_addr_t *leaf_bus;
 	/**
-	 * @staging_lock: protects @staging and @staging_gone. Not drmm:
-	 * the rings' release, which frees jobs left over, comes after
+	 * @staging_lock: protects the staging pool and @staging_gone. Not
+	 * drmm: the rings' release, which frees jobs left over, comes after
 	 * this one's in the drmm order.
 	 */
 	struct mutex staging_lock;
-	/** @staging: every &struct vmgpu_pte_staging with its pages. */
-	struct list_head staging;
-	/** @staging_gone: vmgpu_paging_vm_unplug() freed every page. */
+	/** @staging_pool: free staging pages, the first @staging_free. */
+	struct vmgpu_pte_page *staging_pool;
+	/** @staging_free: pages in @staging_pool. */
+	u32 staging_free;
+	/** @staging_keep: room in @staging_pool; more are freed. */
+	u32 staging_keep;
+	/** @staging_pages: staging pages the device has, free or in use. */
+	u32 staging_pages;
+	/** @staging_grown: pages allocated after probe. */
+	u64 staging_grown;
+	/** @staging_wq: woken when pages come back or the device goes. */
+	wait_queue_head_t staging_wq;
+	/** @staging_gone: the device is unplugged: no pages any more. */
 	bool staging_gone;
 };
 

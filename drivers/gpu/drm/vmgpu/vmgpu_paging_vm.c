@@ -7,6 +7,7 @@
 #include <linux/moduleparam.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
+#include <linux/wait.h>
 
 #include <drm/drm_managed.h>
 #include <drm/drm_print.h>
@@ -41,7 +42,8 @@
  * order, every chunk finds its own entries, however many operations are
  * queued, and none waits for another on the CPU. In the device's
  * non-coherent mode those writes go through its cache, which table walks
- * bypass: a whole-cache flush follows them.
+ * bypass: a whole-cache flush follows them. The staging pages come from a
+ * pool kept from probe to removal, so that a move takes no DMA memory.
  */
 
 static unsigned int vmgpu_paging_va_mb;
@@ -126,6 +128,72 @@ static int vmgpu_paging_vm_build(struct vmgpu_device *vdev, int level, u64 va,
 	return 0;
 }
 
+/*
+ * Back to the pool, or, past what it keeps, back to the system. Called with
+ * the device bound: staging pages are devres DMA memory, which unbinding
+ * frees (vmgpu_paging_vm_unplug()).
+ */
+static void vmgpu_paging_vm_staging_put_page(struct vmgpu_device *vdev,
+					     const struct vmgpu_pte_page *page)
+{
+	struct vmgpu_paging_vm *pvm = &vdev->paging_vm;
+
+	lockdep_assert_held(&pvm->staging_lock);
+	if (pvm->staging_free < pvm->staging_keep) {
+		pvm->staging_pool[pvm->staging_free++] = *page;
+		return;
+	}
+	dmam_free_coherent(vdev->drm.dev, VMGPU_PAGE_SIZE, page->cpu, page->bus);
+	pvm->staging_pages--;
+}
+
+/* A new staging page: the device's DMA memory grows. */
+static bool vmgpu_paging_vm_staging_new_page(struct vmgpu_device *vdev,
+					     struct vmgpu_pte_page *page, gfp_t gfp)
+{
+	lockdep_assert_held(&vdev->paging_vm.staging_lock);
+	page->cpu = dmam_alloc_coherent(vdev->drm.dev, VMGPU_PAGE_SIZE, &page->bus, gfp);
+	if (!page->cpu)
+		return false;
+	vdev->paging_vm.staging_pages++;
+	return true;
+}
+
+/*
+ * The pool: what two moves of the largest memory segment take (two sides,
+ * a table each per 2 MiB, one more per chunk boundary), since a move is
+ * queued while the job of the one before still holds its pages; at most
+ * twice that kept free.
+ */
+static int vmgpu_paging_vm_staging_init(struct vmgpu_device *vdev)
+{
+	struct vmgpu_paging_vm *pvm = &vdev->paging_vm;
+	u64 largest = 0;
+	u32 i, need;
+
+	mutex_init(&pvm->staging_lock);
+	init_waitqueue_head(&pvm->staging_wq);
+	for (i = 0; i < vdev->num_segments; i++)
+		largest = max(largest, vdev->segments[i].size);
+	need = 2 * 2 * (DIV_ROUND_UP_ULL(largest, 1ull << VMGPU_PAGING_VM_ENTRY_SHIFT(1)) +
+			DIV_ROUND_UP_ULL(largest, pvm->size / 2) + 1);
+	pvm->staging_keep = 2 * need;
+	pvm->staging_pool = drmm_kcalloc(&vdev->drm, pvm->staging_keep,
+					 sizeof(*pvm->staging_pool), GFP_KERNEL);
+	if (!pvm->staging_pool)
+		return -ENOMEM;
+	mutex_lock(&pvm->staging_lock);
+	for (i = 0; i < need; i++) {
+		struct vmgpu_pte_page page;
+
+		if (!vmgpu_paging_vm_staging_new_page(vdev, &page, GFP_KERNEL))
+			break;
+		vmgpu_paging_vm_staging_put_page(vdev, &page);
+	}
+	mutex_unlock(&pvm->staging_lock);
+	return i < need ? -ENOMEM : 0;
+}
+
 /**
  * vmgpu_paging_vm_init() - size the paging process GPU VA and build VM 0
  * @vdev: the device, its memory segments known, reset
@@ -139,14 +207,15 @@ int vmgpu_paging_vm_init(struct vmgpu_device *vdev)
 	dma_addr_t root;
 	int ret;
 
-	mutex_init(&pvm->staging_lock);
-	INIT_LIST_HEAD(&pvm->staging);
 	pvm->size = vmgpu_paging_va_size(vdev);
 	leaves = DIV_ROUND_UP_ULL(pvm->size, 1ull << VMGPU_PAGING_VM_ENTRY_SHIFT(1));
 	pvm->leaf_bus = drmm_kcalloc(&vdev->drm, leaves, sizeof(*pvm->leaf_bus), GFP_KERNEL);
 	if (!pvm->leaf_bus)
 		return -ENOMEM;
 	ret = vmgpu_paging_vm_build(vdev, VMGPU_PT_LEVELS - 1, 0, &root);
+	if (ret)
+		return ret;
+	ret = vmgpu_paging_vm_staging_init(vdev);
 	if (ret)
 		return ret;
 	vmgpu_vm_id_program(vdev, VMGPU_VM_PAGING, root, 0);
@@ -191,17 +260,13 @@ u32 vmgpu_paging_vm_runs(u64 va, u64 size)
 	return runs;
 }
 
-/* The staging's DMA pages, with the device still bound. */
+/* Pages of @st back to the pool; the device is bound (not @staging_gone). */
 static void vmgpu_paging_vm_staging_put_pages(struct vmgpu_device *vdev,
 					      struct vmgpu_pte_staging *st)
 {
 	lockdep_assert_held(&vdev->paging_vm.staging_lock);
-	while (st->count) {
-		st->count--;
-		dma_free_coherent(vdev->drm.dev, VMGPU_PAGE_SIZE, st->pages[st->count].cpu,
-				  st->pages[st->count].bus);
-	}
-	list_del_init(&st->link);
+	while (st->count)
+		vmgpu_paging_vm_staging_put_page(vdev, &st->pages[--st->count]);
 }
 
 /**
@@ -209,6 +274,11 @@ static void vmgpu_paging_vm_staging_put_pages(struct vmgpu_device *vdev,
  * operation
  * @vdev: the device
  * @count: pages, one per vmgpu_paging_vm_runs() of every range mapped
+ *
+ * The pages come from a pool the size of two of the largest moves, kept
+ * for the device's lifetime: an eviction takes no DMA memory. A larger operation,
+ * or many queued at once, grow the pool; if memory runs out, it waits for
+ * the paging operations in flight to give theirs back.
  *
  * Return: the staging, or NULL: -ENOMEM, or the device is gone.
  */
@@ -220,67 +290,99 @@ struct vmgpu_pte_staging *vmgpu_paging_vm_staging_alloc(struct vmgpu_device *vde
 	st = kvzalloc(struct_size(st, pages, count), GFP_KERNEL);
 	if (!st)
 		return NULL;
-	INIT_LIST_HEAD(&st->link);
-	/* Held while allocating: vmgpu_paging_vm_unplug() must see them all. */
 	mutex_lock(&pvm->staging_lock);
-	if (pvm->staging_gone)
-		goto err;
-	list_add(&st->link, &pvm->staging);
 	while (st->count < count) {
-		struct vmgpu_pte_page *page = &st->pages[st->count];
+		u32 in_flight;
 
-		page->cpu = dma_alloc_coherent(vdev->drm.dev, VMGPU_PAGE_SIZE, &page->bus,
-					       GFP_KERNEL);
-		if (!page->cpu)
+		if (pvm->staging_gone)
 			goto err;
-		st->count++;
+		if (pvm->staging_free) {
+			st->pages[st->count++] = pvm->staging_pool[--pvm->staging_free];
+			continue;
+		}
+		if (vmgpu_paging_vm_staging_new_page(vdev, &st->pages[st->count],
+						     GFP_KERNEL | __GFP_NOWARN)) {
+			st->count++;
+			pvm->staging_grown++;
+			continue;
+		}
+		in_flight = pvm->staging_pages - st->count;
+		if (!in_flight)
+			goto err;
+		mutex_unlock(&pvm->staging_lock);
+		wait_event(pvm->staging_wq, READ_ONCE(pvm->staging_free) ||
+			   READ_ONCE(pvm->staging_gone));
+		mutex_lock(&pvm->staging_lock);
 	}
 	mutex_unlock(&pvm->staging_lock);
 	return st;
 
 err:
-	vmgpu_paging_vm_staging_put_pages(vdev, st);
+	if (!pvm->staging_gone)
+		vmgpu_paging_vm_staging_put_pages(vdev, st);
 	mutex_unlock(&pvm->staging_lock);
+	wake_up_all(&pvm->staging_wq);
 	kvfree(st);
 	return NULL;
 }
 
 /**
- * vmgpu_paging_vm_staging_free() - free staging pages
+ * vmgpu_paging_vm_staging_free() - give staging pages back
  * @vdev: the device
  * @st: the staging, or NULL; the commands that read it are done or were
  *	never queued
  *
  * Jobs may be freed after the device is gone (by the scheduler, or at the
- * last reference): their pages went at vmgpu_paging_vm_unplug().
+ * last reference): their pages went with its binding.
  */
 void vmgpu_paging_vm_staging_free(struct vmgpu_device *vdev, struct vmgpu_pte_staging *st)
 {
+	struct vmgpu_paging_vm *pvm = &vdev->paging_vm;
+
 	if (!st)
 		return;
-	mutex_lock(&vdev->paging_vm.staging_lock);
-	vmgpu_paging_vm_staging_put_pages(vdev, st);
-	mutex_unlock(&vdev->paging_vm.staging_lock);
+	mutex_lock(&pvm->staging_lock);
+	if (!pvm->staging_gone)
+		vmgpu_paging_vm_staging_put_pages(vdev, st);
+	mutex_unlock(&pvm->staging_lock);
+	wake_up_all(&pvm->staging_wq);
 	kvfree(st);
 }
 
 /**
- * vmgpu_paging_vm_unplug() - the device is going: free every staging page
+ * vmgpu_paging_vm_unplug() - the device is going: no more staging
  * @vdev: the device, still bound, its rings stopped
  *
- * Staging pages are DMA memory, which must be freed while the device is
- * bound; the jobs that hold them may live on after it. The device reads
- * none of them any more, and later allocations fail.
+ * Staging pages are devres DMA memory: unbinding frees them all, those of
+ * jobs that live on after it too. The device reads none of them any more,
+ * and later allocations fail.
  */
 void vmgpu_paging_vm_unplug(struct vmgpu_device *vdev)
 {
 	struct vmgpu_paging_vm *pvm = &vdev->paging_vm;
-	struct vmgpu_pte_staging *st, *next;
 
 	mutex_lock(&pvm->staging_lock);
 	pvm->staging_gone = true;
-	list_for_each_entry_safe(st, next, &pvm->staging, link)
-		vmgpu_paging_vm_staging_put_pages(vdev, st);
+	pvm->staging_free = 0;
+	mutex_unlock(&pvm->staging_lock);
+	wake_up_all(&pvm->staging_wq);
+}
+
+/**
+ * vmgpu_paging_vm_staging_print() - the staging pool, for debugfs
+ * @vdev: the device
+ * @p: where to
+ *
+ * Prints the pages the device has, those free, and how many were
+ * allocated after probe because an operation found the pool empty.
+ */
+void vmgpu_paging_vm_staging_print(struct vmgpu_device *vdev, struct drm_printer *p)
+{
+	struct vmgpu_paging_vm *pvm = &vdev->paging_vm;
+
+	mutex_lock(&pvm->staging_lock);
+	drm_printf(p, "staging pages %u free %u grown %llu\n", pvm->staging_pages,
+		   pvm->staging_free, pvm->staging_grown);
 	mutex_unlock(&pvm->staging_lock);
 }
 

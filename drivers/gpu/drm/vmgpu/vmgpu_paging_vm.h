@@ -7,6 +7,7 @@
 
 #include <linux/types.h>
 
+struct drm_printer;
 struct vmgpu_device;
 struct vmgpu_res_cursor;
 union vmgpu_cmd;
@@ -16,8 +17,6 @@ union vmgpu_cmd;
  * paging ring copies into its tables: one 4 KiB page per table touched
  */
 struct vmgpu_pte_staging {
-	/** @link: in &vmgpu_paging_vm.staging while it has pages. */
-	struct list_head link;
 	/** @count: pages in @pages. */
 	u32 count;
 	/** @used: pages filled so far. */
@@ -37,6 +36,7 @@ u32 vmgpu_paging_vm_runs(u64 va, u64 size);
 struct vmgpu_pte_staging *vmgpu_paging_vm_staging_alloc(struct vmgpu_device *vdev, u32 count);
 void vmgpu_paging_vm_staging_free(struct vmgpu_device *vdev, struct vmgpu_pte_staging *st);
 void vmgpu_paging_vm_unplug(struct vmgpu_device *vdev);
+void vmgpu_paging_vm_staging_print(struct vmgpu_device *vdev, struct drm_printer *p);
 int vmgpu_paging_vm_map(struct vmgpu_device *vdev, struct vmgpu_pte_staging *st, u64 va,
 			struct vmgpu_res_cursor *cur, u64 size, bool writable,
 			int (*add)(void *arg, const union vmgpu_cmd *cmd), void *arg);
