@@ -398,6 +398,7 @@ VmgpuCmdStatus vmgpu_compress_exec(VmgpuState *s, unsigned ring,
     bool rewrite = opcode != VMGPU_OP_NOTIFY ||
                    (flags & VMGPU_NOTIFY_FLAG_EVICTION);
     uint32_t asid = 0;
+    VmgpuXlate xlate = { 0 };
 
     if (!vmgpu_compress_check(s, c, err)) {
         return VMGPU_CMD_FAILED;
@@ -414,8 +415,8 @@ VmgpuCmdStatus vmgpu_compress_exec(VmgpuState *s, unsigned ring,
         uint64_t bus;
         bool system;
 
-        if (!vmgpu_mem_resolve(s, &c->addr, *done, rewrite, &system, &bus,
-                               err)) {
+        if (!vmgpu_run_resolve(s, &xlate, &c->addr, *done, rewrite, &system,
+                               &bus, err)) {
             return VMGPU_CMD_FAILED;
         }
         if (system &&

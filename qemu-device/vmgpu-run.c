@@ -10,7 +10,8 @@
  *
  * The windows (VmgpuXlate) live for one slice of one command. A table
  * write made before a slice starts is seen by all of it; the contract
- * says so.
+ * says so. COMPRESS, DECOMPRESS and NOTIFY find their pages through them
+ * too (vmgpu_run_resolve()).
  *
  * Anything else takes vmgpu-mem.c's page-at-a-time path, which reports
  * the error if there is one: a run ends before a page that would fault,
@@ -118,6 +119,26 @@ static bool vmgpu_run_locate(VmgpuState *s, VmgpuXlate *x,
         return *addr < s->vram_size;
     }
     return *space == VMGPU_SPACE_SYSTEM;
+}
+
+/*
+ * Where the page at offset of a lives, as vmgpu_mem_resolve() says, but
+ * through the windows; what they cannot translate goes to
+ * vmgpu_mem_resolve(), which reports the fault.
+ */
+bool vmgpu_run_resolve(VmgpuState *s, VmgpuXlate *x, const struct vmgpu_addr *a,
+                       uint64_t offset, bool write, bool *system,
+                       uint64_t *bus, VmgpuMemError *err)
+{
+    uint32_t space;
+    uint64_t addr;
+
+    if (vmgpu_run_locate(s, x, a, offset, write, &space, &addr)) {
+        *system = space == VMGPU_SPACE_SYSTEM;
+        *bus = addr;
+        return true;
+    }
+    return vmgpu_mem_resolve(s, a, offset, write, system, bus, err);
 }
 
 /* A system page a plain copy may touch: no cached line, no compression. */

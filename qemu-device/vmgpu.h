@@ -325,6 +325,9 @@ bool vmgpu_run_map(VmgpuState *s, VmgpuXlate *x, const struct vmgpu_addr *a,
                    uint64_t offset, uint64_t len, bool write,
                    VmgpuAccess access, VmgpuRun *run);
 void vmgpu_run_unmap(VmgpuState *s, VmgpuRun *run, uint64_t used, bool write);
+bool vmgpu_run_resolve(VmgpuState *s, VmgpuXlate *x, const struct vmgpu_addr *a,
+                       uint64_t offset, bool write, bool *system,
+                       uint64_t *bus, VmgpuMemError *err);
 
 /* vmgpu-cache.c */
 void vmgpu_cache_init(VmgpuState *s);

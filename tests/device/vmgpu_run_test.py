@@ -56,6 +56,25 @@ def test_run_table_write_before_command_is_seen(qt, dev):
         "a copy used a leaf entry rewritten before it started"
 
 
+def test_run_resolve_sees_table_writes(qt, dev):
+    # COMPRESS finds its pages through the same windows: after a command
+    # rewrote page 7's leaf entry, COMPRESS of page 7 encodes the new page
+    # and leaves the old one plain, although the COMPRESS before it read
+    # the window that held the old entry.
+    n = 8
+    old, new = pattern_bytes(84, n * PAGE), pattern_bytes(85, PAGE)
+    map_pages(dev, n)
+    qt.write(page(0), old)
+    qt.write(page(20), new)
+    qt.write(page(21), leaf_entry(page(20)))
+    index = (VA >> 12) + n - 1 & 511
+    run(dev, compress("VIRTUAL", VA, (n - 1) * PAGE, 1),
+        cmd_transfer(addr("SYSTEM", page(21)), addr("SYSTEM", LEAF + index * 8), 8),
+        compress("VIRTUAL", VA + (n - 1) * PAGE, PAGE, 1))
+    assert qt.read(page(n - 1), PAGE) == old[-PAGE:], "the old page was compressed"
+    assert qt.read(page(20), PAGE) == encode(new), "the new page was not compressed"
+
+
 def test_run_stops_at_a_fault(qt, dev):
     # Pages 0-2 mapped, page 3 not: a 6-page copy writes pages 0-2 whole,
     # nothing of page 3 or after, and the error names page 3's address.
@@ -107,6 +126,7 @@ def test_run_slices_keep_the_budget(qt, dev):
 
 
 TESTS = [
-    test_run_table_write_before_command_is_seen, test_run_stops_at_a_fault,
+    test_run_table_write_before_command_is_seen, test_run_resolve_sees_table_writes,
+    test_run_stops_at_a_fault,
     test_run_meets_compressed_pages, test_run_fill_patterns, test_run_slices_keep_the_budget,
 ]
