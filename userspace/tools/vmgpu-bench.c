@@ -8,15 +8,23 @@
  * CPU access: write and read bandwidth through the VRAM BAR, the CPU host
  * aperture (plain and detiling a swizzled allocation) and system memory,
  * and the latency of a lock that finds the allocation visible, that lends
- * it host-aperture pages, and that moves it to system memory.
+ * it host-aperture pages, and that moves it to system memory. The worst
+ * latency of a register read from the CPU, idle and while the device
+ * moves half of segment 1 (up to 256 MiB) both ways.
  *
  * Prints "bench: <name> <value> <unit>" and "ratio: <name> <value>" lines;
  * on failure "bench: error ..." and exits 1.
  */
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <math.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +34,7 @@
 #include <xf86drm.h>
 
 #include "libvmgpu.h"
+#include "hw/vmgpu_hw.h"
 
 #define MiB			(1ull << 20)
 #define MOVE_SIZE		(64 * MiB)
@@ -44,6 +53,8 @@
 #define CPU_SIZE		(4 * MiB)
 #define LOCK_SIZE		(64 * 1024)
 #define LOCK_ROUNDS		50
+#define LATENCY_MOVE_MAX	(256 * MiB)
+#define IDLE_READS		20000
 
 static double now(void)
 {
@@ -566,6 +577,110 @@ static void bench_notify(vmgpu_device *dev, uint32_t aperture)
 	printf("ratio: nonresident_round_notify_vs_plain %.2f\n", notified / plain);
 }
 
+/* Register reads from the CPU, timed one by one, until told to stop. */
+struct mmio_reader {
+	const volatile uint32_t *version;
+	volatile bool stop;
+	uint64_t reads;
+	double worst;
+};
+
+static void mmio_read_timed(struct mmio_reader *r)
+{
+	double start = now(), t;
+
+	(void)*r->version;
+	t = now() - start;
+	r->reads++;
+	if (t > r->worst)
+		r->worst = t;
+}
+
+static void *mmio_reader_main(void *arg)
+{
+	struct sched_param param = { .sched_priority = sched_get_priority_max(SCHED_FIFO) };
+	struct mmio_reader *r = arg;
+
+	/* Time the device, not the guest's scheduler: nothing preempts it. */
+	if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &param))
+		fail_msg("cannot run the register reader SCHED_FIFO");
+	while (!r->stop)
+		mmio_read_timed(r);
+	return NULL;
+}
+
+/* BAR 0 of the device behind @dev, through sysfs (the bench runs as root). */
+static const volatile uint32_t *map_registers(vmgpu_device *dev)
+{
+	char path[128];
+	struct stat st;
+	void *regs;
+	int fd;
+
+	if (fstat(vmgpu_device_fd(dev), &st))
+		fail_msg("fstat of the DRM file");
+	snprintf(path, sizeof(path), "/sys/dev/char/%u:%u/device/resource0",
+		 major(st.st_rdev), minor(st.st_rdev));
+	fd = open(path, O_RDONLY | O_SYNC);
+	if (fd < 0)
+		fail_msg("cannot open BAR 0 through sysfs");
+	regs = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	if (regs == MAP_FAILED)
+		fail_msg("cannot map BAR 0");
+	return regs;
+}
+
+/* Queue a move and wait for it: GEM_INFO with WAIT settles it. */
+static void move_and_wait(vmgpu_bo *bo, bool evict)
+{
+	struct drm_vmgpu_gem_info info;
+	int ret = evict ? vmgpu_bo_evict(bo) : vmgpu_bo_make_resident(bo);
+
+	if (!ret)
+		ret = vmgpu_bo_info_flags(bo, DRM_VMGPU_GEM_INFO_WAIT, &info);
+	if (ret)
+		fail(evict ? "evict" : "make resident", ret);
+}
+
+/*
+ * The engine runs on QEMU's main loop in slices: a register read waits for
+ * the slice in progress. Its worst case, idle and while an allocation of
+ * half of segment 1 (at most 256 MiB) is evicted and restored.
+ */
+static void bench_mmio_latency(vmgpu_device *dev, uint32_t aperture, uint64_t seg1_size)
+{
+	/* Half: the console and other allocations may hold part of it. */
+	uint64_t size = seg1_size / 2 < LATENCY_MOVE_MAX ? seg1_size / 2 : LATENCY_MOVE_MAX;
+	struct mmio_reader r = { .version = map_registers(dev) + VMGPU_REG_VERSION / 4 };
+	double idle_worst;
+	pthread_t thread;
+	vmgpu_bo *bo;
+	int i;
+
+	for (i = 0; i < IDLE_READS; i++)
+		mmio_read_timed(&r);
+	idle_worst = r.worst;
+	r.worst = 0;
+	r.reads = 0;
+
+	bo = create(dev, size, 0, 1u << 1 | 1u << aperture, 1);
+	if (segment_of(bo) != 1)
+		fail_msg("the latency move's allocation is not in segment 1");
+	if (pthread_create(&thread, NULL, mmio_reader_main, &r))
+		fail_msg("pthread_create");
+	move_and_wait(bo, true);
+	move_and_wait(bo, false);
+	r.stop = true;
+	pthread_join(thread, NULL);
+	vmgpu_bo_unref(bo);
+
+	printf("bench: mmio_read_worst_idle %.1f us\n", idle_worst * 1e6);
+	printf("bench: mmio_read_worst_during_move %.1f us (%llu MiB each way, %llu reads)\n",
+	       r.worst * 1e6, (unsigned long long)(size / MiB), (unsigned long long)r.reads);
+	printf("ratio: mmio_read_worst_during_move_vs_idle %.2f\n", r.worst / idle_worst);
+}
+
 int main(void)
 {
 	struct drm_vmgpu_query_segments *s;
@@ -593,6 +708,7 @@ int main(void)
 		fail_msg("segment 1 smaller than 64 MiB");
 
 	bench_eviction(dev, aperture);
+	bench_mmio_latency(dev, aperture, seg1_size);
 	bench_alloc(dev, "alloc_aperture", aperture);
 	bench_alloc(dev, "alloc_memory1", 1);
 	bench_notify(dev, aperture);
