@@ -16,6 +16,7 @@
  * run last: they leave a rescanned device behind.
  */
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -301,8 +302,10 @@ static int closer(int ready, uint32_t aperture)
 			return 2;
 		vmgpu_test_fill(cpu, CLOSER_SIZE, i);
 	}
+	/* Then the parent sees the end of the pipe once every closer is set up. */
 	if (write(ready, "r", 1) != 1)
 		return 3;
+	close(ready);
 	while (vmgpu_query_device(dev, &info) != -ENODEV)
 		;
 	/* The exit closes the file: every allocation goes at once. */
@@ -329,8 +332,16 @@ TEST(unplug_while_files_close)
 		if (!pid[i])
 			_exit(closer(ready[1], aperture));
 	}
-	for (i = 0; i < CLOSERS; i++)
-		ASSERT_EQ(1, read(ready[0], &byte, 1)) TH_LOG("a closer failed to set up");
+	close(ready[1]);
+	for (i = 0; i < CLOSERS; i++) {
+		if (read(ready[0], &byte, 1) == 1)
+			continue;
+		for (i = 0; i < CLOSERS; i++) {
+			kill(pid[i], SIGKILL);
+			waitpid(pid[i], &status, 0);
+		}
+		ASSERT_TRUE(false) TH_LOG("a closer failed to set up");
+	}
 
 	snprintf(path, sizeof(path), "%s/remove", pci);
 	ASSERT_EQ(0, vmgpu_test_write_file(path, "1"));
@@ -340,7 +351,6 @@ TEST(unplug_while_files_close)
 			TH_LOG("closer %d: status %#x", i, status);
 	}
 	close(ready[0]);
-	close(ready[1]);
 
 	ASSERT_EQ(0, vmgpu_test_write_file("/sys/bus/pci/rescan", "1"));
 	EXPECT_EQ(0, access(pci, F_OK)) TH_LOG("%s did not come back", pci);

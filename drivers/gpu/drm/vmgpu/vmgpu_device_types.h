@@ -363,8 +363,11 @@ struct vmgpu_device {
 	 * @unplug_sem: written around TTM's LRU walk at unplug, which spins
 	 * on an allocation whose last reference is being dropped while it
 	 * holds the LRU lock that release needs. Read around every first
-	 * release of an object on an LRU: the GEM free of an allocation and
-	 * the hand-over of a move's old backing to a ghost.
+	 * release of an object on an LRU: the GEM free of an allocation, the
+	 * close of a CPU mapping (which holds a TTM reference) and the
+	 * hand-over of a move's old backing to a ghost. A ghost's own delayed
+	 * delete, which drops its parent, runs in TTM's workqueue: removal
+	 * flushes that after drm_dev_unplug(), once no move can make ghosts.
 	 */
 	struct rw_semaphore unplug_sem;
 

@@ -249,10 +249,24 @@ exit:
 	return ret ?: len;
 }
 
+/*
+ * A mapping holds a TTM reference of its own: its close may be the first
+ * release of the allocation (see &vmgpu_device.unplug_sem).
+ */
+static void vmgpu_bo_vm_close(struct vm_area_struct *vma)
+{
+	struct ttm_buffer_object *tbo = vma->vm_private_data;
+	struct vmgpu_device *vdev = vmgpu_tbo_device(tbo);
+
+	down_read(&vdev->unplug_sem);
+	ttm_bo_vm_close(vma);
+	up_read(&vdev->unplug_sem);
+}
+
 static const struct vm_operations_struct vmgpu_bo_vm_ops = {
 	.fault = vmgpu_bo_vm_fault,
 	.open = ttm_bo_vm_open,
-	.close = ttm_bo_vm_close,
+	.close = vmgpu_bo_vm_close,
 	.access = vmgpu_bo_vm_access,
 };
 

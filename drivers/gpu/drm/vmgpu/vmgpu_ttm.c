@@ -441,8 +441,9 @@ err_device:
 void vmgpu_ttm_unplug(struct vmgpu_device *vdev)
 {
 	/*
-	 * Deferred unmaps released by fences that fail after the caller's
-	 * flush (jobs the scheduler fails later) wait: see @unplug_sem.
+	 * Releases that come after the caller's flushes (a process's last
+	 * handle or mapping, deferred unmaps of jobs the scheduler fails
+	 * later) wait: see &vmgpu_device.unplug_sem.
 	 */
 	down_write(&vdev->unplug_sem);
 	ttm_device_clear_dma_mappings(&vdev->ttm);
