@@ -57,6 +57,9 @@ MODULE_PARM_DESC(paging_va_mb,
  */
 #define VMGPU_PAGING_VA_MAX	SZ_4G
 
+/* Staging pages filled in at probe, at most: 4 MiB. */
+#define VMGPU_STAGING_POOL_MAX	1024
+
 /* What one entry of a table at @level maps: 4 KiB at level 0. */
 #define VMGPU_PAGING_VM_ENTRY_SHIFT(level)	(VMGPU_PAGE_SHIFT + 9 * (level))
 
@@ -147,29 +150,30 @@ static void vmgpu_paging_vm_staging_put_page(struct vmgpu_device *vdev,
 	pvm->staging_pages--;
 }
 
-/* A new staging page: the device's DMA memory grows. */
+/*
+ * A new staging page. Not under @staging_lock: job frees take it, and a
+ * job's completion must not wait for reclaim.
+ */
 static bool vmgpu_paging_vm_staging_new_page(struct vmgpu_device *vdev,
 					     struct vmgpu_pte_page *page, gfp_t gfp)
 {
-	lockdep_assert_held(&vdev->paging_vm.staging_lock);
 	page->cpu = dmam_alloc_coherent(vdev->drm.dev, VMGPU_PAGE_SIZE, &page->bus, gfp);
-	if (!page->cpu)
-		return false;
-	vdev->paging_vm.staging_pages++;
-	return true;
+	return page->cpu;
 }
 
 /*
  * The pool: what two moves of the largest memory segment take (two sides,
  * a table each per 2 MiB, one more per chunk boundary), since a move is
- * queued while the job of the one before still holds its pages; at most
- * twice that kept free.
+ * queued while the job of the one before still holds its pages, at most
+ * %VMGPU_STAGING_POOL_MAX pages; twice that kept free. Filled as far as
+ * memory allows: operations grow it later if needed.
  */
 static int vmgpu_paging_vm_staging_init(struct vmgpu_device *vdev)
 {
 	struct vmgpu_paging_vm *pvm = &vdev->paging_vm;
-	u64 largest = 0;
-	u32 i, need;
+	struct vmgpu_pte_page page;
+	u64 largest = 0, need;
+	u32 i;
 
 	mutex_init(&pvm->staging_lock);
 	init_waitqueue_head(&pvm->staging_wq);
@@ -177,21 +181,21 @@ static int vmgpu_paging_vm_staging_init(struct vmgpu_device *vdev)
 		largest = max(largest, vdev->segments[i].size);
 	need = 2 * 2 * (DIV_ROUND_UP_ULL(largest, 1ull << VMGPU_PAGING_VM_ENTRY_SHIFT(1)) +
 			DIV_ROUND_UP_ULL(largest, pvm->size / 2) + 1);
+	need = min_t(u64, need, VMGPU_STAGING_POOL_MAX);
 	pvm->staging_keep = 2 * need;
 	pvm->staging_pool = drmm_kcalloc(&vdev->drm, pvm->staging_keep,
 					 sizeof(*pvm->staging_pool), GFP_KERNEL);
 	if (!pvm->staging_pool)
 		return -ENOMEM;
-	mutex_lock(&pvm->staging_lock);
 	for (i = 0; i < need; i++) {
-		struct vmgpu_pte_page page;
-
-		if (!vmgpu_paging_vm_staging_new_page(vdev, &page, GFP_KERNEL))
+		if (!vmgpu_paging_vm_staging_new_page(vdev, &page, GFP_KERNEL | __GFP_NOWARN))
 			break;
+		mutex_lock(&pvm->staging_lock);
+		pvm->staging_pages++;
 		vmgpu_paging_vm_staging_put_page(vdev, &page);
+		mutex_unlock(&pvm->staging_lock);
 	}
-	mutex_unlock(&pvm->staging_lock);
-	return i < need ? -ENOMEM : 0;
+	return 0;
 }
 
 /**
@@ -272,45 +276,56 @@ static void vmgpu_paging_vm_staging_put_pages(struct vmgpu_device *vdev,
 /**
  * vmgpu_paging_vm_staging_alloc() - staging pages for the entries of an
  * operation
- * @vdev: the device
+ * @vdev: the device, entered (drm_dev_enter())
  * @count: pages, one per vmgpu_paging_vm_runs() of every range mapped
  *
  * The pages come from a pool the size of two of the largest moves, kept
- * for the device's lifetime: an eviction takes no DMA memory. A larger operation,
- * or many queued at once, grow the pool; if memory runs out, it waits for
- * the paging operations in flight to give theirs back.
+ * for the device's lifetime: an eviction takes no DMA memory. A larger
+ * operation, or more queued at once, grow the pool; if memory runs out,
+ * it waits for the paging operations in flight to give theirs back.
  *
- * Return: the staging, or NULL: -ENOMEM, or the device is gone.
+ * Context: process context; may sleep until paging jobs complete, so
+ * never from a job's completion or free.
+ *
+ * Return: the staging, or NULL: -ENOMEM (memory ran out and the pool can
+ * never hold @count pages), or the device is gone.
  */
 struct vmgpu_pte_staging *vmgpu_paging_vm_staging_alloc(struct vmgpu_device *vdev, u32 count)
 {
 	struct vmgpu_paging_vm *pvm = &vdev->paging_vm;
 	struct vmgpu_pte_staging *st;
+	struct vmgpu_pte_page page;
 
 	st = kvzalloc(struct_size(st, pages, count), GFP_KERNEL);
 	if (!st)
 		return NULL;
 	mutex_lock(&pvm->staging_lock);
-	while (st->count < count) {
-		u32 in_flight;
-
+	for (;;) {
 		if (pvm->staging_gone)
 			goto err;
-		if (pvm->staging_free) {
+		while (st->count < count && pvm->staging_free)
 			st->pages[st->count++] = pvm->staging_pool[--pvm->staging_free];
-			continue;
-		}
-		if (vmgpu_paging_vm_staging_new_page(vdev, &st->pages[st->count],
-						     GFP_KERNEL | __GFP_NOWARN)) {
-			st->count++;
+		if (st->count == count)
+			break;
+		mutex_unlock(&pvm->staging_lock);
+		if (vmgpu_paging_vm_staging_new_page(vdev, &page, GFP_KERNEL | __GFP_NORETRY |
+						     __GFP_NOWARN)) {
+			mutex_lock(&pvm->staging_lock);
+			st->pages[st->count++] = page;
+			pvm->staging_pages++;
 			pvm->staging_grown++;
 			continue;
 		}
-		in_flight = pvm->staging_pages - st->count;
-		if (!in_flight)
+		/*
+		 * All or nothing: a waiter holds no pages, so the pages it
+		 * waits for are in jobs, or with allocators that do not wait.
+		 */
+		mutex_lock(&pvm->staging_lock);
+		vmgpu_paging_vm_staging_put_pages(vdev, st);
+		if (pvm->staging_pages < count || count > pvm->staging_keep)
 			goto err;
 		mutex_unlock(&pvm->staging_lock);
-		wait_event(pvm->staging_wq, READ_ONCE(pvm->staging_free) ||
+		wait_event(pvm->staging_wq, READ_ONCE(pvm->staging_free) >= count ||
 			   READ_ONCE(pvm->staging_gone));
 		mutex_lock(&pvm->staging_lock);
 	}
