@@ -18,7 +18,7 @@
 #include "vmgpu.h"
 
 /* Charge a chunk to the slice; the last chunk may overrun what is left. */
-static void vmgpu_copy_charge(uint64_t *budget, uint32_t chunk)
+static void vmgpu_copy_charge(uint64_t *budget, uint64_t chunk)
 {
     *budget -= MIN(*budget, chunk);
 }
@@ -29,10 +29,22 @@ static uint32_t vmgpu_copy_page_left(uint64_t addr, uint64_t done)
     return VMGPU_PAGE_SIZE - ((addr + done) & (VMGPU_PAGE_SIZE - 1));
 }
 
-/* Bytes a run may take: what is left, the slice's budget or one page. */
-static uint64_t vmgpu_copy_want(uint64_t left, uint64_t budget)
+/*
+ * Bytes a run from dst + done may take: what is left, or about the slice's
+ * budget (at least to the next page of dst) ending at a page of dst, so
+ * that a slice never ends inside a page it has begun to write.
+ */
+static uint64_t vmgpu_copy_want(uint64_t dst, uint64_t done, uint64_t left,
+                                uint64_t budget)
 {
-    return MIN(left, MAX(budget, VMGPU_PAGE_SIZE));
+    uint64_t want = MIN(left, MAX(budget, VMGPU_PAGE_SIZE));
+    uint64_t end = dst + done + want;
+
+    if (want == left) {
+        return want;
+    }
+    want -= end & (VMGPU_PAGE_SIZE - 1);
+    return want ? want : vmgpu_copy_page_left(dst, done);
 }
 
 /* n bytes (a multiple of 4) of the little-endian 32-bit pattern. */
@@ -78,14 +90,19 @@ VmgpuCmdStatus vmgpu_copy_fill(VmgpuState *s, const struct vmgpu_addr *dst,
     vmgpu_copy_pattern((uint8_t *)page, sizeof(page), pattern);
     while (*done < size && *budget) {
         uint32_t chunk = MIN(size - *done, vmgpu_copy_page_left(addr, *done));
-        uint64_t want = vmgpu_copy_want(size - *done, *budget) & ~3ull;
+        uint64_t want = vmgpu_copy_want(addr, *done, size - *done, *budget);
 
         if (vmgpu_run_map(s, &xlate, dst, *done, want, true, access, &run)) {
-            vmgpu_copy_pattern(run.host, run.len, pattern);
-            vmgpu_run_unmap(s, &run, run.len, true);
-            *done += run.len;
-            vmgpu_copy_charge(budget, run.len);
-            continue;
+            /* Whole words: every run boundary is 4-aligned, as addr is. */
+            uint64_t n = run.len & ~3ull;
+
+            vmgpu_copy_pattern(run.host, n, pattern);
+            vmgpu_run_unmap(s, &run, n, true);
+            if (n) {
+                *done += n;
+                vmgpu_copy_charge(budget, n);
+                continue;
+            }
         }
         if (uncached ? !vmgpu_mem_uncached_rw(s, dst, *done, page, chunk, true,
                                               err) :
@@ -152,6 +169,8 @@ VmgpuCmdStatus vmgpu_copy_transfer(VmgpuState *s,
     uint16_t known = VMGPU_TRANSFER_FLAG_SWIZZLE | VMGPU_TRANSFER_FLAG_UNSWIZZLE;
     uint8_t buf[VMGPU_PAGE_SIZE], tiled[VMGPU_PAGE_SIZE];
     VmgpuXlate src_xlate = { 0 }, dst_xlate = { 0 };
+    /* Once a side needs the page path, the rest of the slice takes it. */
+    bool runs = !swizzle && !unswizzle;
 
     if ((flags & ~known) || (swizzle && unswizzle) ||
         ((swizzle || unswizzle) &&
@@ -161,11 +180,14 @@ VmgpuCmdStatus vmgpu_copy_transfer(VmgpuState *s,
     while (*done < size && *budget) {
         uint32_t chunk = MIN(size - *done, vmgpu_copy_page_left(src, *done));
 
-        if (!swizzle && !unswizzle &&
-            vmgpu_copy_run(s, c, &src_xlate, &dst_xlate,
-                           vmgpu_copy_want(size - *done, *budget), done,
-                           budget)) {
-            continue;
+        if (runs) {
+            runs = vmgpu_copy_run(s, c, &src_xlate, &dst_xlate,
+                                  vmgpu_copy_want(dst, *done, size - *done,
+                                                  *budget),
+                                  done, budget);
+            if (runs) {
+                continue;
+            }
         }
         chunk = MIN(chunk, vmgpu_copy_page_left(dst, *done));
         if (!vmgpu_mem_data_rw(s, &c->src, *done, buf, chunk, false, false,
