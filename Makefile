@@ -66,8 +66,8 @@ igt: initramfs
 	python3 scripts/report.py $(OUT)/logs/igt.log
 
 bench: initramfs
-	@host=$$(python3 scripts/bench-host.py memcpy); \
-	scripts/run-guest.sh --mode bench --config $(CONFIG) --log $(OUT)/bench.log; \
+	@host=$$(python3 scripts/bench-host.py memcpy) && \
+	scripts/run-guest.sh --mode bench --config $(CONFIG) --log $(OUT)/bench.log && \
 	python3 scripts/bench-host.py report $(OUT)/bench.log $$host
 
 # Break each correctness fix on purpose and check that its test fails.

@@ -31,6 +31,8 @@ def report(log, host):
     lines = [l.rstrip("\n") for l in open(log, errors="replace")
              if l.startswith(("bench:", "ratio:"))]
     print("\n".join(lines))
+    if not lines or any(l.startswith("bench: error") for l in lines):
+        sys.exit("bench: the guest's benchmarks did not run through")
     print(f"bench: host_memcpy {host:.1f} MiB/s (64 MiB, on the host)")
     for line in lines:
         m = re.match(r"bench: (\w+) ([\d.]+) MiB/s(?: \(first round ([\d.]+)\))?", line)
