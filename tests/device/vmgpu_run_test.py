@@ -6,8 +6,8 @@ patterns; runs in small slices. vmgpu_device_test.py runs them."""
 import struct
 
 from vmgpu_qtest import (
-    HW, VRAM_BAR, addr, build_page_table, cmd_fill, cmd_transfer, enable_vm, expect_halt,
-    pattern_bytes)
+    GART_TABLE, HW, VRAM_BAR, addr, build_page_table, cmd_fill, cmd_transfer, enable_vm,
+    expect_halt, map_gart, pattern_bytes)
 from vmgpu_cache_test import run, words
 from vmgpu_compress_test import compress, encode, own_device
 
@@ -88,6 +88,27 @@ def test_run_stops_at_a_fault(qt, dev):
     assert qt.read(VRAM_BAR + DST, 6 * PAGE) == data[:3 * PAGE] + bytes(3 * PAGE)
 
 
+def test_run_through_the_gart(qt, dev):
+    # Aperture pages out of order (runs split where the bus pages are not
+    # contiguous) are read in aperture order; a FILL stops at the invalid
+    # entry with the pages before it written and the one after untouched.
+    order = [3, 4, 0, 1, 7]
+    data = pattern_bytes(86, 8 * PAGE)
+    dev.setup()
+    qt.write(page(0), data)
+    map_gart(qt, dev, [page(n) for n in order])
+    run(dev, cmd_transfer(addr("GART", 0), addr("VRAM", DST), len(order) * PAGE))
+    assert qt.read(VRAM_BAR + DST, len(order) * PAGE) == \
+        b"".join(data[n * PAGE:(n + 1) * PAGE] for n in order)
+    qt.write(page(0), bytes(8 * PAGE))
+    map_gart(qt, dev, [page(0), page(1), page(2)])
+    qt.write(GART_TABLE + 2 * 8, bytes(8))
+    expect_halt(dev, "VMGPU_ERR_GART_FAULT",
+                cmd_fill(addr("GART", 0), 3 * PAGE, 0x11223344))
+    assert dev.reg("VMGPU_REG_ERROR_ADDR_LO") == 2 * PAGE
+    assert qt.read(page(0), 3 * PAGE) == words(0x11223344, 2 * PAGE) + bytes(PAGE)
+
+
 def test_run_meets_compressed_pages(qt, dev):
     # A FILL through VM 1 over four pages, the middle two compressed: those
     # are stored encoded, the others plain.
@@ -127,6 +148,6 @@ def test_run_slices_keep_the_budget(qt, dev):
 
 TESTS = [
     test_run_table_write_before_command_is_seen, test_run_resolve_sees_table_writes,
-    test_run_stops_at_a_fault,
+    test_run_stops_at_a_fault, test_run_through_the_gart,
     test_run_meets_compressed_pages, test_run_fill_patterns, test_run_slices_keep_the_budget,
 ]
