@@ -10,6 +10,7 @@
 #include "vmgpu_device.h"
 #include "vmgpu_irq.h"
 #include "vmgpu_ring.h"
+#include "vmgpu_trace.h"
 
 /**
  * DOC: interrupts
@@ -36,6 +37,8 @@ static irqreturn_t vmgpu_irq_error(int irq, void *arg)
 		slot = vmgpu_read32(vdev, VMGPU_REG_ERROR_SLOT);
 		addr = vmgpu_read64(vdev, VMGPU_REG_ERROR_ADDR_LO);
 		vmgpu_write32(vdev, VMGPU_REG_ERROR_ACK, 1);
+		/* Every error, where the log lines below are rate limited. */
+		trace_vmgpu_device_error(ring, slot, code, addr);
 		if (ring == VMGPU_ERROR_RING_MMIO)
 			drm_err_ratelimited(&vdev->drm,
 					    "device rejected register 0x%x write (error %u, value 0x%llx)\n",

@@ -180,6 +180,21 @@ TRACE_EVENT(vmgpu_ctx_job_done,
 );
 
 /* A ring halted on a command the device rejected; seqno 0: no job owns it. */
+TRACE_EVENT(vmgpu_device_error,
+	    TP_PROTO(u32 ring, u32 slot, u32 code, u64 addr),
+	    TP_ARGS(ring, slot, code, addr),
+	    TP_STRUCT__entry(__field(u32, ring)
+			     __field(u32, slot)
+			     __field(u32, code)
+			     __field(u64, addr)),
+	    TP_fast_assign(__entry->ring = ring;
+			   __entry->slot = slot;
+			   __entry->code = code;
+			   __entry->addr = addr;),
+	    TP_printk("ring %u slot %u error %u at 0x%llx", __entry->ring,
+		      __entry->slot, __entry->code, __entry->addr)
+);
+
 TRACE_EVENT(vmgpu_ring_fault,
 	    TP_PROTO(const char *ring, u32 slot, u64 seqno),
 	    TP_ARGS(ring, slot, seqno),
