@@ -36,20 +36,32 @@ def map_pages(dev, n):
     enable_vm(dev, 1, ROOT)
 
 
+REWRITTEN = 8   # pages the rewrite tests map; the last one's entry changes
+
+
+def rewrite_last_entry(dev, seed):
+    """VM 1 maps REWRITTEN pages of old data; page(20) holds new data and
+    page(21) a leaf entry for it. Returns old, new and the command that
+    copies that entry over the last page's (as the kernel's invalidations
+    rewrite entries on the paging ring)."""
+    old, new = pattern_bytes(seed, REWRITTEN * PAGE), pattern_bytes(seed + 1, PAGE)
+    map_pages(dev, REWRITTEN)
+    dev.qt.write(page(0), old)
+    dev.qt.write(page(20), new)
+    dev.qt.write(page(21), leaf_entry(page(20)))
+    index = (VA >> 12) + REWRITTEN - 1 & 511
+    return old, new, cmd_transfer(addr("SYSTEM", page(21)),
+                                  addr("SYSTEM", LEAF + index * 8), 8)
+
+
 def test_run_table_write_before_command_is_seen(qt, dev):
     # Three commands on the paging ring, in one slice: a copy through VM 1,
-    # a copy that rewrites the leaf entry of its last page (as the kernel's
-    # invalidations do), and the first copy again. The third must use the
-    # new entry, although the first read the window that held the old one.
-    n = 8
-    old, new = pattern_bytes(80, n * PAGE), pattern_bytes(81, PAGE)
-    map_pages(dev, n)
-    qt.write(page(0), old)
-    qt.write(page(20), new)
-    qt.write(page(21), leaf_entry(page(20)))
-    index = (VA >> 12) + n - 1 & 511
-    run(dev, cmd_transfer(addr("VIRTUAL", VA, 1), addr("VRAM", DST), n * PAGE),
-        cmd_transfer(addr("SYSTEM", page(21)), addr("SYSTEM", LEAF + index * 8), 8),
+    # the rewrite of its last page's leaf entry, and the first copy again.
+    # The third must use the new entry, although the first read the window
+    # that held the old one.
+    n = REWRITTEN
+    old, new, rewrite = rewrite_last_entry(dev, 80)
+    run(dev, cmd_transfer(addr("VIRTUAL", VA, 1), addr("VRAM", DST), n * PAGE), rewrite,
         cmd_transfer(addr("VIRTUAL", VA, 1), addr("VRAM", DST + n * PAGE), n * PAGE))
     assert qt.read(VRAM_BAR + DST, n * PAGE) == old, "first copy"
     assert qt.read(VRAM_BAR + DST + n * PAGE, n * PAGE) == old[:-PAGE] + new, \
@@ -58,18 +70,12 @@ def test_run_table_write_before_command_is_seen(qt, dev):
 
 def test_run_resolve_sees_table_writes(qt, dev):
     # COMPRESS finds its pages through the same windows: after a command
-    # rewrote page 7's leaf entry, COMPRESS of page 7 encodes the new page
-    # and leaves the old one plain, although the COMPRESS before it read
-    # the window that held the old entry.
-    n = 8
-    old, new = pattern_bytes(84, n * PAGE), pattern_bytes(85, PAGE)
-    map_pages(dev, n)
-    qt.write(page(0), old)
-    qt.write(page(20), new)
-    qt.write(page(21), leaf_entry(page(20)))
-    index = (VA >> 12) + n - 1 & 511
-    run(dev, compress("VIRTUAL", VA, (n - 1) * PAGE, 1),
-        cmd_transfer(addr("SYSTEM", page(21)), addr("SYSTEM", LEAF + index * 8), 8),
+    # rewrote the last page's leaf entry, COMPRESS of that page encodes the
+    # new page and leaves the old one plain, although the COMPRESS before
+    # it read the window that held the old entry.
+    n = REWRITTEN
+    old, new, rewrite = rewrite_last_entry(dev, 84)
+    run(dev, compress("VIRTUAL", VA, (n - 1) * PAGE, 1), rewrite,
         compress("VIRTUAL", VA + (n - 1) * PAGE, PAGE, 1))
     assert qt.read(page(n - 1), PAGE) == old[-PAGE:], "the old page was compressed"
     assert qt.read(page(20), PAGE) == encode(new), "the new page was not compressed"
