@@ -8,8 +8,10 @@
  * VIRTUAL address COMPRESS named, 0 for a physical address. An ASID other
  * than 0 owns at most COMPRESS_QUOTA pages, and FORGET drops all of an
  * ASID's pages, so that one address space can neither fill the set for the
- * others nor leave state behind it. A compressed page is stored encoded:
- * each 32-bit little-endian word XORed with VMGPU_COMPRESS_XOR. The
+ * others nor leave state behind it. A page past the quota or the capacity
+ * stays raw (COMPRESS_SKIPPED counts it), which is never an error (v1.9).
+ * A compressed page is stored encoded: each 32-bit little-endian word
+ * XORed with VMGPU_COMPRESS_XOR. The
  * encoding is done at each page's memory access, below the copy engine
  * (whose swizzling moves plain bytes) and above the non-coherent cache
  * (whose lines hold the stored bytes):
@@ -76,6 +78,7 @@ void vmgpu_compress_reset(VmgpuState *s)
         g_hash_table_remove_all(s->compress_owned);
     }
     s->compress_quota = s->compress_pages;
+    s->compress_skipped = 0;
 }
 
 /* Whether page is compressed, and if so for which ASID. */
@@ -277,21 +280,21 @@ static bool vmgpu_compress_page(VmgpuState *s, uint16_t opcode,
         if (compressed) {
             return true;
         }
+        /*
+         * Compression is the device's to give (v1.9): a page past the
+         * ASID's quota or the set's capacity stays raw, which its owner's
+         * view cannot tell from compressed, so nobody's job fails for
+         * what other address spaces hold.
+         */
         if (asid && vmgpu_compress_owned(s, asid) >= s->compress_quota) {
-            qemu_log_mask(LOG_GUEST_ERROR,
-                          "vmgpu: COMPRESS at 0x%" PRIx64 ": ASID %u owns %u "
-                          "compressed pages, its quota is %u\n", addr, asid,
-                          vmgpu_compress_owned(s, asid), s->compress_quota);
             trace_vmgpu_compress_quota(page, asid, s->compress_quota);
-            return vmgpu_fail(err, VMGPU_ERR_RANGE, addr);
+            s->compress_skipped++;
+            return true;
         }
         if (g_hash_table_size(s->compressed) >= s->compress_pages) {
-            qemu_log_mask(LOG_GUEST_ERROR,
-                          "vmgpu: COMPRESS at 0x%" PRIx64 ": %u pages are "
-                          "compressed already, the most there can be\n",
-                          addr, s->compress_pages);
             trace_vmgpu_compress_full(page, s->compress_pages);
-            return vmgpu_fail(err, VMGPU_ERR_RANGE, addr);
+            s->compress_skipped++;
+            return true;
         }
         if (!vmgpu_compress_recode(s, page, err)) {
             return false;

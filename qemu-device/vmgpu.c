@@ -244,6 +244,9 @@ static bool vmgpu_reg_read(VmgpuState *s, hwaddr addr, uint32_t *val)
     case VMGPU_REG_COMPRESS_QUOTA:
         *val = s->compress_quota;
         return true;
+    case VMGPU_REG_COMPRESS_SKIPPED:
+        *val = s->compress_skipped;
+        return true;
     case VMGPU_REG_INT_STATUS:
         *val = s->int_status;
         return true;

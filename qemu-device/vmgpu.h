@@ -207,6 +207,7 @@ struct VmgpuState {
     GHashTable *compressed;     /* &bus -> owner ASID */
     GHashTable *compress_owned; /* ASID other than 0 -> pages it owns */
     uint32_t compress_quota;    /* VMGPU_REG_COMPRESS_QUOTA */
+    uint32_t compress_skipped;  /* VMGPU_REG_COMPRESS_SKIPPED */
 
     /* Display controller (vmgpu-display.c) */
     VmgpuHead heads[VMGPU_MAX_HEADS];

@@ -38,7 +38,7 @@ typedef uint64_t vmgpu_le64;
 #define VMGPU_MMIO_SIZE			0x20000
 #define VMGPU_MAGIC			0x55504756	/* "VGPU" */
 #define VMGPU_VERSION_MAJOR		1
-#define VMGPU_VERSION_MINOR		8
+#define VMGPU_VERSION_MINOR		9
 
 /* Page sizes the device understands. */
 #define VMGPU_PAGE_SHIFT		12
@@ -384,10 +384,13 @@ enum vmgpu_opcode {
  * 0 for a physical address. A VIRTUAL access decodes only pages its VM's
  * ASID owns; to every other VM the page is raw. An ASID other than 0 owns
  * at most COMPRESS_QUOTA pages; FORGET drops every page an ASID owns.
+ * A page past the quota or the capacity stays raw, which is not an error
+ * (v1.9); COMPRESS_SKIPPED counts those pages since reset, modulo 2^32.
  */
 #define VMGPU_REG_COMPRESS_PAGES	0x0084	/* RO: capacity of the set */
 #define VMGPU_REG_COMPRESS_QUOTA	0x0088	/* RW: pages per ASID != 0 */
 #define VMGPU_REG_COMPRESS_FORGET	0x008c	/* WO: an ASID */
+#define VMGPU_REG_COMPRESS_SKIPPED	0x0090	/* RO: pages left raw (v1.9) */
 #define VMGPU_REG_VM_ASID(v)		(0x0900 + (v) * 4)	/* RW, v != 0 */
 
 /* Filled into discarded ranges so that reliance on them shows. */

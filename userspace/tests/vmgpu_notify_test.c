@@ -14,7 +14,8 @@
  * a memory segment. NotifyIoMmuUnmap comes only when the device uses the
  * IOMMU addressing model (VMGPU_IOMMU), before the pages are unmapped.
  * Compression state belongs to the address space: one process gets half
- * of the device's set at most.
+ * of the device's set at most, and a full set leaves pages raw rather than
+ * failing anyone's job.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -687,9 +688,12 @@ TEST_F_TIMEOUT(notify, paging_ops_in_chunks_of_the_paging_va, 120)
 
 /*
  * Another process's compression, in its own address space: 0 if its
- * COMPRESS worked (its CPU then sees the encoding), else a step number.
+ * COMPRESS job ran, its CPU then sees the pages XORed with xor (the
+ * encoding, or 0 where the set had no place for them), and a later job of
+ * its context runs too (a failed one would have made the context guilty);
+ * else a step number.
  */
-static int compress_in_other_process(uint64_t size)
+static int compress_in_other_process(uint64_t size, uint32_t xor)
 {
 	FIXTURE_DATA(notify) other = { 0 };
 	vmgpu_bo *bo = NULL;
@@ -705,7 +709,8 @@ static int compress_in_other_process(uint64_t size)
 		ret = cache_sync(&other, bo, DRM_VMGPU_CACHE_SYNC_TO_DEVICE, size) ? 2 :
 		      gpu_range(&other, VMGPU_OP_COMPRESS, size) ? 3 :
 		      cache_sync(&other, bo, DRM_VMGPU_CACHE_SYNC_TO_CPU, size) ? 4 :
-		      cpu_differs(cpu, size, VMGPU_COMPRESS_XOR) ? 5 : 0;
+		      cpu_differs(cpu, size, xor) ? 5 :
+		      gpu_range(&other, VMGPU_OP_DECOMPRESS, size) ? 6 : 0;
 	}
 	vmgpu_bo_unref(bo);
 	vmgpu_context_unref(other.ctx);
@@ -745,10 +750,59 @@ TEST_F_TIMEOUT(notify, one_process_cannot_fill_the_compressed_set, 180)
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid)
-		_exit(compress_in_other_process(small));
+		_exit(compress_in_other_process(small, VMGPU_COMPRESS_XOR));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
 		TH_LOG("the other process's COMPRESS failed at step %d", WEXITSTATUS(status));
+	destroy(self->dev, bo);
+}
+
+/* A second address space of this process that compresses size bytes. */
+static int compress_in_second_space(FIXTURE_DATA(notify) *second, uint64_t size,
+				    vmgpu_bo **bo)
+{
+	uint32_t *cpu;
+	int ret = vmgpu_device_open(&second->dev);
+
+	if (ret)
+		return ret;
+	second->aperture = vmgpu_test_aperture(second->dev);
+	ret = vmgpu_query_device(second->dev, &second->info) ?:
+	      vmgpu_context_create(second->dev, DRM_VMGPU_ENGINE_GPU_VA0, &second->ctx) ?:
+	      create_mapped(second, size, 0, 0, bo, &cpu);
+	return ret ?: gpu_range(second, VMGPU_OP_COMPRESS, size);
+}
+
+/*
+ * What two address spaces hold of the compressed-page set fails nobody
+ * else's job (contract 1.9): with the set full, a third process's COMPRESS
+ * leaves its pages raw (its CPU sees them plain) and its context runs on.
+ */
+TEST_F_TIMEOUT(notify, a_full_compressed_set_fails_no_job, 240)
+{
+	const uint64_t half = VMGPU_COMPRESS_MAX_PAGES / 2 * PAGE, small = 64 * 1024;
+	FIXTURE_DATA(notify) second = { 0 };
+	vmgpu_bo *bo, *second_bo = NULL;
+	uint32_t *cpu;
+	int status;
+	pid_t pid;
+
+	ASSERT_EQ(0, create_mapped(self, half, 0, 0, &bo, &cpu));
+	ASSERT_EQ(0, gpu_range(self, VMGPU_OP_COMPRESS, half));
+	ASSERT_EQ(0, compress_in_second_space(&second, half, &second_bo));
+
+	fflush(stdout);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(compress_in_other_process(small, 0));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
+		TH_LOG("the third process failed at step %d", WEXITSTATUS(status));
+	if (second_bo)
+		destroy(second.dev, second_bo);
+	vmgpu_context_unref(second.ctx);
+	vmgpu_device_unref(second.dev);
 	destroy(self->dev, bo);
 }
 

@@ -655,7 +655,9 @@ struct drm_vmgpu_patch {
  * command touches there must lie inside the allocation. Only
  * AccessedPhysically allocations may be on the list, and COMPRESS and
  * DECOMPRESS are refused: compression state belongs to a GPU VA space
- * (each gets half of the device's set at most). The kernel makes
+ * (each gets half of the device's set at most; pages past that, or
+ * past what other spaces leave of the set, stay uncompressed, which is
+ * not an error: the space reads the same data). The kernel makes
  * them resident and keeps that memory theirs until the job's fence
  * signals (a move waits for the job on the GPU). Anything else is -EINVAL
  * (-ENOSPC if an allocation cannot be made resident with a physical

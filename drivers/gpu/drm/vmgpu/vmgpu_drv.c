@@ -115,7 +115,9 @@ static int vmgpu_hw_init(struct vmgpu_device *vdev)
 	 * 1.5: compression owners (DOC: compression owners); 1.6: the
 	 * display controller (DOC: display); 1.7: cursor latches,
 	 * PRIMARY_OFF, device time; 1.8: a flip latches the registers of
-	 * its COMMIT, an async one is done when the write is, VBLANK_AGE.
+	 * its COMMIT, an async one is done when the write is, VBLANK_AGE;
+	 * 1.9: a COMPRESS the set has no place for leaves pages raw instead
+	 * of failing the job.
 	 */
 	if (magic != VMGPU_MAGIC ||
 	    vdev->hw_version >> 16 != VMGPU_VERSION_MAJOR ||

@@ -667,8 +667,12 @@ static struct workqueue_struct *vmgpu_vm_free_wq;
  * the device without a notification (freed, swapped out and in) is never
  * seen by the next owner of the page. Each ASID owns at most half of the
  * device's set (COMPRESS_QUOTA, written at probe), so one process cannot
- * fill it for the others; two can. When the space goes, its jobs done,
- * the device forgets all its pages (COMPRESS_FORGET) and the ASID is free.
+ * take it all. Past its quota, or with the set full, a COMPRESS leaves the
+ * pages raw instead of failing (contract 1.9): the owner's view of them is
+ * the same, so what other processes hold never fails a job or marks a
+ * context guilty; they can only deny it compression. When the space
+ * goes, its jobs done, the device forgets all its pages (COMPRESS_FORGET)
+ * and the ASID is free.
  * Forgotten pages stay encoded: an allocation compressed by a space and
  * shared with another (PRIME, flink) shows the other space the encoding.
  */
