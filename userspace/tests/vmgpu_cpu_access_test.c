@@ -7,16 +7,22 @@
  * - an allocation created without CPU access cannot be mapped, neither at
  *   its fake offset on the DRM fd nor through a dma-buf;
  * - a dma-buf mapping follows the allocation when it moves, as the DRM
- *   mapping does, and survives fork().
+ *   mapping does, and survives fork();
+ * - a fault whose move must evict allocations that concurrent faults hold
+ *   waits for them, instead of raising SIGBUS or spinning.
  * The paging ring is kept busy (inject_paging_delay) so that clears and
  * copies are still queued when the CPU comes.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -239,6 +245,190 @@ TEST_F(cpu, dmabuf_mmap_follows_moves)
 	close(dmabuf);
 	vmgpu_bo_unref(next);
 	vmgpu_bo_unref(bo);
+}
+
+/* A thread that faults on its allocation and waits there for its clear. */
+struct holder {
+	pthread_t thread;
+	vmgpu_bo *bo;
+	volatile uint32_t *cpu;
+	int started;
+	uint32_t seen;
+};
+
+static int holders_go;
+
+static void *hold(void *arg)
+{
+	struct holder *h = arg;
+
+	while (!__atomic_load_n(&holders_go, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	__atomic_store_n(&h->started, 1, __ATOMIC_RELEASE);
+	h->seen = h->cpu[0];
+	return NULL;
+}
+
+static sigjmp_buf sigbus_jmp;
+
+static int64_t thread_cpu_ms(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_THREAD, &ru);
+	return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000ll +
+	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
+}
+
+static void on_sigbus(int sig)
+{
+	siglongjmp(sigbus_jmp, 1);
+}
+
+/*
+ * A memory segment the BAR shows whole: its CPU-access allocations need no
+ * move for a fault. The smallest such one, which is quicker to fill.
+ */
+static uint32_t visible_segment(vmgpu_device *dev, uint64_t *size, uint32_t *page_size)
+{
+	struct drm_vmgpu_query_segments *s;
+	uint32_t mask, id, best = 0;
+
+	if (vmgpu_query_segments(dev, &s))
+		return 0;
+	mask = vmgpu_test_memory_segments(s);
+	for (id = 1; id < 32; id++) {
+		const struct drm_vmgpu_segment *seg = vmgpu_test_segment(s, id);
+
+		if (!(mask & (1u << id)) || !seg || seg->cpu_visible_size < seg->size)
+			continue;
+		if (!best || seg->size < *size) {
+			best = id;
+			*size = seg->size;
+			*page_size = seg->page_size;
+		}
+	}
+	free(s);
+	return best;
+}
+
+/* A segment's use once it has not changed for a while. */
+static int segment_settled(vmgpu_device *dev, uint32_t id, uint64_t *used)
+{
+	uint64_t last = ~0ull;
+	int same = 0, polls;
+
+	for (polls = 0; polls < 200 && same < 5; polls++) {
+		if (vmgpu_test_segment_used(dev, id, used))
+			return -1;
+		same = *used == last ? same + 1 : 0;
+		last = *used;
+		usleep(20 * 1000);
+	}
+	return same < 5 ? -1 : 0;
+}
+
+#define HOLDERS		2
+#define HOLD_MS		"4000"
+/* CPU time the fault may take, of the HOLD_MS it waits. */
+#define SPIN_MAX_MS	1000
+#define MOVER_SIZE	MiB
+
+/*
+ * A fault that must move its allocation into a memory segment (a swizzled
+ * allocation evicted swizzled is paged in first, seed 001 case 2) finds
+ * the segment full of allocations whose own faults hold them, waiting for
+ * their clears. It waits for them and evicts one; it used to evict only
+ * what it could trylock, and fail: SIGBUS, or -ENOMEM from TTM, which made
+ * the fault retry at once, spinning until the holders were done.
+ */
+TEST_F_TIMEOUT(cpu, fault_waits_for_held_allocations, 120)
+{
+	struct sigaction on_bus = { .sa_handler = on_sigbus }, old_bus;
+	struct holder holders[HOLDERS] = { 0 };
+	struct vmgpu_bo_create_info info = {
+		.size = MOVER_SIZE,
+		.flags = DRM_VMGPU_ALLOC_CPU_ACCESS | DRM_VMGPU_ALLOC_SWIZZLED,
+	};
+	uint64_t seg_size = 0, used, hold_size, bad = 0, first = 0;
+	struct drm_vmgpu_query_device dev_info;
+	struct drm_vmgpu_gem_info gem;
+	uint32_t seg, page_size = 0, i, moved = 0;
+	volatile int sigbus = 0;
+	int64_t cpu_before, cpu_spent;
+	vmgpu_bo *mover;
+	void *mover_cpu;
+
+	ASSERT_EQ(0, vmgpu_query_device(self->dev, &dev_info));
+	seg = visible_segment(self->dev, &seg_size, &page_size);
+	if (!seg || !dev_info.host_aperture_size)
+		SKIP(return, "needs a memory segment the BAR shows whole, and a host aperture");
+	info.segments = 1u << seg | 1u << self->aperture;
+	info.preferred_segment = seg;
+	ASSERT_EQ(0, vmgpu_bo_create(self->dev, &info, &mover));
+	ASSERT_EQ(0, vmgpu_bo_map(mover, &mover_cpu));
+	vmgpu_test_fill(mover_cpu, MOVER_SIZE, 0x5b05);
+	ASSERT_EQ(0, vmgpu_bo_evict(mover));
+	ASSERT_EQ(0, vmgpu_bo_info_flags(mover, DRM_VMGPU_GEM_INFO_WAIT, &gem));
+	ASSERT_EQ(0, gem.segment_id) TH_LOG("the swizzled allocation was not evicted");
+
+	/*
+	 * The holders take what is free of the segment, to under a page each,
+	 * once the earlier tests' deferred destructions are done.
+	 */
+	ASSERT_EQ(0, segment_settled(self->dev, seg, &used));
+	hold_size = (seg_size - used) / HOLDERS / page_size * page_size;
+	ASSERT_LT(seg_size - used - HOLDERS * hold_size, MOVER_SIZE);
+	ASSERT_EQ(0, vmgpu_test_debugfs_write("inject_paging_delay", HOLD_MS));
+	for (i = 0; i < HOLDERS; i++) {
+		void *cpu;
+
+		ASSERT_EQ(0, vmgpu_test_create_mappable(self->dev, seg, self->aperture,
+							hold_size, &holders[i].bo, &cpu));
+		holders[i].cpu = cpu;
+	}
+	/*
+	 * Threads first: while a fault holds the mmap lock, nothing may take
+	 * it for writing (a thread's stack, a mapping, malloc) before the
+	 * fault under test, or that waits for the holders' faults.
+	 */
+	__atomic_store_n(&holders_go, 0, __ATOMIC_RELEASE);
+	for (i = 0; i < HOLDERS; i++)
+		ASSERT_EQ(0, pthread_create(&holders[i].thread, NULL, hold, &holders[i]));
+	__atomic_store_n(&holders_go, 1, __ATOMIC_RELEASE);
+	for (i = 0; i < HOLDERS; i++)
+		while (!__atomic_load_n(&holders[i].started, __ATOMIC_ACQUIRE))
+			usleep(1000);
+	/* Into their faults: the clears wait behind the delay for seconds. */
+	usleep(300 * 1000);
+
+	cpu_before = thread_cpu_ms();
+	ASSERT_EQ(0, sigaction(SIGBUS, &on_bus, &old_bus));
+	if (sigsetjmp(sigbus_jmp, 1))
+		sigbus = 1;
+	else
+		bad = vmgpu_test_check(mover_cpu, MOVER_SIZE, 0x5b05, &first);
+	sigaction(SIGBUS, &old_bus, NULL);
+	cpu_spent = thread_cpu_ms() - cpu_before;
+	EXPECT_EQ(0, sigbus) TH_LOG("the fault raised SIGBUS");
+	/* Waiting, not spinning: the holders keep theirs for seconds. */
+	EXPECT_GT(SPIN_MAX_MS, cpu_spent) TH_LOG("the fault spun for %lld ms of CPU",
+						  (long long)cpu_spent);
+	EXPECT_EQ(0, bad) TH_LOG("%llu bytes changed, first at %#llx", (unsigned long long)bad,
+				 (unsigned long long)first);
+
+	for (i = 0; i < HOLDERS; i++) {
+		ASSERT_EQ(0, pthread_join(holders[i].thread, NULL));
+		EXPECT_EQ(0, holders[i].seen);
+		ASSERT_EQ(0, vmgpu_bo_info_flags(holders[i].bo, DRM_VMGPU_GEM_INFO_WAIT, &gem));
+		moved += gem.segment_id != seg;
+		vmgpu_bo_unref(holders[i].bo);
+	}
+	ASSERT_EQ(0, vmgpu_bo_info_flags(mover, DRM_VMGPU_GEM_INFO_WAIT, &gem));
+	EXPECT_EQ(seg, gem.segment_id) TH_LOG("not paged in for the CPU");
+	/* The room it took was a held allocation's. */
+	EXPECT_LE(1, moved);
+	vmgpu_bo_unref(mover);
 }
 
 TEST_HARNESS_MAIN

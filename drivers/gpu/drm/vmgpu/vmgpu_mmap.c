@@ -55,11 +55,12 @@
  *   for. A swizzled allocation evicted swizzled must be paged into a
  *   memory segment first (seed "Locking swizzled allocations", case 2),
  *   and one beyond the BAR with no host-aperture room moves to system
- *   memory; the fault holds only the allocation's reservation, so TTM
- *   evicts only what it can trylock, and allocations reserved by
- *   concurrent work at that moment make it fail with -ENOSPC. Under heavy
- *   traffic that is a spurious SIGBUS; a ww-ticketed retry (as xe's fault
- *   path does through drm_exec) would avoid it.
+ *   memory. The fault first holds only the allocation's reservation, so
+ *   TTM evicts only what it can trylock; if that finds no room it tries
+ *   again under a ww ticket, with which TTM's eviction waits for
+ *   allocations that concurrent work holds (vmgpu_bo_cpu_reach_ticketed()).
+ *   SIGBUS then means that nothing the move could evict is evictable
+ *   (pinned: scanout, kernel mappings), not that it was busy.
  *
  * - The kernel's own mappings (vmap: fbdev emulation's blits, a dma-buf's
  *   vmap) follow the same rules: CPU-access allocations only, reached
@@ -143,6 +144,44 @@ int vmgpu_bo_cpu_reach(struct vmgpu_bo *vbo, bool may_move)
 	return vmgpu_bo_move_to_system(vbo);
 }
 
+/*
+ * TTM found no room (ttm_bo_validate() says so with -ENOMEM, for old
+ * userspace's sake); with trylocks only, that may be contention.
+ */
+static bool vmgpu_bo_reach_contended(int err)
+{
+	return err == -ENOSPC || err == -EBUSY || err == -ENOMEM;
+}
+
+/*
+ * vmgpu_bo_cpu_reach() under a ww ticket, for a caller whose trylocking
+ * attempt found no room: TTM's eviction then waits for the allocations
+ * concurrent work holds (its ticketed LRU walk) instead of passing over
+ * them, where a fault used to fail, or to spin (VM_FAULT_OOM) until they
+ * were gone. A ticket that loses to an older one (-EDEADLK, which TTM
+ * reports as -ENOSPC) is dropped and a new one taken, a few times. The
+ * move, if any, is queued; the caller reserves the allocation again and
+ * finds it reachable.
+ */
+static int vmgpu_bo_cpu_reach_ticketed(struct vmgpu_bo *vbo)
+{
+	struct dma_resv *resv = vbo->tbo.base.resv;
+	struct ww_acquire_ctx ticket;
+	int tries, ret = -ENOSPC;
+
+	for (tries = 0; tries < VMGPU_CPU_ACCESS_TRIES && vmgpu_bo_reach_contended(ret);
+	     tries++) {
+		ww_acquire_init(&ticket, &reservation_ww_class);
+		ret = dma_resv_lock_interruptible(resv, &ticket);
+		if (!ret) {
+			ret = vmgpu_bo_cpu_reach(vbo, true);
+			dma_resv_unlock(resv);
+		}
+		ww_acquire_fini(&ticket);
+	}
+	return ret;
+}
+
 static vm_fault_t vmgpu_bo_vm_fault(struct vm_fault *vmf)
 {
 	struct vm_area_struct *vma = vmf->vma;
@@ -158,6 +197,17 @@ static vm_fault_t vmgpu_bo_vm_fault(struct vm_fault *vmf)
 		goto unlock;
 	}
 	err = vmgpu_bo_cpu_reach(to_vmgpu_bo(tbo), true);
+	if (vmgpu_bo_reach_contended(err)) {
+		/* The mapping's reference keeps the allocation meanwhile. */
+		dma_resv_unlock(tbo->base.resv);
+		err = vmgpu_bo_cpu_reach_ticketed(to_vmgpu_bo(tbo));
+		drm_dev_exit(idx);
+		/* Fault again: it finds the allocation reachable, or moving there. */
+		if (!err || err == -EINTR || err == -ERESTARTSYS)
+			return VM_FAULT_NOPAGE;
+		/* Nothing it could evict, even waiting: as amdgpu's fault does. */
+		return VM_FAULT_SIGBUS;
+	}
 	if (!err)
 		err = vmgpu_bo_prepare_access(to_vmgpu_bo(tbo), true);
 	if (err == -EINTR || err == -ERESTARTSYS)
@@ -233,6 +283,14 @@ static int vmgpu_bo_vm_access(struct vm_area_struct *vma, unsigned long addr,
 	if (ret)
 		goto exit;
 	ret = vmgpu_bo_cpu_reach(to_vmgpu_bo(tbo), true);
+	if (vmgpu_bo_reach_contended(ret)) {
+		ttm_bo_unreserve(tbo);
+		ret = vmgpu_bo_cpu_reach_ticketed(to_vmgpu_bo(tbo)) ?:
+		      ttm_bo_reserve(tbo, true, false, NULL);
+		if (ret)
+			goto exit;
+		ret = vmgpu_bo_cpu_reach(to_vmgpu_bo(tbo), true);
+	}
 	if (!ret)
 		ret = vmgpu_bo_prepare_access(to_vmgpu_bo(tbo), true);
 	while (!ret && done < len) {
