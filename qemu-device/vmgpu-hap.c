@@ -6,10 +6,21 @@
  * VRAM that the VRAM BAR does not cover. A DETILE entry shows a swizzled
  * page to the CPU in linear order.
  *
+ * Direct windows (v1.9): a page whose entry is VALID without DETILE needs
+ * the device for nothing, so an alias of its VRAM page lies over the MMIO
+ * region and the CPU reaches it as it reaches BAR 2, without an exit per
+ * access. DETILE and invalid entries stay MMIO. A change of the memory map
+ * rebuilds every address space's flat view (hundreds of microseconds), so
+ * a table write only marks its page stale. At the next read of an entry
+ * (the driver's posting read after a batch) and at reset, a window that
+ * must close or move does so at once; windows that only open wait for a
+ * bottom half, since the MMIO path serves their pages correctly meanwhile.
+ *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 
 #include "qemu/osdep.h"
+#include "qemu/bitmap.h"
 #include "qemu/bswap.h"
 #include "qemu/log.h"
 #include "vmgpu.h"
@@ -66,7 +77,7 @@ static void vmgpu_hap_write(void *opaque, hwaddr addr, uint64_t val,
  * a 64-byte swizzle block and a single translation covers it. They reach
  * the device whole, as they would reach VRAM through BAR 2.
  */
-const MemoryRegionOps vmgpu_hap_ops = {
+static const MemoryRegionOps vmgpu_hap_ops = {
     .read = vmgpu_hap_read,
     .write = vmgpu_hap_write,
     .endianness = DEVICE_LITTLE_ENDIAN,
@@ -80,6 +91,50 @@ const MemoryRegionOps vmgpu_hap_ops = {
         .max_access_size = 8,
     },
 };
+
+static bool vmgpu_hap_direct(uint64_t pte)
+{
+    return (pte & VMGPU_HAP_PTE_VALID) && !(pte & VMGPU_HAP_PTE_DETILE);
+}
+
+/* Make the stale windows follow the table: one change of the memory map. */
+static void vmgpu_hap_sync_windows(VmgpuState *s)
+{
+    unsigned long i;
+
+    if (!s->hap_stale_count) {
+        return;
+    }
+    trace_vmgpu_hap_windows(s->hap_stale_count, s->hap_stale_open);
+    memory_region_transaction_begin();
+    for (i = find_first_bit(s->hap_stale, s->hap_pages); i < s->hap_pages;
+         i = find_next_bit(s->hap_stale, s->hap_pages, i + 1)) {
+        uint64_t pte = s->hap_table[i];
+
+        if (vmgpu_hap_direct(pte)) {
+            memory_region_set_alias_offset(&s->hap_windows[i],
+                                           pte & VMGPU_HAP_PTE_ADDR_MASK);
+        }
+        memory_region_set_enabled(&s->hap_windows[i], vmgpu_hap_direct(pte));
+    }
+    bitmap_zero(s->hap_stale, s->hap_pages);
+    s->hap_stale_count = 0;
+    s->hap_stale_open = false;
+    memory_region_transaction_commit();
+}
+
+static void vmgpu_hap_windows_bh(void *opaque)
+{
+    vmgpu_hap_sync_windows(opaque);
+}
+
+static void vmgpu_hap_mark_stale(VmgpuState *s, uint32_t index)
+{
+    if (!test_and_set_bit(index, s->hap_stale)) {
+        s->hap_stale_count++;
+    }
+    s->hap_stale_open |= s->hap_windows[index].enabled;
+}
 
 static bool vmgpu_hap_index(VmgpuState *s, hwaddr offset, unsigned size,
                             uint32_t *index)
@@ -99,6 +154,11 @@ uint64_t vmgpu_hap_table_read(VmgpuState *s, hwaddr offset, unsigned size)
 {
     uint32_t index;
 
+    if (s->hap_stale_open) {
+        vmgpu_hap_sync_windows(s);
+    } else if (s->hap_stale_count) {
+        qemu_bh_schedule(s->hap_windows_bh);
+    }
     if (!vmgpu_hap_index(s, offset, size, &index)) {
         return 0;
     }
@@ -140,12 +200,74 @@ void vmgpu_hap_table_write(VmgpuState *s, hwaddr offset, uint64_t val,
         return;
     }
     trace_vmgpu_hap_map(index, pte);
+    if (vmgpu_hap_direct(pte) || vmgpu_hap_direct(s->hap_table[index])) {
+        vmgpu_hap_mark_stale(s, index);
+    }
     s->hap_table[index] = pte;
 }
 
 void vmgpu_hap_reset(VmgpuState *s)
 {
-    if (s->hap_table) {
-        memset(s->hap_table, 0, s->hap_pages * sizeof(uint64_t));
+    uint32_t i;
+
+    for (i = 0; i < s->hap_pages; i++) {
+        if (vmgpu_hap_direct(s->hap_table[i])) {
+            vmgpu_hap_mark_stale(s, i);
+        }
+        s->hap_table[i] = 0;
     }
+    vmgpu_hap_sync_windows(s);
+}
+
+/*
+ * BAR 4: the MMIO region, and a window per page over it, each disabled
+ * until its entry makes it direct. Created once: memory regions are not
+ * made and destroyed while the device lives.
+ */
+void vmgpu_hap_init(VmgpuState *s)
+{
+    uint32_t i;
+
+    s->hap_pages = s->host_aperture_size / VMGPU_PAGE_SIZE;
+    s->hap_table = g_new0(uint64_t, s->hap_pages);
+    s->hap_stale = bitmap_new(s->hap_pages);
+    s->hap_windows = g_new0(MemoryRegion, s->hap_pages);
+    s->hap_windows_bh = qemu_bh_new_guarded(vmgpu_hap_windows_bh, s,
+                                            &DEVICE(s)->mem_reentrancy_guard);
+    memory_region_init(&s->host_aperture, OBJECT(s), "vmgpu.host-aperture",
+                       s->host_aperture_size);
+    memory_region_init_io(&s->hap_mmio, OBJECT(s), &vmgpu_hap_ops, s,
+                          "vmgpu.host-aperture-mmio", s->host_aperture_size);
+    memory_region_transaction_begin();
+    memory_region_add_subregion(&s->host_aperture, 0, &s->hap_mmio);
+    for (i = 0; i < s->hap_pages; i++) {
+        g_autofree char *name = g_strdup_printf("vmgpu.hap-window-%u", i);
+
+        memory_region_init_alias(&s->hap_windows[i], OBJECT(s), name,
+                                 &s->vram, 0, VMGPU_PAGE_SIZE);
+        memory_region_set_enabled(&s->hap_windows[i], false);
+        memory_region_add_subregion_overlap(&s->host_aperture,
+                                            (hwaddr)i * VMGPU_PAGE_SIZE,
+                                            &s->hap_windows[i], 1);
+    }
+    memory_region_transaction_commit();
+}
+
+void vmgpu_hap_exit(VmgpuState *s)
+{
+    if (s->hap_windows_bh) {
+        qemu_bh_delete(s->hap_windows_bh);
+        s->hap_windows_bh = NULL;
+    }
+    g_free(s->hap_table);
+    s->hap_table = NULL;
+    g_free(s->hap_stale);
+    s->hap_stale = NULL;
+}
+
+/* After the device's memory regions are gone (instance_finalize). */
+void vmgpu_hap_finalize(VmgpuState *s)
+{
+    g_free(s->hap_windows);
+    s->hap_windows = NULL;
 }

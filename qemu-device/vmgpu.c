@@ -580,10 +580,7 @@ static bool vmgpu_init_vram(VmgpuState *s, Error **errp)
     pci_register_bar(pdev, VMGPU_BAR_VRAM, type, &s->vram_bar);
 
     if (s->host_aperture_size) {
-        s->hap_pages = s->host_aperture_size / VMGPU_PAGE_SIZE;
-        s->hap_table = g_new0(uint64_t, s->hap_pages);
-        memory_region_init_io(&s->host_aperture, OBJECT(s), &vmgpu_hap_ops, s,
-                              "vmgpu.host-aperture", s->host_aperture_size);
+        vmgpu_hap_init(s);
         pci_register_bar(pdev, VMGPU_BAR_HOST_APERTURE, type,
                          &s->host_aperture);
     }
@@ -627,7 +624,7 @@ static void vmgpu_realize(PCIDevice *pdev, Error **errp)
     if (!vmgpu_display_init(s, errp)) {
         vmgpu_display_exit(s);
         msix_uninit_exclusive_bar(pdev);
-        g_free(s->hap_table);
+        vmgpu_hap_exit(s);
         return;
     }
     vmgpu_engine_init(s);
@@ -651,7 +648,12 @@ static void vmgpu_exit(PCIDevice *pdev)
     vmgpu_compress_exit(s);
     vmgpu_display_exit(s);
     msix_uninit_exclusive_bar(pdev);
-    g_free(s->hap_table);
+    vmgpu_hap_exit(s);
+}
+
+static void vmgpu_instance_finalize(Object *obj)
+{
+    vmgpu_hap_finalize(VMGPU(obj));
 }
 
 static void vmgpu_config_write(PCIDevice *pdev, uint32_t addr, uint32_t val,
@@ -733,6 +735,7 @@ static void vmgpu_register_types(void)
         .name = TYPE_VMGPU,
         .parent = TYPE_PCI_DEVICE,
         .instance_size = sizeof(VmgpuState),
+        .instance_finalize = vmgpu_instance_finalize,
         .class_init = vmgpu_class_init,
         .interfaces = interfaces,
     };

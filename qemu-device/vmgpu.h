@@ -182,14 +182,20 @@ struct VmgpuState {
     MemoryRegion vram_bar;      /* BAR2: container that ReBAR resizes */
     MemoryRegion vram_window;   /* alias of the VRAM that BAR2 decodes */
     MemoryRegion mmio;          /* BAR0 */
-    MemoryRegion host_aperture; /* BAR4 */
+    MemoryRegion host_aperture; /* BAR4: container of hap_mmio, windows */
+    MemoryRegion hap_mmio;      /* every page, through the table */
 
     /* Resizable BAR extended capability */
     uint16_t rebar_offset;
 
-    /* Host aperture page table, VMGPU_HAP_PTE_* */
+    /* Host aperture page table, VMGPU_HAP_PTE_*, and direct windows */
     uint64_t *hap_table;
     uint32_t hap_pages;
+    MemoryRegion *hap_windows;  /* per page: alias of its VRAM page */
+    unsigned long *hap_stale;   /* windows behind the table */
+    uint32_t hap_stale_count;
+    bool hap_stale_open;        /* one of them is open: close it at once */
+    QEMUBH *hap_windows_bh;     /* opens the others */
 
     /* Paging engine and the aperture segment */
     VmgpuRing rings[VMGPU_MAX_RINGS];
@@ -365,10 +371,12 @@ bool vmgpu_display_reg_write(VmgpuState *s, hwaddr addr, uint32_t val,
                              const char **why);
 
 /* vmgpu-hap.c */
-extern const MemoryRegionOps vmgpu_hap_ops;
 uint64_t vmgpu_hap_table_read(VmgpuState *s, hwaddr offset, unsigned size);
 void vmgpu_hap_table_write(VmgpuState *s, hwaddr offset, uint64_t val,
                            unsigned size);
 void vmgpu_hap_reset(VmgpuState *s);
+void vmgpu_hap_init(VmgpuState *s);
+void vmgpu_hap_exit(VmgpuState *s);
+void vmgpu_hap_finalize(VmgpuState *s);
 
 #endif

@@ -367,6 +367,41 @@ def test_hap_bar_8byte_access_is_whole(qt, dev):
     qt.writeq(hap_entry(7), 0)
 
 
+def test_hap_direct_windows(qt, dev):
+    # v1.9: a linear entry makes its page a window onto VRAM from the next
+    # entry read. A window does not look at the table at each access,
+    # which is what shows it: until that read, a rewritten entry's page
+    # still reaches the old VRAM page (the contract allows either).
+    valid, detile = HW["VMGPU_HAP_PTE_VALID"], HW["VMGPU_HAP_PTE_DETILE"]
+    page = HAP_BAR + 9 * 4096
+    qt.write(VRAM_BAR + 0x8000, bytes(2 * 4096))
+    qt.writeq(hap_entry(9), 0x8000 | valid)
+    qt.readq(hap_entry(9))
+    qt.writel(page + 1, 0xA1B2C3D4)
+    assert qt.read(VRAM_BAR + 0x8001, 4) == struct.pack("<I", 0xA1B2C3D4)
+    qt.writeq(hap_entry(9), 0x9000 | valid)
+    qt.writel(page + 0x20, 0x0BADF00D)
+    assert qt.readl(VRAM_BAR + 0x8020) == 0x0BADF00D, "not a window: the device translated"
+    # After the read, only the new page is reached.
+    qt.readq(hap_entry(9))
+    qt.writel(page + 0x11, 0x55667788)
+    assert qt.read(VRAM_BAR + 0x9011, 4) == struct.pack("<I", 0x55667788)
+    assert qt.read(VRAM_BAR + 0x8011, 4) == bytes(4), "the old page written"
+    # DETILE and invalid entries are the device's again.
+    qt.writeq(hap_entry(9), 0x9000 | valid | detile)
+    qt.readq(hap_entry(9))
+    assert qt.readl(page + swizzle_offset(0x10)) == qt.readl(VRAM_BAR + 0x9010), "not detiled"
+    for reset in (False, True):
+        qt.writeq(hap_entry(9), 0 if not reset else 0x8000 | valid)
+        qt.readq(hap_entry(9))
+        if reset:
+            dev.setup()
+        before = qt.guest_log().count("through an invalid entry")
+        assert qt.readl(page) == 0
+        assert qt.guest_log().count("through an invalid entry") == before + 1, \
+            "a window left after " + ("RESET" if reset else "invalidation")
+
+
 def test_register_8byte_access_rejected(qt, dev):
     # An 8-byte write to a _LO/_HI pair is one bad access, not two writes.
     ack_errors(dev)
@@ -519,6 +554,7 @@ TESTS = [
     test_fault_part_way_keeps_done_pages, test_large_transfer_spans_slices,
     test_ring_stop_drops_partial_command, test_nop_delay_holds_head,
     test_hap_entry_8byte_write_is_whole, test_hap_bar_8byte_access_is_whole,
+    test_hap_direct_windows,
     test_register_8byte_access_rejected, test_ring_size_shift_validated, test_no_intx,
     test_reset_register, test_system_reset, test_unmigratable,
     test_realize_failure_after_msix, test_segments_overflow_rejected,

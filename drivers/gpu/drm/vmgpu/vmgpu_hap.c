@@ -36,7 +36,10 @@
  * allocation), which is why only allocations the host aperture can hold
  * whole are placed beyond the BAR. Faults map them through
  * vmgpu_hap_pfn(); the pages the BAR reaches are mapped through it
- * directly.
+ * directly. A linear page's entry makes its host-aperture page a direct
+ * window onto VRAM (contract 1.9), as fast as the BAR; a DETILE page goes
+ * through the device at each access. Windows follow the table at the next
+ * read of an entry, which each batch of writes ends with.
  *
  * An allocation keeps its pages until it moves (even while locked: its
  * mapping then faults onto the new backing) or is freed, or, while it is
@@ -70,7 +73,8 @@ static void vmgpu_hap_write_entry(struct vmgpu_device *vdev, u32 slot, u64 pte)
 
 /*
  * Reading an entry back flushes the posted writes before the CPU maps
- * (or stops mapping) the pages, as for GGTT updates.
+ * (or stops mapping) the pages, as for GGTT updates, and brings the
+ * device's direct windows up to date with them.
  */
 static void vmgpu_hap_flush(struct vmgpu_device *vdev, u32 slot)
 {
@@ -131,6 +135,7 @@ int vmgpu_hap_init(struct vmgpu_device *vdev)
 	/* Whatever firmware or an earlier driver left there is not ours. */
 	for (slot = 0; slot < pages; slot++)
 		writeq(0, vmgpu_hap_entry(vdev, slot));
+	readq(vmgpu_hap_entry(vdev, 0));
 	hap->bar_start = pci_resource_start(pdev, VMGPU_BAR_HOST_APERTURE);
 	hap->num_pages = pages;
 	hap->num_free = pages;
