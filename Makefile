@@ -68,7 +68,10 @@ igt: initramfs
 bench: initramfs
 	@host=$$(python3 scripts/bench-host.py memcpy) && \
 	scripts/run-guest.sh --mode bench --config $(CONFIG) --log $(OUT)/bench.log && \
-	python3 scripts/bench-host.py report $(OUT)/bench.log $$host
+	python3 scripts/bench-host.py report $(OUT)/bench.log $$host && \
+	echo "bench: CPU access with a 64 MiB BAR (norebar): linear pages through the host aperture" && \
+	scripts/run-guest.sh --mode bench-cpu --config norebar --log $(OUT)/bench-norebar.log && \
+	python3 scripts/bench-host.py report $(OUT)/bench-norebar.log $$host
 
 # Break each correctness fix on purpose and check that its test fails.
 mutants: all

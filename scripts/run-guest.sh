@@ -3,7 +3,7 @@
 #
 # Boot the guest on a vmgpu device configuration.
 #
-# usage: run-guest.sh [--mode run|test|shell] [--config NAME] [--log FILE]
+# usage: run-guest.sh [--mode run|test|bench|bench-cpu|checkers|shell] [--config NAME] [--log FILE]
 #   NAME is a file in scripts/configs/ (default: rebar).
 set -euo pipefail
 
