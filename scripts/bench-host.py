@@ -11,7 +11,8 @@ import time
 
 SIZE = 64 << 20
 # The guest's figures that are copies the device does.
-MOVES = ("evict_vram_to_system", "restore_system_to_vram")
+MOVES = ("evict_vram_to_system", "restore_system_to_vram", "clear_vram",
+         "copy_vram_to_system_physical")
 
 
 def host_memcpy():
