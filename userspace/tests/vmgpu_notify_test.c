@@ -537,6 +537,46 @@ TEST_F(notify, move_into_memory_segment_notifies_first)
 }
 
 /*
+ * That notification is part of the move's own paging operation, queued
+ * on the GPU side like any move: MakeResident returns while the paging
+ * ring is held busy for 1.5 s, and the data still arrives decoded.
+ */
+TEST_F(notify, move_into_memory_segment_notifies_without_waiting)
+{
+	const uint64_t size = 128 * 1024;
+	const struct vmgpu_bo_create_info create = {
+		.size = size,
+		.flags = DRM_VMGPU_ALLOC_CPU_ACCESS | DRM_VMGPU_ALLOC_NOTIFY_EVICTION,
+		.segments = 1u << 1 | 1u << self->aperture,
+		.preferred_segment = 1,
+	};
+	struct drm_vmgpu_gem_info info;
+	int64_t start, took;
+	vmgpu_bo *bo;
+	uint32_t *cpu;
+
+	ASSERT_EQ(0, vmgpu_bo_create(self->dev, &create, &bo));
+	ASSERT_EQ(0, vmgpu_bo_evict(bo));
+	ASSERT_NE(1, segment_of(bo));
+	ASSERT_EQ(0, vmgpu_bo_map(bo, (void **)&cpu));
+	ASSERT_EQ(0, vmgpu_vm_map(bo, 0, VA, size, 0));
+	fill_and_compress(_metadata, self, bo, cpu, size);
+
+	ASSERT_EQ(0, trace_start());
+	ASSERT_EQ(0, vmgpu_test_debugfs_write("inject_paging_delay", "1500"));
+	start = now_ms();
+	ASSERT_EQ(0, vmgpu_bo_make_resident(bo));
+	took = now_ms() - start;
+	EXPECT_GT(750, took) TH_LOG("MakeResident waited %lld ms for the paging ring",
+				    (long long)took);
+	ASSERT_EQ(0, vmgpu_bo_info_flags(bo, DRM_VMGPU_GEM_INFO_WAIT, &info));
+	EXPECT_EQ(1, info.segment_id);
+	EXPECT_EQ(1, trace_chunks("eviction", size));
+	EXPECT_EQ(0, cpu_differs(cpu, size, 0)) TH_LOG("moved before the notification");
+	destroy(self->dev, bo);
+}
+
+/*
  * Out of the system segment into a memory segment, the old pages go with
  * TTM's ghost of the move, which has no GEM device: NotifyIoMmuUnmap is
  * sent for them all the same when the ghost is freed, and the data moved.

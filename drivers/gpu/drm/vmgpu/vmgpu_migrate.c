@@ -15,6 +15,7 @@
 #include "vmgpu_job.h"
 #include "vmgpu_job_types.h"
 #include "vmgpu_migrate.h"
+#include "vmgpu_notify.h"
 #include "vmgpu_paging_vm.h"
 #include "vmgpu_res_cursor.h"
 #include "vmgpu_trace.h"
@@ -309,7 +310,7 @@ static void vmgpu_set_va(struct vmgpu_addr *a, u64 va)
 /* Copy the whole backing, a chunk at a time. */
 static int vmgpu_copy_chunks(struct vmgpu_device *vdev, struct ttm_buffer_object *tbo,
 			     struct ttm_resource *from, struct ttm_resource *to, u16 flags,
-			     struct vmgpu_paging_op *op)
+			     bool notify, struct vmgpu_paging_op *op)
 {
 	u64 chunk = vmgpu_copy_chunk(vdev), size = tbo->base.size, done;
 	struct vmgpu_res_cursor src, dst;
@@ -322,13 +323,20 @@ static int vmgpu_copy_chunks(struct vmgpu_device *vdev, struct ttm_buffer_object
 		u64 n = min(chunk, size - done);
 		union vmgpu_cmd cmd = {};
 
-		ret = vmgpu_op_map(op, vdev, 0, &src, n, false);
+		/* NotifyEviction decodes the source in place: it writes it. */
+		ret = vmgpu_op_map(op, vdev, 0, &src, n, notify);
 		if (!ret)
 			ret = vmgpu_op_map(op, vdev, chunk, &dst, n, true);
 		if (!ret)
 			ret = vmgpu_op_mapped(op);
+		if (!ret && notify) {
+			cmd = vmgpu_notify_cmd(0, n, VMGPU_NOTIFY_FLAG_EVICTION);
+			ret = vmgpu_paging_op_add(op, &cmd);
+			trace_vmgpu_notify(tbo, VMGPU_NOTIFY_FLAG_EVICTION, size, done, n, ret);
+		}
 		if (ret)
 			break;
+		cmd = (union vmgpu_cmd){};
 		cmd.transfer.hdr.opcode = cpu_to_le16(VMGPU_OP_TRANSFER);
 		cmd.transfer.hdr.flags = cpu_to_le16(flags);
 		vmgpu_set_va(&cmd.transfer.src, 0);
@@ -354,6 +362,8 @@ static int vmgpu_copy_chunks(struct vmgpu_device *vdev, struct ttm_buffer_object
  * @flags: VMGPU_TRANSFER_FLAG_SWIZZLE or _UNSWIZZLE to change the layout on
  *	   the way (runs are whole pages: the swizzle format is page-local)
  * @prev: the fence of the last operation that wrote @from, or NULL
+ * @notify: send NotifyEviction for each chunk of @from (system pages)
+ *	    before copying it (DOC: allocation notifications)
  *
  * The operations wait, on the GPU side, for every fence of the allocation's
  * reservation object, and fail if @prev failed.
@@ -365,17 +375,20 @@ struct dma_fence *vmgpu_migrate_copy(struct vmgpu_device *vdev,
 				     struct ttm_buffer_object *tbo,
 				     struct ttm_resource *from,
 				     struct ttm_resource *to, u16 flags,
-				     struct dma_fence *prev)
+				     struct dma_fence *prev, bool notify)
 {
+	u64 chunk = vmgpu_copy_chunk(vdev);
 	struct vmgpu_paging_op op;
 	u32 count, staging;
 	int ret;
 
-	count = vmgpu_op_cmds(vdev, tbo->base.size, vmgpu_copy_chunk(vdev), 2, &staging);
+	count = vmgpu_op_cmds(vdev, tbo->base.size, chunk, 2, &staging);
+	if (notify)
+		count += DIV_ROUND_UP_ULL(tbo->base.size, chunk);
 	ret = vmgpu_paging_op_begin(&op, vdev, tbo, count, staging);
 	if (ret)
 		return ERR_PTR(ret);
-	ret = vmgpu_copy_chunks(vdev, tbo, from, to, flags, &op);
+	ret = vmgpu_copy_chunks(vdev, tbo, from, to, flags, notify, &op);
 	if (ret) {
 		vmgpu_paging_op_discard(&op);
 		return ERR_PTR(ret);

@@ -14,7 +14,7 @@ struct dma_fence *vmgpu_migrate_copy(struct vmgpu_device *vdev,
 				     struct ttm_buffer_object *tbo,
 				     struct ttm_resource *from,
 				     struct ttm_resource *to, u16 flags,
-				     struct dma_fence *prev);
+				     struct dma_fence *prev, bool notify);
 struct dma_fence *vmgpu_migrate_clear(struct vmgpu_device *vdev,
 				      struct ttm_buffer_object *tbo,
 				      struct ttm_resource *res,

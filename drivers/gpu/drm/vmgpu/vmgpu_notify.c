@@ -57,10 +57,20 @@
  * paging process GPU VA size (DOC: paging process GPU VA): one job on the
  * paging ring maps the chunk there, sends NOTIFY and unmaps the chunk;
  * the CPU waits for it before the next. That wait is why a flagged
- * allocation's eviction is not pipelined like other moves.
+ * allocation leaving for TTM's system memory (out of the device's reach)
+ * is not pipelined like other moves.
+ *
+ * A move into a memory segment needs no such wait: its copy maps each
+ * chunk of the old system pages into the paging VA anyway, and sends
+ * NOTIFY on them just before the chunk's Transfer, in the move's own
+ * paging operation (vmgpu_migrate_copy()). The operation runs after the
+ * allocation's users, on the GPU side, like any move; if the notification
+ * fails, so does the move's fence, and the allocation's contents are lost
+ * (vmgpu_bo_needs_scrub()) instead of the move being refused.
  *
  * Where they run, in Linux 6.12's TTM: NotifyEviction from the move
- * callback, with the allocation reserved; an eviction asked not to wait
+ * callback, with the allocation reserved; an eviction out of the device's
+ * reach asked not to wait
  * for the GPU (ctx->no_wait_gpu) is refused with -EBUSY, and a failed
  * notification during an eviction for memory pressure is -EBUSY too, so
  * that TTM tries another allocation instead of giving up. NotifyIoMmuUnmap
@@ -79,6 +89,27 @@
  * it is, its device state intact, and the caller gets the error. If the
  * device is gone, the allocation moves and its contents are marked lost.
  */
+
+/**
+ * vmgpu_notify_cmd() - the NOTIFY command for a range of the paging VA
+ * @va: where the pages are mapped in the paging process GPU VA
+ * @n: bytes
+ * @flags: %VMGPU_NOTIFY_FLAG_EVICTION or %VMGPU_NOTIFY_FLAG_IOMMU_UNMAP
+ *
+ * Return: the command, for the paging ring.
+ */
+union vmgpu_cmd vmgpu_notify_cmd(u64 va, u64 n, u16 flags)
+{
+	union vmgpu_cmd cmd = {};
+
+	cmd.range.hdr.opcode = cpu_to_le16(VMGPU_OP_NOTIFY);
+	cmd.range.hdr.flags = cpu_to_le16(flags);
+	cmd.range.addr.space = cpu_to_le32(VMGPU_SPACE_VIRTUAL);
+	cmd.range.addr.vm = cpu_to_le32(VMGPU_VM_PAGING);
+	cmd.range.addr.addr = cpu_to_le64(va);
+	cmd.range.size = cpu_to_le64(n);
+	return cmd;
+}
 
 /* For vmgpu_paging_vm_map() and _unmap(). */
 static int vmgpu_notify_add(void *job, const union vmgpu_cmd *cmd)
@@ -138,12 +169,7 @@ static int vmgpu_notify_chunk(struct vmgpu_device *vdev, struct vmgpu_res_cursor
 	if (!ret && vdev->noncoherent)
 		ret = vmgpu_job_add(job, &flush);
 	if (!ret) {
-		cmd = (union vmgpu_cmd){};
-		cmd.range.hdr.opcode = cpu_to_le16(VMGPU_OP_NOTIFY);
-		cmd.range.hdr.flags = cpu_to_le16(flags);
-		cmd.range.addr.space = cpu_to_le32(VMGPU_SPACE_VIRTUAL);
-		cmd.range.addr.vm = cpu_to_le32(VMGPU_VM_PAGING);
-		cmd.range.size = cpu_to_le64(n);
+		cmd = vmgpu_notify_cmd(0, n, flags);
 		ret = vmgpu_job_add(job, &cmd);
 	}
 	if (!ret)

@@ -129,7 +129,7 @@ static u32 vmgpu_ttm_trace_segment(struct vmgpu_device *vdev,
  * work was queued, wait for it: the caller frees @new_mem.
  */
 static int vmgpu_ttm_move_by_device(struct ttm_buffer_object *tbo, bool evict,
-				    struct ttm_resource *new_mem, bool clear)
+				    struct ttm_resource *new_mem, bool clear, bool notify)
 {
 	struct vmgpu_device *vdev = vmgpu_tbo_device(tbo);
 	struct vmgpu_bo *vbo = vmgpu_bo_is_vmgpu(tbo) ? to_vmgpu_bo(tbo) : NULL;
@@ -144,7 +144,7 @@ static int vmgpu_ttm_move_by_device(struct ttm_buffer_object *tbo, bool evict,
 						 new_mem->mem_type);
 	fence = clear ? vmgpu_migrate_clear(vdev, tbo, new_mem, NULL) :
 			vmgpu_migrate_copy(vdev, tbo, tbo->resource, new_mem, flags,
-					   vbo ? vbo->paging_fence : NULL);
+					   vbo ? vbo->paging_fence : NULL, notify);
 	if (IS_ERR(fence))
 		return PTR_ERR(fence);
 	if (tbo->resource) {
@@ -173,11 +173,12 @@ static int vmgpu_ttm_move_by_device(struct ttm_buffer_object *tbo, bool evict,
 }
 
 /*
- * Before an allocation's system pages leave device access (seed:
- * NotifyEviction is sent for an eviction from the aperture segment or the
- * implicit system segment), once its users are done. The notification
- * waits for the paging ring: refused if TTM may not wait for the GPU, and
- * under memory pressure a failure only makes TTM pick another allocation.
+ * Before an allocation's system pages leave device access for TTM's system
+ * memory (seed: NotifyEviction is sent for an eviction from the aperture
+ * segment or the implicit system segment), once its users are done. The
+ * notification waits for the paging ring: refused if TTM may not wait for
+ * the GPU, and under memory pressure a failure only makes TTM pick another
+ * allocation. A move into a memory segment notifies in its copy instead.
  */
 static int vmgpu_ttm_leave_system_segment(struct ttm_buffer_object *tbo, bool evict,
 					  struct ttm_operation_ctx *ctx)
@@ -235,7 +236,7 @@ static int vmgpu_ttm_move_backing(struct ttm_buffer_object *tbo, bool evict,
 	 * not there: nothing to move, but earlier contents to wipe.
 	 */
 	if (vbo && (!vbo->cleared || vmgpu_bo_needs_scrub(vbo))) {
-		ret = vmgpu_ttm_move_by_device(tbo, evict, new_mem, true);
+		ret = vmgpu_ttm_move_by_device(tbo, evict, new_mem, true, false);
 		if (!ret) {
 			/* The new backing is clear, the old one goes. */
 			vbo->cleared = true;
@@ -256,11 +257,14 @@ static int vmgpu_ttm_move_backing(struct ttm_buffer_object *tbo, bool evict,
 	} else if (old_type == TTM_PL_SYSTEM) {
 		ret = -EMULTIHOP;
 	} else {
-		/* Out of the system segment into a memory segment: notify first. */
-		ret = old_type == TTM_PL_TT ?
-		      vmgpu_ttm_leave_system_segment(tbo, evict, ctx) : 0;
-		if (!ret)
-			ret = vmgpu_ttm_move_by_device(tbo, evict, new_mem, false);
+		/*
+		 * Out of the system segment into a memory segment: the copy
+		 * notifies first, on the GPU side (DOC: allocation
+		 * notifications).
+		 */
+		ret = vmgpu_ttm_move_by_device(tbo, evict, new_mem, false,
+					       old_type == TTM_PL_TT &&
+					       vmgpu_notify_eviction_needed(tbo));
 	}
 	drm_dev_exit(idx);
 	if (ret != -EMULTIHOP)
