@@ -115,33 +115,45 @@ static void migrate_expect_ptes(struct kunit *test, const __le64 *ptes, u32 spac
  * (@dst_space, @dst pages), well inside one chunk: the source's entries
  * into the first table, the destination's into the table at half the
  * space, then one Transfer between the two windows, however scattered
- * the pages.
+ * the pages. With @notify, NotifyEviction on the source window comes
+ * just before the Transfer, and the source is mapped writable for it.
  */
 static void migrate_check_copy(struct kunit *test, struct vmgpu_device *vdev,
 			       struct ttm_buffer_object *tbo, struct ttm_resource *from,
 			       struct ttm_resource *to, u32 src_space, const u64 *src,
-			       u32 dst_space, const u64 *dst, u32 n)
+			       u32 dst_space, const u64 *dst, u32 n, bool notify)
 {
 	const u32 S = VMGPU_SPACE_SYSTEM, VA = VMGPU_SPACE_VIRTUAL;
 	struct vmgpu_paging_op op;
 	struct vmgpu_job *job;
-	u32 count, staging;
+	u32 count, staging, i;
 
 	count = vmgpu_op_cmds(vdev, tbo->base.size, vmgpu_copy_chunk(vdev), 2, &staging);
 	KUNIT_ASSERT_EQ(test, count, 5);
 	KUNIT_ASSERT_EQ(test, staging, 2);
-	KUNIT_ASSERT_EQ(test, 0, vmgpu_paging_op_init(&op, vdev, count, 0));
+	KUNIT_ASSERT_EQ(test, 0, vmgpu_paging_op_init(&op, vdev, count + notify, 0));
 	op.staging = migrate_staging(test, staging);
-	KUNIT_ASSERT_EQ(test, 0, vmgpu_copy_chunks(vdev, tbo, from, to, 0, &op));
+	KUNIT_ASSERT_EQ(test, 0, vmgpu_copy_chunks(vdev, tbo, from, to, 0, notify, &op));
 	job = op.jobs[0];
-	KUNIT_ASSERT_EQ(test, job->num_cmds, 5);
+	KUNIT_ASSERT_EQ(test, job->num_cmds, count + notify);
 	migrate_expect_transfer(test, &job->cmds[0], S, 0x800000, S, 0x700000, n * 8);
 	migrate_expect_transfer(test, &job->cmds[1], S, 0x801000, S, 0x701000, n * 8);
-	migrate_expect_transfer(test, &job->cmds[2], VA, 0, VA, SZ_2M, n * SZ_4K);
+	i = 2;
+	if (notify) {
+		const struct vmgpu_cmd_range *c = &job->cmds[i++].range;
+
+		KUNIT_EXPECT_EQ(test, le16_to_cpu(c->hdr.opcode), VMGPU_OP_NOTIFY);
+		KUNIT_EXPECT_EQ(test, le16_to_cpu(c->hdr.flags), VMGPU_NOTIFY_FLAG_EVICTION);
+		KUNIT_EXPECT_EQ(test, le32_to_cpu(c->addr.space), VA);
+		KUNIT_EXPECT_EQ(test, le32_to_cpu(c->addr.vm), VMGPU_VM_PAGING);
+		KUNIT_EXPECT_EQ(test, le64_to_cpu(c->addr.addr), 0);
+		KUNIT_EXPECT_EQ(test, le64_to_cpu(c->size), n * SZ_4K);
+	}
+	migrate_expect_transfer(test, &job->cmds[i++], VA, 0, VA, SZ_2M, n * SZ_4K);
 	/* Then both windows' entries are cleared. */
-	migrate_expect_fill(test, &job->cmds[3], 0x700000, n * 8);
-	migrate_expect_fill(test, &job->cmds[4], 0x701000, n * 8);
-	migrate_expect_ptes(test, op.staging->pages[0].cpu, src_space, src, n, false);
+	migrate_expect_fill(test, &job->cmds[i++], 0x700000, n * 8);
+	migrate_expect_fill(test, &job->cmds[i++], 0x701000, n * 8);
+	migrate_expect_ptes(test, op.staging->pages[0].cpu, src_space, src, n, notify);
 	migrate_expect_ptes(test, op.staging->pages[1].cpu, dst_space, dst, n, true);
 	op.staging = NULL;
 	vmgpu_paging_op_discard(&op);
@@ -167,7 +179,7 @@ static void migrate_copy_maps_every_page(struct kunit *test)
 	tbo->ttm = migrate_tt(test);
 	tbo->base.size = 5 * SZ_4K;
 	migrate_check_copy(test, vdev, tbo, &vres->base, &gres->base, VMGPU_SPACE_VRAM, vram,
-			   VMGPU_SPACE_SYSTEM, sys, ARRAY_SIZE(sys));
+			   VMGPU_SPACE_SYSTEM, sys, ARRAY_SIZE(sys), false);
 	vmgpu_kunit_vram_res_free(vdev, vres);
 }
 
@@ -175,7 +187,7 @@ static void migrate_copy_maps_every_page(struct kunit *test)
  * System memory mapped into the aperture is reached through it: its
  * entries name aperture pages, whatever the pages' bus addresses.
  */
-static void migrate_copy_through_aperture(struct kunit *test)
+static void migrate_aperture_to_vram(struct kunit *test, bool notify)
 {
 	static const u64 gart[] = { 5 * SZ_4K, 6 * SZ_4K, 7 * SZ_4K, 8 * SZ_4K, 9 * SZ_4K };
 	static const u64 vram[] = {
@@ -197,10 +209,21 @@ static void migrate_copy_through_aperture(struct kunit *test)
 	tbo->ttm = migrate_tt(test);
 	tbo->base.size = 5 * SZ_4K;
 	migrate_check_copy(test, vdev, tbo, &gres->base, &vres->base, VMGPU_SPACE_GART, gart,
-			   VMGPU_SPACE_VRAM, vram, ARRAY_SIZE(vram));
+			   VMGPU_SPACE_VRAM, vram, ARRAY_SIZE(vram), notify);
 	drm_mm_remove_node(&gres->node);
 	drm_mm_remove_node(&hole);
 	vmgpu_kunit_vram_res_free(vdev, vres);
+}
+
+static void migrate_copy_through_aperture(struct kunit *test)
+{
+	migrate_aperture_to_vram(test, false);
+}
+
+/* Into a memory segment: NotifyEviction in the move's own operation. */
+static void migrate_copy_notifies_first(struct kunit *test)
+{
+	migrate_aperture_to_vram(test, true);
 }
 
 /*
@@ -276,6 +299,7 @@ static void migrate_injected_fault(struct kunit *test)
 static struct kunit_case vmgpu_migrate_cases[] = {
 	KUNIT_CASE(migrate_copy_maps_every_page),
 	KUNIT_CASE(migrate_copy_through_aperture),
+	KUNIT_CASE(migrate_copy_notifies_first),
 	KUNIT_CASE(migrate_chunks_by_paging_va),
 	KUNIT_CASE(migrate_op_splits_in_order),
 	KUNIT_CASE(migrate_injected_fault),
