@@ -253,6 +253,7 @@ struct holder {
 	vmgpu_bo *bo;
 	volatile uint32_t *cpu;
 	int started;
+	int done;
 	uint32_t seen;
 };
 
@@ -266,6 +267,7 @@ static void *hold(void *arg)
 		usleep(1000);
 	__atomic_store_n(&h->started, 1, __ATOMIC_RELEASE);
 	h->seen = h->cpu[0];
+	__atomic_store_n(&h->done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
 
@@ -354,6 +356,7 @@ TEST_F_TIMEOUT(cpu, fault_waits_for_held_allocations, 120)
 	struct drm_vmgpu_query_device dev_info;
 	struct drm_vmgpu_gem_info gem;
 	uint32_t seg, page_size = 0, i, moved = 0;
+	volatile uint32_t first_word = 0;
 	volatile int sigbus = 0;
 	int64_t cpu_before, cpu_spent;
 	vmgpu_bo *mover;
@@ -386,6 +389,9 @@ TEST_F_TIMEOUT(cpu, fault_waits_for_held_allocations, 120)
 		ASSERT_EQ(0, vmgpu_test_create_mappable(self->dev, seg, self->aperture,
 							hold_size, &holders[i].bo, &cpu));
 		holders[i].cpu = cpu;
+		/* No wait: the clear is still queued behind the delay. */
+		ASSERT_EQ(0, vmgpu_bo_info(holders[i].bo, &gem));
+		ASSERT_EQ(seg, gem.segment_id);
 	}
 	/*
 	 * Threads first: while a fault holds the mmap lock, nothing may take
@@ -402,18 +408,25 @@ TEST_F_TIMEOUT(cpu, fault_waits_for_held_allocations, 120)
 	/* Into their faults: the clears wait behind the delay for seconds. */
 	usleep(300 * 1000);
 
-	cpu_before = thread_cpu_ms();
+	/* Else the fault under test would find them gone: no test at all. */
+	for (i = 0; i < HOLDERS; i++)
+		ASSERT_EQ(0, __atomic_load_n(&holders[i].done, __ATOMIC_ACQUIRE));
+
+	/* One fault, timed: the rest of the allocation is read afterwards. */
 	ASSERT_EQ(0, sigaction(SIGBUS, &on_bus, &old_bus));
+	cpu_before = thread_cpu_ms();
 	if (sigsetjmp(sigbus_jmp, 1))
 		sigbus = 1;
 	else
-		bad = vmgpu_test_check(mover_cpu, MOVER_SIZE, 0x5b05, &first);
-	sigaction(SIGBUS, &old_bus, NULL);
+		first_word = *(volatile uint32_t *)mover_cpu;
 	cpu_spent = thread_cpu_ms() - cpu_before;
-	EXPECT_EQ(0, sigbus) TH_LOG("the fault raised SIGBUS");
+	sigaction(SIGBUS, &old_bus, NULL);
+	ASSERT_EQ(0, sigbus) TH_LOG("the fault raised SIGBUS");
 	/* Waiting, not spinning: the holders keep theirs for seconds. */
 	EXPECT_GT(SPIN_MAX_MS, cpu_spent) TH_LOG("the fault spun for %lld ms of CPU",
 						  (long long)cpu_spent);
+	EXPECT_EQ((uint32_t)vmgpu_test_word(0x5b05, 0), first_word);
+	bad = vmgpu_test_check(mover_cpu, MOVER_SIZE, 0x5b05, &first);
 	EXPECT_EQ(0, bad) TH_LOG("%llu bytes changed, first at %#llx", (unsigned long long)bad,
 				 (unsigned long long)first);
 

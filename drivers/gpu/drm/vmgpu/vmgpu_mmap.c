@@ -3,10 +3,12 @@
  * Copyright 2026 The vmgpu authors
  */
 
+#include <linux/delay.h>
 #include <linux/dma-resv.h>
 #include <linux/io.h>
 #include <linux/iosys-map.h>
 #include <linux/mm.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 
@@ -58,9 +60,10 @@
  *   memory. The fault first holds only the allocation's reservation, so
  *   TTM evicts only what it can trylock; if that finds no room it tries
  *   again under a ww ticket, with which TTM's eviction waits for
- *   allocations that concurrent work holds (vmgpu_bo_cpu_reach_ticketed()).
- *   SIGBUS then means that nothing the move could evict is evictable
- *   (pinned: scanout, kernel mappings), not that it was busy.
+ *   allocations that concurrent work holds (vmgpu_bo_cpu_reach_ticketed()),
+ *   without the mmap lock when the fault may be retried. SIGBUS then means
+ *   that for two seconds nothing the move could evict was evictable
+ *   (pinned: scanout, kernel mappings), not that it was busy once.
  *
  * - The kernel's own mappings (vmap: fbdev emulation's blits, a dma-buf's
  *   vmap) follow the same rules: CPU-access allocations only, reached
@@ -153,24 +156,27 @@ static bool vmgpu_bo_reach_contended(int err)
 	return err == -ENOSPC || err == -EBUSY || err == -ENOMEM;
 }
 
+/* How long a fault keeps trying to make room before it gives up. */
+#define VMGPU_FAULT_ROOM_TIMEOUT	(2 * HZ)
+
 /*
  * vmgpu_bo_cpu_reach() under a ww ticket, for a caller whose trylocking
  * attempt found no room: TTM's eviction then waits for the allocations
  * concurrent work holds (its ticketed LRU walk) instead of passing over
- * them, where a fault used to fail, or to spin (VM_FAULT_OOM) until they
- * were gone. A ticket that loses to an older one (-EDEADLK, which TTM
- * reports as -ENOSPC) is dropped and a new one taken, a few times. The
- * move, if any, is queued; the caller reserves the allocation again and
- * finds it reachable.
+ * them. A new ticket is the youngest and loses at once to an older
+ * holder (-EDEADLK, which TTM reports as no room), and TTM does not say
+ * which lock that was, so each try takes a new ticket after a short sleep,
+ * for up to VMGPU_FAULT_ROOM_TIMEOUT. The move, if any, is queued; the
+ * caller reserves the allocation again and finds it reachable.
  */
 static int vmgpu_bo_cpu_reach_ticketed(struct vmgpu_bo *vbo)
 {
+	unsigned long deadline = jiffies + VMGPU_FAULT_ROOM_TIMEOUT;
 	struct dma_resv *resv = vbo->tbo.base.resv;
 	struct ww_acquire_ctx ticket;
-	int tries, ret = -ENOSPC;
+	int ret;
 
-	for (tries = 0; tries < VMGPU_CPU_ACCESS_TRIES && vmgpu_bo_reach_contended(ret);
-	     tries++) {
+	for (;;) {
 		ww_acquire_init(&ticket, &reservation_ww_class);
 		ret = dma_resv_lock_interruptible(resv, &ticket);
 		if (!ret) {
@@ -178,8 +184,42 @@ static int vmgpu_bo_cpu_reach_ticketed(struct vmgpu_bo *vbo)
 			dma_resv_unlock(resv);
 		}
 		ww_acquire_fini(&ticket);
+		if (!vmgpu_bo_reach_contended(ret) || time_after(jiffies, deadline))
+			return ret;
+		if (fatal_signal_pending(current))
+			return -EINTR;
+		usleep_range(1000, 2000);
 	}
-	return ret;
+}
+
+/*
+ * The fault's move found no room with trylocks. Try under a ticket: when
+ * the fault may be retried, without the fault's lock (as
+ * ttm_bo_vm_reserve() waits for a reservation), then fault again. SIGBUS
+ * only when a fault that may not drop its lock still finds no room.
+ */
+static vm_fault_t vmgpu_bo_vm_fault_make_room(struct vm_fault *vmf, struct vmgpu_bo *vbo)
+{
+	struct vmgpu_device *vdev = vmgpu_bo_device(vbo);
+	int err;
+
+	if (fault_flag_allow_retry_first(vmf->flags)) {
+		if (!(vmf->flags & FAULT_FLAG_RETRY_NOWAIT)) {
+			ttm_bo_get(&vbo->tbo);
+			release_fault_lock(vmf);
+			vmgpu_bo_cpu_reach_ticketed(vbo);
+			/* Possibly the last reference: &vmgpu_device.unplug_sem. */
+			down_read(&vdev->unplug_sem);
+			ttm_bo_put(&vbo->tbo);
+			up_read(&vdev->unplug_sem);
+		}
+		return VM_FAULT_RETRY;
+	}
+	err = vmgpu_bo_cpu_reach_ticketed(vbo);
+	if (!err || err == -EINTR || err == -ERESTARTSYS)
+		return VM_FAULT_NOPAGE;
+	/* Nothing it could evict, even waiting: as amdgpu's fault does. */
+	return VM_FAULT_SIGBUS;
 }
 
 static vm_fault_t vmgpu_bo_vm_fault(struct vm_fault *vmf)
@@ -198,15 +238,10 @@ static vm_fault_t vmgpu_bo_vm_fault(struct vm_fault *vmf)
 	}
 	err = vmgpu_bo_cpu_reach(to_vmgpu_bo(tbo), true);
 	if (vmgpu_bo_reach_contended(err)) {
-		/* The mapping's reference keeps the allocation meanwhile. */
 		dma_resv_unlock(tbo->base.resv);
-		err = vmgpu_bo_cpu_reach_ticketed(to_vmgpu_bo(tbo));
+		ret = vmgpu_bo_vm_fault_make_room(vmf, to_vmgpu_bo(tbo));
 		drm_dev_exit(idx);
-		/* Fault again: it finds the allocation reachable, or moving there. */
-		if (!err || err == -EINTR || err == -ERESTARTSYS)
-			return VM_FAULT_NOPAGE;
-		/* Nothing it could evict, even waiting: as amdgpu's fault does. */
-		return VM_FAULT_SIGBUS;
+		return ret;
 	}
 	if (!err)
 		err = vmgpu_bo_prepare_access(to_vmgpu_bo(tbo), true);
