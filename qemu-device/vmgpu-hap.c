@@ -114,6 +114,9 @@ static void vmgpu_hap_sync_windows(VmgpuState *s)
         if (vmgpu_hap_direct(pte)) {
             memory_region_set_alias_offset(&s->hap_windows[i],
                                            pte & VMGPU_HAP_PTE_ADDR_MASK);
+            set_bit(i, s->hap_open);
+        } else {
+            clear_bit(i, s->hap_open);
         }
         memory_region_set_enabled(&s->hap_windows[i], vmgpu_hap_direct(pte));
     }
@@ -133,7 +136,7 @@ static void vmgpu_hap_mark_stale(VmgpuState *s, uint32_t index)
     if (!test_and_set_bit(index, s->hap_stale)) {
         s->hap_stale_count++;
     }
-    s->hap_stale_open |= s->hap_windows[index].enabled;
+    s->hap_stale_open |= test_bit(index, s->hap_open);
 }
 
 static bool vmgpu_hap_index(VmgpuState *s, hwaddr offset, unsigned size,
@@ -200,7 +203,8 @@ void vmgpu_hap_table_write(VmgpuState *s, hwaddr offset, uint64_t val,
         return;
     }
     trace_vmgpu_hap_map(index, pte);
-    if (vmgpu_hap_direct(pte) || vmgpu_hap_direct(s->hap_table[index])) {
+    if (pte != s->hap_table[index] &&
+        (vmgpu_hap_direct(pte) || test_bit(index, s->hap_open))) {
         vmgpu_hap_mark_stale(s, index);
     }
     s->hap_table[index] = pte;
@@ -211,7 +215,7 @@ void vmgpu_hap_reset(VmgpuState *s)
     uint32_t i;
 
     for (i = 0; i < s->hap_pages; i++) {
-        if (vmgpu_hap_direct(s->hap_table[i])) {
+        if (test_bit(i, s->hap_open)) {
             vmgpu_hap_mark_stale(s, i);
         }
         s->hap_table[i] = 0;
@@ -231,6 +235,7 @@ void vmgpu_hap_init(VmgpuState *s)
     s->hap_pages = s->host_aperture_size / VMGPU_PAGE_SIZE;
     s->hap_table = g_new0(uint64_t, s->hap_pages);
     s->hap_stale = bitmap_new(s->hap_pages);
+    s->hap_open = bitmap_new(s->hap_pages);
     s->hap_windows = g_new0(MemoryRegion, s->hap_pages);
     s->hap_windows_bh = qemu_bh_new_guarded(vmgpu_hap_windows_bh, s,
                                             &DEVICE(s)->mem_reentrancy_guard);
@@ -253,12 +258,25 @@ void vmgpu_hap_init(VmgpuState *s)
     memory_region_transaction_commit();
 }
 
+/* Out of BAR 4 before the device goes (see vmgpu_exit_vram()). */
 void vmgpu_hap_exit(VmgpuState *s)
 {
+    uint32_t i;
+
     if (s->hap_windows_bh) {
         qemu_bh_delete(s->hap_windows_bh);
         s->hap_windows_bh = NULL;
     }
+    if (s->hap_windows) {
+        memory_region_transaction_begin();
+        for (i = 0; i < s->hap_pages; i++) {
+            memory_region_del_subregion(&s->host_aperture, &s->hap_windows[i]);
+        }
+        memory_region_del_subregion(&s->host_aperture, &s->hap_mmio);
+        memory_region_transaction_commit();
+    }
+    g_free(s->hap_open);
+    s->hap_open = NULL;
     g_free(s->hap_table);
     s->hap_table = NULL;
     g_free(s->hap_stale);

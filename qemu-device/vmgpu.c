@@ -587,6 +587,16 @@ static bool vmgpu_init_vram(VmgpuState *s, Error **errp)
     return true;
 }
 
+/*
+ * Undo vmgpu_init_vram()'s subregions: each holds a reference to the
+ * device, which would otherwise never be finalized.
+ */
+static void vmgpu_exit_vram(VmgpuState *s)
+{
+    memory_region_del_subregion(&s->vram_bar, &s->vram_window);
+    vmgpu_hap_exit(s);
+}
+
 static void vmgpu_realize(PCIDevice *pdev, Error **errp)
 {
     VmgpuState *s = VMGPU(pdev);
@@ -624,7 +634,7 @@ static void vmgpu_realize(PCIDevice *pdev, Error **errp)
     if (!vmgpu_display_init(s, errp)) {
         vmgpu_display_exit(s);
         msix_uninit_exclusive_bar(pdev);
-        vmgpu_hap_exit(s);
+        vmgpu_exit_vram(s);
         return;
     }
     vmgpu_engine_init(s);
@@ -648,7 +658,7 @@ static void vmgpu_exit(PCIDevice *pdev)
     vmgpu_compress_exit(s);
     vmgpu_display_exit(s);
     msix_uninit_exclusive_bar(pdev);
-    vmgpu_hap_exit(s);
+    vmgpu_exit_vram(s);
 }
 
 static void vmgpu_instance_finalize(Object *obj)

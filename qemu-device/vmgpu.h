@@ -192,6 +192,7 @@ struct VmgpuState {
     uint64_t *hap_table;
     uint32_t hap_pages;
     MemoryRegion *hap_windows;  /* per page: alias of its VRAM page */
+    unsigned long *hap_open;    /* windows enabled now */
     unsigned long *hap_stale;   /* windows behind the table */
     uint32_t hap_stale_count;
     bool hap_stale_open;        /* one of them is open: close it at once */

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 """Device-level tests of contract v1.3: the compression state, COMPRESS,
 DECOMPRESS, NOTIFY and CAP_IOMMU_DMA; v1.5: owners (VM_ASID), the quota
-and FORGET; v1.9: pages past the capacity or the quota left raw. vmgpu_device_test.py runs them.
+and FORGET; v1.9: pages past the capacity or the quota left raw.
+vmgpu_device_test.py runs them.
 
 Each test starts from a RESET of the shared device (an empty compressed
 set) or starts its own QEMU: noncoherent=on for the cache, an intel-iommu
