@@ -660,7 +660,8 @@ struct drm_vmgpu_patch {
  * DECOMPRESS are refused: compression state belongs to a GPU VA space
  * (each gets half of the device's set at most; pages past that, or
  * past what other spaces leave of the set, stay uncompressed, which is
- * not an error: the space reads the same data). The kernel makes
+ * not an error: the space reads the same data, though the CPU may see
+ * each page encoded or plain). The kernel makes
  * them resident and keeps that memory theirs until the job's fence
  * signals (a move waits for the job on the GPU). Anything else is -EINVAL
  * (-ENOSPC if an allocation cannot be made resident with a physical
