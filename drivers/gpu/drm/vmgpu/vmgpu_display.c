@@ -155,6 +155,12 @@ static void vmgpu_crtc_atomic_disable(struct drm_crtc *crtc, struct drm_atomic_s
 
 	if (drm_dev_enter(crtc->dev, &idx)) {
 		/*
+		 * A display goes off at a vblank: the commit, and its event,
+		 * complete no earlier than the next one, as userspace that
+		 * polls right after a nonblocking disable expects.
+		 */
+		drm_crtc_wait_one_vblank(crtc);
+		/*
 		 * The helpers skip the planes of a CRTC going off: a cursor
 		 * left pending would come back at the next enable, unpinned.
 		 */
