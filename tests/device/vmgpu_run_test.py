@@ -3,6 +3,7 @@
 of one command, never used after a table write that came before the
 command; runs that stop at a fault and at compressed pages; fill
 patterns; runs in small slices. vmgpu_device_test.py runs them."""
+import re
 import struct
 
 from vmgpu_qtest import (
@@ -115,6 +116,42 @@ def test_run_through_the_gart(qt, dev):
     assert qt.read(page(0), 3 * PAGE) == words(0x11223344, 2 * PAGE) + bytes(PAGE)
 
 
+def traced_runs(oqt):
+    """(space, addr, len, write) of every run the device traced so far."""
+    runs = []
+    for line in oqt.guest_log().splitlines():
+        m = re.search(r"vmgpu_run space (\d+) addr (0x[0-9a-f]+) len (0x[0-9a-f]+) "
+                      r"write (\d)", line)
+        if m:
+            runs.append(tuple(int(v, 0) for v in m.groups()))
+    return runs
+
+
+def test_run_path_is_taken(qt, dev):
+    # Traced: 16 contiguous system pages through VM 1 to VRAM are one run
+    # on each side, one memmove (a budget that lets runs be longer than
+    # the shared device's 4 KiB slices). With two of the pages compressed,
+    # the run stops before them, and the slice goes on a page at a time.
+    data = pattern_bytes(88, 16 * PAGE)
+    space = {name: HW[f"VMGPU_SPACE_{name}"] for name in ("SYSTEM", "VRAM")}
+    with own_device(qt, ",copy-budget=1M", pre_args=("-trace", "vmgpu_run")) as (oqt, odev):
+        map_pages(odev, 16)
+        oqt.write(page(0), data)
+        copy = cmd_transfer(addr("VIRTUAL", VA, 1), addr("VRAM", DST), 16 * PAGE)
+        run(odev, copy)
+        assert oqt.read(VRAM_BAR + DST, 16 * PAGE) == data
+        assert traced_runs(oqt) == [(space["SYSTEM"], page(0), 16 * PAGE, 0),
+                                    (space["VRAM"], DST, 16 * PAGE, 1)], traced_runs(oqt)
+        before = len(traced_runs(oqt))
+        oqt.write(VRAM_BAR + DST, bytes(16 * PAGE))
+        run(odev, compress("SYSTEM", page(5), 2 * PAGE), copy)
+        runs = traced_runs(oqt)[before:]
+        assert runs == [(space["SYSTEM"], page(0), 5 * PAGE, 0),
+                        (space["VRAM"], DST, 5 * PAGE, 1)], runs
+        # VM 1's ASID, 0, owns the pages: it reads them decoded.
+        assert oqt.read(VRAM_BAR + DST, 16 * PAGE) == data
+
+
 def test_run_meets_compressed_pages(qt, dev):
     # A FILL through VM 1 over four pages, the middle two compressed: those
     # are stored encoded, the others plain.
@@ -154,6 +191,6 @@ def test_run_slices_keep_the_budget(qt, dev):
 
 TESTS = [
     test_run_table_write_before_command_is_seen, test_run_resolve_sees_table_writes,
-    test_run_stops_at_a_fault, test_run_through_the_gart,
+    test_run_stops_at_a_fault, test_run_through_the_gart, test_run_path_is_taken,
     test_run_meets_compressed_pages, test_run_fill_patterns, test_run_slices_keep_the_budget,
 ]
