@@ -282,17 +282,34 @@ TEST(unplug_with_open_files)
 #define CLOSER_ALLOCATIONS	96
 #define CLOSER_SIZE		(128 << 10)
 
+/* A mapping of its own, which outlives the handle: 0 on failure. */
+static void *map_and_close(vmgpu_device *dev, vmgpu_bo *bo)
+{
+	struct drm_vmgpu_gem_mmap_offset args = { .handle = vmgpu_bo_handle(bo) };
+	void *cpu;
+
+	if (vmgpu_test_ioctl(dev, DRM_IOCTL_VMGPU_GEM_MMAP_OFFSET, &args))
+		return NULL;
+	cpu = mmap(NULL, CLOSER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+		   vmgpu_device_fd(dev), args.offset);
+	vmgpu_bo_unref(bo);
+	return cpu == MAP_FAILED ? NULL : cpu;
+}
+
 /*
  * Hold populated system-memory allocations, say so on @ready, and exit
  * the moment the device is gone: the releases race the removal's walk of
- * TTM's LRUs, which unmaps their pages.
+ * TTM's LRUs, which unmaps their pages. With @by_mappings, each handle is
+ * closed at once and only a mapping holds its allocation: the mapping's
+ * close is the release, and after the removal a mapping shows the dummy
+ * page.
  */
-static int closer(int ready, uint32_t aperture)
+static int closer(int ready, uint32_t aperture, bool by_mappings)
 {
 	struct drm_vmgpu_query_device info;
+	void *cpu, *kept = NULL;
 	vmgpu_device *dev;
 	vmgpu_bo *bo;
-	void *cpu;
 	int i;
 
 	if (vmgpu_device_open(&dev))
@@ -301,6 +318,8 @@ static int closer(int ready, uint32_t aperture)
 		if (vmgpu_test_create_mappable(dev, aperture, aperture, CLOSER_SIZE, &bo, &cpu))
 			return 2;
 		vmgpu_test_fill(cpu, CLOSER_SIZE, i);
+		if (by_mappings && !(kept = map_and_close(dev, bo)))
+			return 4;
 	}
 	/* Then the parent sees the end of the pipe once every closer is set up. */
 	if (write(ready, "r", 1) != 1)
@@ -308,7 +327,9 @@ static int closer(int ready, uint32_t aperture)
 	close(ready);
 	while (vmgpu_query_device(dev, &info) != -ENODEV)
 		;
-	/* The exit closes the file: every allocation goes at once. */
+	if (kept && !dummy_page(kept))
+		return 5;
+	/* The exit closes the file and the mappings: every allocation goes at once. */
 	return 0;
 }
 
@@ -330,7 +351,7 @@ TEST(unplug_while_files_close)
 		pid[i] = fork();
 		ASSERT_LE(0, pid[i]);
 		if (!pid[i])
-			_exit(closer(ready[1], aperture));
+			_exit(closer(ready[1], aperture, i % 2));
 	}
 	close(ready[1]);
 	for (i = 0; i < CLOSERS; i++) {
