@@ -148,18 +148,32 @@ static void vmgpu_crtc_atomic_enable(struct drm_crtc *crtc, struct drm_atomic_st
 	drm_crtc_vblank_on(crtc);
 }
 
+/*
+ * A display goes off at a vblank: the commit, and its event, complete no
+ * earlier than the next one, as userspace that polls right after a
+ * nonblocking disable expects. Not drm_crtc_wait_one_vblank(), which
+ * warns when a stalled emulator misses its 100 ms: a late vblank only
+ * makes the disable late.
+ */
+static void vmgpu_crtc_wait_vblank(struct drm_crtc *crtc)
+{
+	u64 last;
+
+	if (drm_crtc_vblank_get(crtc))
+		return;
+	last = drm_crtc_vblank_count(crtc);
+	wait_event_timeout(*drm_crtc_vblank_waitqueue(crtc),
+			   drm_crtc_vblank_count(crtc) != last, HZ);
+	drm_crtc_vblank_put(crtc);
+}
+
 static void vmgpu_crtc_atomic_disable(struct drm_crtc *crtc, struct drm_atomic_state *state)
 {
 	struct vmgpu_head *head = crtc_to_head(crtc);
 	int idx;
 
 	if (drm_dev_enter(crtc->dev, &idx)) {
-		/*
-		 * A display goes off at a vblank: the commit, and its event,
-		 * complete no earlier than the next one, as userspace that
-		 * polls right after a nonblocking disable expects.
-		 */
-		drm_crtc_wait_one_vblank(crtc);
+		vmgpu_crtc_wait_vblank(crtc);
 		/*
 		 * The helpers skip the planes of a CRTC going off: a cursor
 		 * left pending would come back at the next enable, unpinned.
