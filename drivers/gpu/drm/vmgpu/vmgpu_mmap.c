@@ -62,8 +62,9 @@
  *   again under a ww ticket, with which TTM's eviction waits for
  *   allocations that concurrent work holds (vmgpu_bo_cpu_reach_ticketed()),
  *   without the mmap lock when the fault may be retried. SIGBUS then means
- *   that for two seconds nothing the move could evict was evictable
- *   (pinned: scanout, kernel mappings), not that it was busy once.
+ *   that after a thousand tries, a second or two of backing off besides
+ *   the waits, nothing the move could evict was evictable (pinned:
+ *   scanout, kernel mappings), not that it was busy once.
  *
  * - The kernel's own mappings (vmap: fbdev emulation's blits, a dma-buf's
  *   vmap) follow the same rules: CPU-access allocations only, reached
@@ -156,8 +157,11 @@ static bool vmgpu_bo_reach_contended(int err)
 	return err == -ENOSPC || err == -EBUSY || err == -ENOMEM;
 }
 
-/* How long a fault keeps trying to make room before it gives up. */
-#define VMGPU_FAULT_ROOM_TIMEOUT	(2 * HZ)
+/*
+ * How many times a fault backs off (1-2 ms each) before it gives up on
+ * making room: waits for held allocations do not count.
+ */
+#define VMGPU_FAULT_ROOM_BACKOFFS	1000
 
 /*
  * vmgpu_bo_cpu_reach() under a ww ticket, for a caller whose trylocking
@@ -166,17 +170,16 @@ static bool vmgpu_bo_reach_contended(int err)
  * them. A new ticket is the youngest and loses at once to an older
  * holder (-EDEADLK, which TTM reports as no room), and TTM does not say
  * which lock that was, so each try takes a new ticket after a short sleep,
- * for up to VMGPU_FAULT_ROOM_TIMEOUT. The move, if any, is queued; the
- * caller reserves the allocation again and finds it reachable.
+ * VMGPU_FAULT_ROOM_BACKOFFS times at most. The move, if any, is queued;
+ * the caller reserves the allocation again and finds it reachable.
  */
 static int vmgpu_bo_cpu_reach_ticketed(struct vmgpu_bo *vbo)
 {
-	unsigned long deadline = jiffies + VMGPU_FAULT_ROOM_TIMEOUT;
 	struct dma_resv *resv = vbo->tbo.base.resv;
 	struct ww_acquire_ctx ticket;
-	int ret;
+	int ret, backoffs;
 
-	for (;;) {
+	for (backoffs = 0; ; backoffs++) {
 		ww_acquire_init(&ticket, &reservation_ww_class);
 		ret = dma_resv_lock_interruptible(resv, &ticket);
 		if (!ret) {
@@ -184,7 +187,7 @@ static int vmgpu_bo_cpu_reach_ticketed(struct vmgpu_bo *vbo)
 			dma_resv_unlock(resv);
 		}
 		ww_acquire_fini(&ticket);
-		if (!vmgpu_bo_reach_contended(ret) || time_after(jiffies, deadline))
+		if (!vmgpu_bo_reach_contended(ret) || backoffs == VMGPU_FAULT_ROOM_BACKOFFS)
 			return ret;
 		if (fatal_signal_pending(current))
 			return -EINTR;
@@ -216,7 +219,8 @@ static vm_fault_t vmgpu_bo_vm_fault_make_room(struct vm_fault *vmf, struct vmgpu
 		return VM_FAULT_RETRY;
 	}
 	err = vmgpu_bo_cpu_reach_ticketed(vbo);
-	if (!err || err == -EINTR || err == -ERESTARTSYS)
+	/* Unplugged meanwhile: the next fault maps the dummy page. */
+	if (!err || err == -EINTR || err == -ERESTARTSYS || err == -ENODEV)
 		return VM_FAULT_NOPAGE;
 	/* Nothing it could evict, even waiting: as amdgpu's fault does. */
 	return VM_FAULT_SIGBUS;
