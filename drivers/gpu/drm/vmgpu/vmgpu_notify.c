@@ -85,9 +85,13 @@
  * last reference is dropped from a fence callback or a scheduler's
  * free_job, which holds for vmgpu's own jobs (they hold no allocation).
  *
- * When a NotifyEviction fails, so does the move: the allocation stays where
- * it is, its device state intact, and the caller gets the error. If the
- * device is gone, the allocation moves and its contents are marked lost.
+ * When a NotifyEviction on the CPU's side fails, so does the move: the
+ * allocation stays where it is, its device state intact, and the caller
+ * gets the error. One inside a move's paging operation fails that
+ * operation's fence instead: the contents are lost (above), and pages it
+ * did not decode keep their compression state in the device until their
+ * address space goes (COMPRESS_FORGET). If the device is gone, the
+ * allocation moves and its contents are marked lost.
  */
 
 /**

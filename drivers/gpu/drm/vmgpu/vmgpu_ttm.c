@@ -257,14 +257,19 @@ static int vmgpu_ttm_move_backing(struct ttm_buffer_object *tbo, bool evict,
 	} else if (old_type == TTM_PL_SYSTEM) {
 		ret = -EMULTIHOP;
 	} else {
+		bool notify = old_type == TTM_PL_TT && vmgpu_notify_eviction_needed(tbo);
+
 		/*
 		 * Out of the system segment into a memory segment: the copy
 		 * notifies first, on the GPU side (DOC: allocation
-		 * notifications).
+		 * notifications). Not an eviction, whose ghost TTM waits for
+		 * uninterruptibly (none goes into VRAM today): that one
+		 * notifies on the CPU's side, as if to system memory.
 		 */
-		ret = vmgpu_ttm_move_by_device(tbo, evict, new_mem, false,
-					       old_type == TTM_PL_TT &&
-					       vmgpu_notify_eviction_needed(tbo));
+		ret = notify && evict ? vmgpu_ttm_leave_system_segment(tbo, evict, ctx) : 0;
+		if (!ret)
+			ret = vmgpu_ttm_move_by_device(tbo, evict, new_mem, false,
+						       notify && !evict);
 	}
 	drm_dev_exit(idx);
 	if (ret != -EMULTIHOP)
