@@ -159,7 +159,8 @@ uint64_t vmgpu_hap_table_read(VmgpuState *s, hwaddr offset, unsigned size)
 
     if (s->hap_stale_open) {
         vmgpu_hap_sync_windows(s);
-    } else if (s->hap_stale_count) {
+    } else if (s->hap_stale_count && s->hap_windows_bh) {
+        /* (No bottom half once the device is being removed.) */
         qemu_bh_schedule(s->hap_windows_bh);
     }
     if (!vmgpu_hap_index(s, offset, size, &index)) {
@@ -275,17 +276,21 @@ void vmgpu_hap_exit(VmgpuState *s)
         memory_region_del_subregion(&s->host_aperture, &s->hap_mmio);
         memory_region_transaction_commit();
     }
+}
+
+/*
+ * After the device's memory regions are gone (instance_finalize): a vCPU
+ * that found the MMIO region before its removal may still be on its way
+ * into it, so the table lives as long as the device.
+ */
+void vmgpu_hap_finalize(VmgpuState *s)
+{
     g_free(s->hap_open);
     s->hap_open = NULL;
     g_free(s->hap_table);
     s->hap_table = NULL;
     g_free(s->hap_stale);
     s->hap_stale = NULL;
-}
-
-/* After the device's memory regions are gone (instance_finalize). */
-void vmgpu_hap_finalize(VmgpuState *s)
-{
     g_free(s->hap_windows);
     s->hap_windows = NULL;
 }
