@@ -110,15 +110,16 @@ static void vmgpu_hap_sync_windows(VmgpuState *s)
     for (i = find_first_bit(s->hap_stale, s->hap_pages); i < s->hap_pages;
          i = find_next_bit(s->hap_stale, s->hap_pages, i + 1)) {
         uint64_t pte = s->hap_table[i];
+        bool direct = vmgpu_hap_direct(pte);
 
-        if (vmgpu_hap_direct(pte)) {
+        if (direct) {
             memory_region_set_alias_offset(&s->hap_windows[i],
                                            pte & VMGPU_HAP_PTE_ADDR_MASK);
             set_bit(i, s->hap_open);
         } else {
             clear_bit(i, s->hap_open);
         }
-        memory_region_set_enabled(&s->hap_windows[i], vmgpu_hap_direct(pte));
+        memory_region_set_enabled(&s->hap_windows[i], direct);
     }
     bitmap_zero(s->hap_stale, s->hap_pages);
     s->hap_stale_count = 0;

@@ -179,7 +179,7 @@ TRACE_EVENT(vmgpu_ctx_job_done,
 		      __entry->seqno, __entry->error)
 );
 
-/* A ring halted on a command the device rejected; seqno 0: no job owns it. */
+/* An error the device latched: a rejected command, or ring ~0 for a register. */
 TRACE_EVENT(vmgpu_device_error,
 	    TP_PROTO(u32 ring, u32 slot, u32 code, u64 addr),
 	    TP_ARGS(ring, slot, code, addr),
