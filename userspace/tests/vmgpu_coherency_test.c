@@ -109,6 +109,35 @@ TEST_F(coh, cpu_write_then_gpu_read)
 	EXPECT_EQ(0, count_not(self->vram_cpu, SIZE, NEW));
 }
 
+
+/*
+ * Made non-resident, the system pages keep what the GPU wrote without a
+ * sync: the kernel's flush before they leave the device is queued behind
+ * the paging ring's work (held busy for 1.5 s), the eviction returns at
+ * once and the CPU's next access waits for the flush.
+ */
+TEST_F(coh, nonresident_eviction_writes_back)
+{
+	int64_t start, took;
+	uint64_t stale;
+
+	cpu_fill(self->sys_cpu, OLD);
+	ASSERT_EQ(0, vmgpu_bo_cache_sync(self->sys, DRM_VMGPU_CACHE_SYNC_TO_DEVICE, 0, SIZE));
+	ASSERT_EQ(0, gpu(self, cmd_fill(SYS_VA, SIZE, NEW)));
+	ASSERT_EQ(0, vmgpu_test_debugfs_write("inject_paging_delay", "1500"));
+	start = now_ms();
+	ASSERT_EQ(0, vmgpu_bo_evict_flags(self->sys, DRM_VMGPU_EVICT_NONRESIDENT));
+	took = now_ms() - start;
+	EXPECT_GT(750, took) TH_LOG("the eviction waited %lld ms", (long long)took);
+	start = now_ms();
+	stale = count_not(self->sys_cpu, SIZE, NEW);
+	took = now_ms() - start;
+	EXPECT_EQ(0, stale) TH_LOG("the GPU's write stayed in the device cache");
+	if (self->noncoherent)
+		EXPECT_LT(750, took) TH_LOG("the CPU read before the flush (%lld ms)",
+					    (long long)took);
+}
+
 /*
  * The kernel's own moves need no sync: an eviction leaves the GPU's write
  * in memory, and a move back reads the CPU's write even where the device

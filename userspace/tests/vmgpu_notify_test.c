@@ -320,6 +320,43 @@ TEST_F_TIMEOUT(notify, eviction_from_system_segment_in_chunks, 300)
 }
 
 /*
+ * Made non-resident, the notification is queued on the paging ring like
+ * any paging operation: the eviction returns while the ring is held busy
+ * for 1.5 s, and the CPU's next access waits for the notification, then
+ * reads decompressed data.
+ */
+TEST_F(notify, nonresident_eviction_queues_the_notification)
+{
+	const uint64_t size = 128 * 1024;
+	struct drm_vmgpu_gem_info info;
+	int64_t start, took;
+	uint64_t bad;
+	vmgpu_bo *bo;
+	uint32_t *cpu;
+
+	ASSERT_EQ(0, create_mapped(self, size, DRM_VMGPU_ALLOC_NOTIFY_EVICTION, 1, &bo, &cpu));
+	fill_and_compress(_metadata, self, bo, cpu, size);
+
+	ASSERT_EQ(0, trace_start());
+	ASSERT_EQ(0, vmgpu_test_debugfs_write("inject_paging_delay", "1500"));
+	start = now_ms();
+	ASSERT_EQ(0, vmgpu_bo_evict_flags(bo, DRM_VMGPU_EVICT_NONRESIDENT));
+	took = now_ms() - start;
+	EXPECT_GT(750, took) TH_LOG("the eviction waited %lld ms for the paging ring",
+				    (long long)took);
+	ASSERT_EQ(0, vmgpu_bo_info(bo, &info));
+	EXPECT_EQ(0, info.residency & DRM_VMGPU_RESIDENCY_RESIDENT);
+
+	start = now_ms();
+	bad = cpu_differs(cpu, size, 0);
+	took = now_ms() - start;
+	EXPECT_EQ(0, bad) TH_LOG("the CPU read before the notification");
+	EXPECT_LT(750, took) TH_LOG("the CPU's fault did not wait (%lld ms)", (long long)took);
+	EXPECT_EQ(1, trace_chunks("eviction", size));
+	destroy(self->dev, bo);
+}
+
+/*
  * Never for an eviction from a memory segment, straight out of the
  * device's reach or to the aperture; the first eviction from the aperture
  * afterwards is notified.

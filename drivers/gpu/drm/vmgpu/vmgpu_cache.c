@@ -33,10 +33,12 @@
  *   moves and clears read what the CPU wrote and leave what they wrote in
  *   memory.
  * - System pages never leave device access with a line of the cache on
- *   them: before an allocation's system pages are unmapped from the device
- *   (moved out of its reach, swapped, freed), the cache is flushed and the
- *   flush waited for, so that no write back lands in pages that are no
- *   longer the allocation's. Pages that get NotifyIoMmuUnmap before they
+ *   them: before an allocation's system pages are freed, the cache is
+ *   flushed and the flush waited for, so that no write back lands in
+ *   pages that are no longer the allocation's. Moved out of the device's
+ *   reach, the pages stay the allocation's: the flush is queued as its
+ *   last paging operation, which the CPU's access and TTM's freeing or
+ *   swapping of the pages wait for. Pages that get NotifyIoMmuUnmap before they
  *   are freed have just their own lines written back and dropped by it
  *   instead, or the whole cache if the notification fails (DOC:
  *   allocation notifications).
@@ -118,6 +120,53 @@ void vmgpu_cache_release_pages(struct ttm_buffer_object *tbo)
 		drm_err_ratelimited(&vdev->drm, "cache flush before freeing pages failed: %d\n",
 				    ret);
 	drm_dev_exit(idx);
+}
+
+/**
+ * vmgpu_cache_leave_device() - queue the flush before an allocation's
+ * system pages leave device access, keeping them
+ * @vbo: the allocation, reserved, moving out of the device's reach to
+ *	 TTM's system memory
+ *
+ * In non-coherent mode, queues a whole-cache flush as the allocation's
+ * last paging operation, continuing the one before: a kernel fence of its
+ * reservation, which CPU access waits for, and which TTM waits for before
+ * it frees or swaps the pages. If the flush fails, the contents are lost
+ * (vmgpu_bo_needs_scrub()). Without memory for the job, flushes and waits.
+ */
+void vmgpu_cache_leave_device(struct vmgpu_bo *vbo)
+{
+	struct vmgpu_device *vdev = vmgpu_bo_device(vbo);
+	struct ttm_buffer_object *tbo = &vbo->tbo;
+	union vmgpu_cmd cmd = vmgpu_cache_flush_cmd();
+	struct vmgpu_job *job;
+	struct dma_fence *fence;
+	int idx;
+
+	dma_resv_assert_held(tbo->base.resv);
+	if (!vdev->noncoherent || !tbo->ttm || !ttm_tt_is_populated(tbo->ttm))
+		return;
+	if (!drm_dev_enter(&vdev->drm, &idx))
+		return;
+	job = vmgpu_job_alloc(vmgpu_paging_ring(vdev), 1);
+	if (IS_ERR(job) || dma_resv_reserve_fences(tbo->base.resv, 1) ||
+	    vmgpu_job_add(job, &cmd)) {
+		if (!IS_ERR(job))
+			vmgpu_job_discard(job);
+		drm_dev_exit(idx);
+		vmgpu_cache_release_pages(tbo);
+		return;
+	}
+	vmgpu_job_continues(job, vbo->paging_fence);
+	fence = vmgpu_job_submit(job, tbo->base.resv);
+	drm_dev_exit(idx);
+	if (IS_ERR(fence)) {
+		vmgpu_cache_release_pages(tbo);
+		return;
+	}
+	dma_resv_add_fence(tbo->base.resv, fence, DMA_RESV_USAGE_KERNEL);
+	vmgpu_bo_set_paging(vbo, fence, true);
+	dma_fence_put(fence);
 }
 
 #define VMGPU_CACHE_SYNC_OPS	(DRM_VMGPU_CACHE_SYNC_TO_DEVICE | DRM_VMGPU_CACHE_SYNC_TO_CPU)

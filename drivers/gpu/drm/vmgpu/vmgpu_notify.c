@@ -55,25 +55,32 @@
  *
  * Each notification follows the seed's steps, in chunks of at most the
  * paging process GPU VA size (DOC: paging process GPU VA): one job on the
- * paging ring maps the chunk there, sends NOTIFY and unmaps the chunk;
- * the CPU waits for it before the next. That wait is why a flagged
- * allocation leaving for TTM's system memory (out of the device's reach)
- * is not pipelined like other moves.
+ * paging ring maps the chunk there, sends NOTIFY and unmaps the chunk.
+ * The chunks are queued together, each continuing the one before, and
+ * nothing on the CPU waits for them but what must:
  *
- * A move into a memory segment needs no such wait: its copy maps each
- * chunk of the old system pages into the paging VA anyway, and sends
- * NOTIFY on them just before the chunk's Transfer, in the move's own
- * paging operation (vmgpu_migrate_copy()). The operation runs after the
- * allocation's users, on the GPU side, like any move; if the notification
- * fails, so does the move's fence, and the allocation's contents are lost
- * (vmgpu_bo_needs_scrub()) instead of the move being refused.
+ * - NotifyEviction ahead of a move to TTM's system memory is queued after
+ *   the allocation's users and becomes its last paging operation, a
+ *   kernel fence of its reservation. The move itself only drops the
+ *   aperture entries, which the notification does not use (it names the
+ *   pages by bus address through the paging VA). Whoever touches the
+ *   pages next waits for that fence: a CPU fault or access, a lock, a
+ *   user job, a move back. If it fails, the contents are lost
+ *   (vmgpu_bo_needs_scrub()), as for any failed move. In non-coherent
+ *   mode the whole-cache flush that follows every such move is queued
+ *   after it the same way (vmgpu_cache_leave_device()).
+ * - A move into a memory segment sends NOTIFY inside its own paging
+ *   operation, on each chunk of the old system pages just before its
+ *   Transfer (vmgpu_migrate_copy()); a failed notification fails the
+ *   move's fence, with the same outcome.
+ * - NotifyIoMmuUnmap is waited for, with every paging operation before
+ *   it (the ring runs in order): TTM removes the DMA mappings as soon as
+ *   the unpopulate callback returns.
  *
  * Where they run, in Linux 6.12's TTM: NotifyEviction from the move
- * callback, with the allocation reserved; an eviction out of the device's
- * reach asked not to wait
- * for the GPU (ctx->no_wait_gpu) is refused with -EBUSY, and a failed
- * notification during an eviction for memory pressure is -EBUSY too, so
- * that TTM tries another allocation instead of giving up. NotifyIoMmuUnmap
+ * callback, with the allocation reserved; a notification that cannot be
+ * queued during an eviction for memory pressure makes it -EBUSY, so that
+ * TTM tries another allocation instead of giving up. NotifyIoMmuUnmap
  * from ttm_tt_unpopulate(), which 6.12 calls in process context: the
  * release of the last reference (the GEM close ioctl, vmgpu's and TTM's
  * delete workers), swap-out (ttm_global_swapout() from populate and from
@@ -85,13 +92,13 @@
  * last reference is dropped from a fence callback or a scheduler's
  * free_job, which holds for vmgpu's own jobs (they hold no allocation).
  *
- * When a NotifyEviction on the CPU's side fails, so does the move: the
- * allocation stays where it is, its device state intact, and the caller
- * gets the error. One inside a move's paging operation fails that
- * operation's fence instead: the contents are lost (above), and pages it
- * did not decode keep their compression state in the device until their
- * address space goes (COMPRESS_FORGET). If the device is gone, the
- * allocation moves and its contents are marked lost.
+ * A NotifyEviction that cannot be queued (no memory for its job) fails
+ * the move: the allocation stays where it is, its device state intact,
+ * and the caller gets the error. One that fails on the device loses the
+ * contents (above), and pages it did not decode keep their compression
+ * state in the device until their address space goes (COMPRESS_FORGET).
+ * If the device is gone, the allocation moves and its contents are marked
+ * lost.
  */
 
 /**
@@ -122,44 +129,26 @@ static int vmgpu_notify_add(void *job, const union vmgpu_cmd *cmd)
 }
 
 /*
- * A signal ended the wait for a notification: the job runs to its end
- * all the same, rewriting the pages, so the allocation's reservation
- * (held, @resv) keeps its fence for whoever frees or moves the pages
- * next. Without room for it, wait after all.
- */
-static int vmgpu_notify_interrupted(struct dma_resv *resv, struct dma_fence *fence,
-				    int ret)
-{
-	if (!dma_resv_reserve_fences(resv, 1)) {
-		dma_resv_add_fence(resv, fence, DMA_RESV_USAGE_KERNEL);
-		return ret;
-	}
-	dma_fence_wait(fence, false);
-	return min(dma_fence_get_status(fence), 0);
-}
-
-/*
  * One chunk, as the seed lists the steps: map it into the paging VA, NOTIFY,
- * unmap, all on the paging ring (DOC: paging process GPU VA); then wait,
- * interruptibly if the allocation's reservation @resv is given
- * (vmgpu_notify_interrupted()).
+ * unmap, in one job on the paging ring (DOC: paging process GPU VA). It
+ * continues @prev and runs after every fence of @resv, if given.
  */
-static int vmgpu_notify_chunk(struct vmgpu_device *vdev, struct vmgpu_res_cursor *cur,
-			      u64 n, u16 flags, struct dma_resv *resv)
+static struct dma_fence *vmgpu_notify_chunk(struct vmgpu_device *vdev,
+					    struct vmgpu_res_cursor *cur, u64 n, u16 flags,
+					    struct dma_fence *prev, struct dma_resv *resv)
 {
 	u32 runs = vmgpu_paging_vm_runs(0, n);
 	union vmgpu_cmd cmd = {}, flush = vmgpu_cache_flush_cmd();
-	struct dma_fence *fence;
 	struct vmgpu_job *job;
 	int ret = 0;
 
 	job = vmgpu_job_alloc(vmgpu_paging_ring(vdev), 2 * runs + 3);
 	if (IS_ERR(job))
-		return PTR_ERR(job);
+		return ERR_CAST(job);
 	job->pte_staging = vmgpu_paging_vm_staging_alloc(vdev, runs);
 	if (!job->pte_staging) {
 		vmgpu_job_discard(job);
-		return -ENOMEM;
+		return ERR_PTR(-ENOMEM);
 	}
 	/*
 	 * Non-coherent: no stale line of the staging pages is read, and the
@@ -180,47 +169,55 @@ static int vmgpu_notify_chunk(struct vmgpu_device *vdev, struct vmgpu_res_cursor
 		ret = vmgpu_paging_vm_unmap(vdev, 0, n, vmgpu_notify_add, job);
 	if (ret) {
 		vmgpu_job_discard(job);
-		return ret;
+		return ERR_PTR(ret);
 	}
-	fence = vmgpu_job_submit(job, NULL);
-	if (IS_ERR(fence))
-		return PTR_ERR(fence);
-	/*
-	 * The paging ring runs its jobs in submission order: this is also
-	 * the wait for every paging operation queued before.
-	 */
-	ret = dma_fence_wait(fence, !!resv);
-	if (ret)
-		ret = vmgpu_notify_interrupted(resv, fence, ret);
-	else
-		ret = min(dma_fence_get_status(fence), 0);
-	dma_fence_put(fence);
-	return ret;
+	vmgpu_job_continues(job, prev);
+	return vmgpu_job_submit(job, resv);
 }
 
-/* Every page of @tt, in chunks of the paging VA; @key names it in traces. */
-static int vmgpu_notify(struct vmgpu_device *vdev, struct ttm_tt *tt, u16 flags,
-			const void *key, struct dma_resv *resv)
+/*
+ * Every page of @tt, in chunks of the paging VA, each chunk continuing the
+ * one before: the last fence fails if any chunk does, or @prev. The first
+ * chunk runs after the fences of @resv, if given. @key names the pages in
+ * traces. Returns the last chunk's fence, or an ERR_PTR once every chunk
+ * queued before the error has run (they rewrite the pages).
+ */
+static struct dma_fence *vmgpu_notify_queue(struct vmgpu_device *vdev, struct ttm_tt *tt,
+					    u16 flags, const void *key,
+					    struct dma_fence *prev, struct dma_resv *resv)
 {
 	u64 size = (u64)tt->num_pages << VMGPU_PAGE_SHIFT, chunk = vdev->paging_vm.size, done;
 	u32 max_runs = (vmgpu_job_max_cmds(vmgpu_paging_ring(vdev)) - 3) / 2;
+	struct dma_fence *fence = dma_fence_get(prev), *next;
 	struct vmgpu_res_cursor cur;
 	int idx, ret;
 
 	/* One job per chunk: a paging VA of several GiB takes several. */
 	chunk = min_t(u64, chunk, (u64)max_runs * VMGPU_PT_ENTRIES * VMGPU_PAGE_SIZE);
 
-	if (!drm_dev_enter(&vdev->drm, &idx))
-		return -ENODEV;
+	if (!drm_dev_enter(&vdev->drm, &idx)) {
+		dma_fence_put(fence);
+		return ERR_PTR(-ENODEV);
+	}
 	ret = vmgpu_res_first_tt(tt, size, &cur);
 	for (done = 0; done < size && !ret; done += chunk) {
 		u64 n = min(chunk, size - done);
 
-		ret = vmgpu_notify_chunk(vdev, &cur, n, flags, resv);
+		next = vmgpu_notify_chunk(vdev, &cur, n, flags, fence, done ? NULL : resv);
+		ret = PTR_ERR_OR_ZERO(next);
 		trace_vmgpu_notify(key, flags, size, done, n, ret);
+		if (ret)
+			break;
+		dma_fence_put(fence);
+		fence = next;
 	}
 	drm_dev_exit(idx);
-	return ret;
+	if (!ret)
+		return fence;
+	if (fence && done)
+		dma_fence_wait(fence, false);
+	dma_fence_put(fence);
+	return ERR_PTR(ret);
 }
 
 /**
@@ -242,28 +239,41 @@ bool vmgpu_notify_eviction_needed(struct ttm_buffer_object *tbo)
 }
 
 /**
- * vmgpu_notify_eviction() - NotifyEviction before system pages leave
+ * vmgpu_notify_eviction() - queue NotifyEviction before system pages leave
  * device access
- * @vbo: the allocation, reserved and idle, for which
- *	 vmgpu_notify_eviction_needed() holds
- * @intr: whether a signal may end the wait; the allocation then stays
- *	  (the device was told too early, which costs it nothing) and its
- *	  reservation keeps the notification's fence
+ * @vbo: the allocation, reserved, for which vmgpu_notify_eviction_needed()
+ *	 holds
+ *
+ * The notification runs on the paging ring after the allocation's users
+ * and continues its last paging operation; it becomes that operation, and
+ * a kernel fence of the reservation, which every CPU access and every
+ * later user of the pages waits for. If it fails, the contents are lost
+ * (vmgpu_bo_needs_scrub()). Nothing waits for it here.
  *
  * Return: 0 (also once the device is gone: the contents are then marked
- * lost), or the error of the notification, after which the allocation
- * must not move: -ERESTARTSYS, -ENOMEM, or the paging operation's error
- * (-EIO, -ETIMEDOUT, -ECANCELED).
+ * lost), or -ENOMEM, after which the allocation must not move.
  */
-int vmgpu_notify_eviction(struct vmgpu_bo *vbo, bool intr)
+int vmgpu_notify_eviction(struct vmgpu_bo *vbo)
 {
+	struct dma_resv *resv = vbo->tbo.base.resv;
+	struct dma_fence *fence;
 	int ret;
 
-	ret = vmgpu_notify(vmgpu_bo_device(vbo), vbo->tbo.ttm, VMGPU_NOTIFY_FLAG_EVICTION, vbo,
-			   intr ? vbo->tbo.base.resv : NULL);
-	if (ret != -ENODEV)
+	ret = dma_resv_reserve_fences(resv, 1);
+	if (ret)
 		return ret;
-	vmgpu_bo_lose_contents(vbo, "NotifyEviction", ret);
+	fence = vmgpu_notify_queue(vmgpu_bo_device(vbo), vbo->tbo.ttm, VMGPU_NOTIFY_FLAG_EVICTION,
+				   vbo, vbo->paging_fence, resv);
+	if (IS_ERR(fence)) {
+		ret = PTR_ERR(fence);
+		if (ret != -ENODEV)
+			return ret;
+		vmgpu_bo_lose_contents(vbo, "NotifyEviction", ret);
+		return 0;
+	}
+	dma_resv_add_fence(resv, fence, DMA_RESV_USAGE_KERNEL);
+	vmgpu_bo_set_paging(vbo, fence, true);
+	dma_fence_put(fence);
 	return 0;
 }
 
@@ -292,10 +302,22 @@ bool vmgpu_notify_iommu_model(struct vmgpu_device *vdev)
  */
 void vmgpu_notify_iommu_unmap(struct vmgpu_device *vdev, struct ttm_tt *tt)
 {
+	struct dma_fence *fence;
 	int idx, ret;
 
-	/* Unpopulate cannot fail: no signal ends this wait. */
-	ret = vmgpu_notify(vdev, tt, VMGPU_NOTIFY_FLAG_IOMMU_UNMAP, tt, NULL);
+	fence = vmgpu_notify_queue(vdev, tt, VMGPU_NOTIFY_FLAG_IOMMU_UNMAP, tt, NULL, NULL);
+	if (IS_ERR(fence)) {
+		ret = PTR_ERR(fence);
+	} else {
+		/*
+		 * Unpopulate cannot fail: no signal ends this wait. The paging
+		 * ring runs its jobs in order: this is also the wait for every
+		 * paging operation queued before.
+		 */
+		dma_fence_wait(fence, false);
+		ret = min(dma_fence_get_status(fence), 0);
+		dma_fence_put(fence);
+	}
 	if (!ret || ret == -ENODEV)
 		return;
 	if (drm_dev_enter(&vdev->drm, &idx)) {

@@ -175,26 +175,18 @@ static int vmgpu_ttm_move_by_device(struct ttm_buffer_object *tbo, bool evict,
 /*
  * Before an allocation's system pages leave device access for TTM's system
  * memory (seed: NotifyEviction is sent for an eviction from the aperture
- * segment or the implicit system segment), once its users are done. The
- * notification waits for the paging ring: refused if TTM may not wait for
- * the GPU, and under memory pressure a failure only makes TTM pick another
- * allocation. A move into a memory segment notifies in its copy instead.
+ * segment or the implicit system segment), queued on the paging ring.
+ * Under memory pressure a failure only makes TTM pick another allocation.
+ * A move into a memory segment notifies in its copy instead.
  */
-static int vmgpu_ttm_leave_system_segment(struct ttm_buffer_object *tbo, bool evict,
-					  struct ttm_operation_ctx *ctx)
+static int vmgpu_ttm_leave_system_segment(struct ttm_buffer_object *tbo, bool evict)
 {
 	int ret;
 
 	if (!vmgpu_notify_eviction_needed(tbo))
 		return 0;
-	if (ctx->no_wait_gpu)
-		return -EBUSY;
-	ret = ttm_bo_wait_ctx(tbo, ctx);
-	if (!ret)
-		ret = vmgpu_notify_eviction(to_vmgpu_bo(tbo), ctx->interruptible);
-	if (ret && evict && ret != -ERESTARTSYS && ret != -EINTR)
-		ret = -EBUSY;
-	return ret;
+	ret = vmgpu_notify_eviction(to_vmgpu_bo(tbo));
+	return ret && evict ? -EBUSY : ret;
 }
 
 static int vmgpu_ttm_move_backing(struct ttm_buffer_object *tbo, bool evict,
@@ -215,12 +207,15 @@ static int vmgpu_ttm_move_backing(struct ttm_buffer_object *tbo, bool evict,
 		ret = ttm_bo_wait_ctx(tbo, ctx);
 		if (ret)
 			return ret;
-		ret = vmgpu_ttm_leave_system_segment(tbo, evict, ctx);
+		ret = vmgpu_ttm_leave_system_segment(tbo, evict);
 		if (ret)
 			return ret;
-		vmgpu_cache_release_pages(tbo);
-		if (vbo)
+		if (vbo) {
+			vmgpu_cache_leave_device(vbo);
 			vmgpu_vm_bo_invalidate(vbo);
+		} else {
+			vmgpu_cache_release_pages(tbo);
+		}
 		ttm_bo_move_null(tbo, new_mem);
 		/* Now out of the device's reach, the CPU clears what failed. */
 		if (vbo && vmgpu_bo_needs_scrub(vbo))
@@ -257,19 +252,13 @@ static int vmgpu_ttm_move_backing(struct ttm_buffer_object *tbo, bool evict,
 	} else if (old_type == TTM_PL_SYSTEM) {
 		ret = -EMULTIHOP;
 	} else {
-		bool notify = old_type == TTM_PL_TT && vmgpu_notify_eviction_needed(tbo);
-
 		/*
 		 * Out of the system segment into a memory segment: the copy
-		 * notifies first, on the GPU side (DOC: allocation
-		 * notifications). Not an eviction, whose ghost TTM waits for
-		 * uninterruptibly (none goes into VRAM today): that one
-		 * notifies on the CPU's side, as if to system memory.
+		 * notifies first (DOC: allocation notifications).
 		 */
-		ret = notify && evict ? vmgpu_ttm_leave_system_segment(tbo, evict, ctx) : 0;
-		if (!ret)
-			ret = vmgpu_ttm_move_by_device(tbo, evict, new_mem, false,
-						       notify && !evict);
+		ret = vmgpu_ttm_move_by_device(tbo, evict, new_mem, false,
+					       old_type == TTM_PL_TT &&
+					       vmgpu_notify_eviction_needed(tbo));
 	}
 	drm_dev_exit(idx);
 	if (ret != -EMULTIHOP)
