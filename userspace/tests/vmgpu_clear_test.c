@@ -3,8 +3,10 @@
  * Clear on allocate: a new allocation never shows what an earlier one left
  * in the same memory, in a memory segment or in system memory.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "kselftest_harness.h"
 #include "vmgpu_testlib.h"
@@ -13,6 +15,8 @@
 /* Allocations after the first, each likely to reuse freed memory. */
 #define CLEAR_ROUNDS	8
 #define DIRT		0xa5
+#define TRACING		"/sys/kernel/tracing"
+#define CHUNK_EVENT	TRACING "/events/vmgpu/vmgpu_paging_chunk/enable"
 
 FIXTURE(clear) {
 	vmgpu_device *dev;
@@ -138,6 +142,67 @@ TEST_F_TIMEOUT(clear, system_memory, 120)
 
 		check_cleared(_metadata, self->dev, flags[i], 1u << ap, ap, where);
 	}
+}
+
+/* Fills (paging op 2) traced since the trace was emptied. */
+static int traced_fills(void)
+{
+	char line[512];
+	FILE *trace;
+	int n = 0;
+
+	trace = fopen(TRACING "/trace", "r");
+	if (!trace)
+		return -1;
+	while (fgets(line, sizeof(line), trace))
+		n += strstr(line, "vmgpu_paging_chunk:") && strstr(line, " op 2 ");
+	fclose(trace);
+	return n;
+}
+
+/* Fills traced while one allocation of the given set is created. */
+static int fills_to_create(vmgpu_device *dev, uint32_t flags, uint32_t set,
+			   uint32_t preferred, uint32_t *where)
+{
+	const struct vmgpu_bo_create_info create = {
+		.size = CLEAR_SIZE,
+		.flags = flags,
+		.segments = set,
+		.preferred_segment = preferred,
+	};
+	struct drm_vmgpu_gem_info info;
+	vmgpu_bo *bo;
+	int ret;
+
+	ret = vmgpu_test_write_file(TRACING "/trace", "");
+	if (!ret)
+		ret = vmgpu_bo_create(dev, &create, &bo);
+	if (ret)
+		return -1;
+	ret = vmgpu_bo_info_flags(bo, DRM_VMGPU_GEM_INFO_WAIT, &info);
+	*where = info.segment_id;
+	vmgpu_bo_unref(bo);
+	return ret ? -1 : traced_fills();
+}
+
+/*
+ * A first backing in system memory is zeroed pages from TTM's pool: no
+ * Fill on the paging ring, unlike one in VRAM (the control that the
+ * trace sees Fills at all).
+ */
+TEST_F(clear, system_pages_need_no_fill)
+{
+	const uint32_t ap = self->aperture;
+	uint32_t where;
+
+	/* A missing tracefs or event is a failure: the feature is not there. */
+	ASSERT_EQ(0, vmgpu_test_write_file(CHUNK_EVENT, "1"));
+	EXPECT_LT(0, fills_to_create(self->dev, 0, 1u << 1 | 1u << ap, 1, &where));
+	EXPECT_EQ(1, where);
+	EXPECT_EQ(0, fills_to_create(self->dev, DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY,
+				     1u << ap, ap, &where));
+	EXPECT_EQ(ap, where);
+	vmgpu_test_write_file(CHUNK_EVENT, "0");
 }
 
 TEST_HARNESS_MAIN

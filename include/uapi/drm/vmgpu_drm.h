@@ -305,8 +305,9 @@ struct drm_vmgpu_query {
  * system pages are unmapped from the IOMMU, and every paging operation
  * before it is waited for.
  *
- * New allocations never show earlier contents: the device clears them
- * before userspace can see them. A paging operation that fails (a device
+ * New allocations never show earlier contents: they are cleared before
+ * userspace can see them (VRAM by the device; system pages come zeroed).
+ * A paging operation that fails (a device
  * error, a hang, hot-unplug) never hands out stale memory either: a clear
  * that did not happen is redone, and an allocation whose move did not
  * happen is cleared and marked %DRM_VMGPU_RESIDENCY_CONTENTS_LOST.

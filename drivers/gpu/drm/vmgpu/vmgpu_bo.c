@@ -577,8 +577,8 @@ static const struct drm_gem_object_funcs vmgpu_gem_funcs = {
  * @segments: supported set, already validated
  * @preferred: preferred segment id, in @segments
  *
- * The allocation's first backing is cleared by the device (see the move
- * callback) before the caller can map it.
+ * The allocation's first backing is clear before the caller can map it:
+ * VRAM cleared by the device, system pages zeroed (see the move callback).
  *
  * Return: the allocation with one GEM reference, or an ERR_PTR.
  */

@@ -32,10 +32,11 @@
  * DOC: TTM glue
  *
  * The TTM device callbacks: system pages come from TTM's pool, DMA-mapped
- * through the IOMMU; moves become paging operations (seed "GPU segments")
- * whose fence TTM pipelines with ttm_bo_move_accel_cleanup(), so neither
- * an eviction nor the allocation that caused it waits on the CPU, unless
- * the allocation asked for NotifyEviction (vmgpu_notify.c).
+ * through the IOMMU; moves become paging operations (seed "GPU
+ * segments") whose fence TTM pipelines with ttm_bo_move_accel_cleanup(),
+ * so neither an eviction nor the allocation that caused it waits on the
+ * CPU. Leaving the device's reach, the NotifyEviction and cache flush an
+ * allocation may need are queued the same way (vmgpu_notify.c).
  */
 
 /*
@@ -226,11 +227,23 @@ static int vmgpu_ttm_move_backing(struct ttm_buffer_object *tbo, bool evict,
 	/* Everything else needs the device, at least its aperture. */
 	if (!drm_dev_enter(&vdev->drm, &idx))
 		return -ENODEV;
-	/*
-	 * First backing, or what the last paging operation was to write is
-	 * not there: nothing to move, but earlier contents to wipe.
-	 */
-	if (vbo && (!vbo->cleared || vmgpu_bo_needs_scrub(vbo))) {
+	if (vbo && !vbo->cleared && !tbo->resource && new_type == TTM_PL_TT &&
+	    (tbo->ttm->page_flags & TTM_TT_FLAG_ZERO_ALLOC)) {
+		/*
+		 * A first backing of pages TTM has just allocated zeroed (as
+		 * it does for a first backing): fresh pages come with
+		 * __GFP_ZERO, and its pool clears the pages it keeps.
+		 */
+		vmgpu_gart_bind(vdev, new_mem, tbo->ttm);
+		ttm_bo_move_null(tbo, new_mem);
+		vbo->cleared = true;
+		ret = 0;
+	} else if (vbo && (!vbo->cleared || vmgpu_bo_needs_scrub(vbo))) {
+		/*
+		 * First backing, or what the last paging operation was to
+		 * write is not there: nothing to move, but earlier contents
+		 * to wipe.
+		 */
 		ret = vmgpu_ttm_move_by_device(tbo, evict, new_mem, true, false);
 		if (!ret) {
 			/* The new backing is clear, the old one goes. */
