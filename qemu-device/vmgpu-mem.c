@@ -172,7 +172,7 @@ static bool vmgpu_mem_page_rw(VmgpuState *s, uint32_t space, uint64_t addr,
         }
         if (write) {
             memcpy(s->vram_ptr + addr, buf, len);
-            /* For the display's redraw (vmgpu-display.c). */
+            /* For the display's redraw (vmgpu-scanout.c). */
             memory_region_set_dirty(&s->vram, addr, len);
         } else {
             memcpy(buf, s->vram_ptr + addr, len);

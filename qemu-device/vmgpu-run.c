@@ -227,7 +227,7 @@ void vmgpu_run_unmap(VmgpuState *s, VmgpuRun *run, uint64_t used, bool write)
                          run->len, write ? DMA_DIRECTION_FROM_DEVICE :
                                            DMA_DIRECTION_TO_DEVICE, used);
     } else if (write) {
-        /* For the display's redraw (vmgpu-display.c). */
+        /* For the display's redraw (vmgpu-scanout.c). */
         memory_region_set_dirty(&s->vram, run->vram_offset, used);
     }
 }

@@ -216,7 +216,7 @@ struct VmgpuState {
     uint32_t compress_quota;    /* VMGPU_REG_COMPRESS_QUOTA */
     uint32_t compress_skipped;  /* VMGPU_REG_COMPRESS_SKIPPED */
 
-    /* Display controller (vmgpu-display.c) */
+    /* Display controller (vmgpu-display.c, vmgpu-scanout.c) */
     VmgpuHead heads[VMGPU_MAX_HEADS];
     uint32_t display_events;    /* VMGPU_DISPLAY_EVENT_* */
     uint32_t display_event_mask;
@@ -370,6 +370,14 @@ void vmgpu_display_reset(VmgpuState *s);
 bool vmgpu_display_reg_read(VmgpuState *s, hwaddr addr, uint32_t *val);
 bool vmgpu_display_reg_write(VmgpuState *s, hwaddr addr, uint32_t val,
                              const char **why);
+void vmgpu_head_blank(VmgpuHead *head, enum vmgpu_error code,
+                      unsigned reg, uint64_t addr, const char *why);
+
+/* vmgpu-scanout.c */
+unsigned vmgpu_format_cpp(uint32_t format);
+uint64_t vmgpu_head_fb_bytes(const VmgpuHeadRegs *r);
+void vmgpu_head_crc(VmgpuHead *head);
+QemuConsole *vmgpu_head_console_init(VmgpuHead *head);
 
 /* vmgpu-hap.c */
 uint64_t vmgpu_hap_table_read(VmgpuState *s, hwaddr offset, unsigned size);
