@@ -25,6 +25,7 @@
  */
 #include <endian.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -490,11 +491,34 @@ static void op_raw_handle(struct fuzz_thread *t)
 	expect(t, "GEM_INFO", ioc(t, DRM_IOCTL_VMGPU_GEM_INFO, &info), 1);
 }
 
+/*
+ * The file's fdinfo, read while the other threads move its allocations:
+ * it must end with the memory manager's counts.
+ */
+static int read_fdinfo(int fd)
+{
+	char path[64], buf[16384];
+	size_t len = 0;
+	ssize_t n;
+	int f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = open(path, O_RDONLY);
+	if (f < 0)
+		return -errno;
+	while (len < sizeof(buf) - 1 && (n = read(f, buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += n;
+	close(f);
+	buf[len] = 0;
+	return strstr(buf, "vmgpu-contents-lost:") ? 0 : -ENOENT;
+}
+
 static void op_query(struct fuzz_thread *t)
 {
 	struct drm_vmgpu_query_device info;
 
 	expect(t, "QUERY", vmgpu_query_device(t->proc->dev, &info), 0);
+	expect(t, "fdinfo", read_fdinfo(t->proc->fd), 0);
 }
 
 static int kms_ret(int ret)

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * Observability: fdinfo reports memory per segment the way standard tools
- * read it, and engine time; the vmgpu tracepoints record moves, paging
+ * read it, engine time, and what the memory manager did to the file's
+ * allocations (moves per region, notifications, moving locks, lost
+ * contents, host-aperture pages); the vmgpu tracepoints record moves, paging
  * operations and user submission; debugfs lists allocations with their
  * residency, and each file's GPU VA mappings.
  */
@@ -31,15 +33,15 @@ static vmgpu_bo *create_in(vmgpu_device *dev, uint32_t aperture, uint32_t segmen
 	return vmgpu_bo_create(dev, &info, &bo) ? NULL : bo;
 }
 
-/* "drm-<what>-<region>:\t<n> <unit>" in bytes, or -1 if absent. */
-static long long fdinfo_value(int fd, const char *what, const char *region)
+/* "<key>:\t<n> [KiB|MiB]" in bytes (or a count), or -1 if absent. */
+static long long fdinfo_key(int fd, const char *name)
 {
-	char path[64], key[64], line[256], unit[8];
+	char path[64], key[80], line[256], unit[8];
 	long long value = -1, n;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	snprintf(key, sizeof(key), "drm-%s-%s:", what, region);
+	snprintf(key, sizeof(key), "%s:", name);
 	f = fopen(path, "r");
 	if (!f)
 		return -1;
@@ -53,6 +55,24 @@ static long long fdinfo_value(int fd, const char *what, const char *region)
 	}
 	fclose(f);
 	return value;
+}
+
+/* "drm-<what>-<region>", in bytes. */
+static long long fdinfo_value(int fd, const char *what, const char *region)
+{
+	char key[64];
+
+	snprintf(key, sizeof(key), "drm-%s-%s", what, region);
+	return fdinfo_key(fd, key);
+}
+
+/* "vmgpu-<what>[-<region>]": the memory manager's counts for the file. */
+static long long fdinfo_vmgpu(int fd, const char *what, const char *region)
+{
+	char key[64];
+
+	snprintf(key, sizeof(key), "vmgpu-%s%s%s", what, region ? "-" : "", region ?: "");
+	return fdinfo_key(fd, key);
 }
 
 static long long fdinfo_total(int fd, const char *region)
@@ -104,6 +124,208 @@ TEST(fdinfo_evicted_not_resident)
 	EXPECT_EQ(0, fdinfo_value(fd, "resident", "system"));
 	EXPECT_EQ(0, fdinfo_value(fd, "resident", "vram1"));
 	vmgpu_bo_unref(bo);
+	vmgpu_device_unref(dev);
+}
+
+/*
+ * Per-client paging statistics: every move of the file's allocation
+ * counts out of one region and into another, exactly, and only for the
+ * file that created it. A first backing is not paged in; the temporary
+ * system pages of an eviction out of the device's reach are not a region.
+ */
+TEST(fdinfo_paging_per_client)
+{
+	static const char *const keys[] = { "evicted", "paged-in" };
+	const long long size = 2 << 20;
+	vmgpu_device *dev, *other;
+	int fd, other_fd, k;
+	vmgpu_bo *bo;
+
+	ASSERT_EQ(0, vmgpu_device_open(&dev));
+	ASSERT_EQ(0, vmgpu_device_open(&other));
+	fd = vmgpu_device_fd(dev);
+	other_fd = vmgpu_device_fd(other);
+	bo = create_in(dev, vmgpu_test_aperture(dev), 1, size);
+	ASSERT_NE(NULL, bo);
+	ASSERT_EQ(1, segment_of(bo));
+	EXPECT_EQ(0, fdinfo_vmgpu(fd, "evicted", "vram1"));
+	EXPECT_EQ(0, fdinfo_vmgpu(fd, "paged-in", "vram1")) TH_LOG("a first backing counted");
+
+	ASSERT_EQ(0, vmgpu_bo_evict(bo));
+	ASSERT_EQ(0, segment_of(bo));
+	EXPECT_EQ(size, fdinfo_vmgpu(fd, "evicted", "vram1"));
+	EXPECT_EQ(size, fdinfo_vmgpu(fd, "paged-in", "system"));
+	EXPECT_EQ(0, fdinfo_vmgpu(fd, "evicted", "system"));
+
+	ASSERT_EQ(0, vmgpu_bo_make_resident(bo));
+	ASSERT_EQ(1, segment_of(bo));
+	EXPECT_EQ(size, fdinfo_vmgpu(fd, "paged-in", "vram1"));
+	EXPECT_EQ(size, fdinfo_vmgpu(fd, "evicted", "system"));
+
+	/* Through temporary system pages, out of the device's reach. */
+	ASSERT_EQ(0, vmgpu_bo_evict_flags(bo, DRM_VMGPU_EVICT_NONRESIDENT));
+	EXPECT_EQ(2 * size, fdinfo_vmgpu(fd, "evicted", "vram1"));
+	EXPECT_EQ(2 * size, fdinfo_vmgpu(fd, "paged-in", "system"));
+	EXPECT_EQ(size, fdinfo_vmgpu(fd, "evicted", "system"));
+
+	/* Nothing for the file that only watched. */
+	for (k = 0; k < 2; k++) {
+		EXPECT_EQ(0, fdinfo_vmgpu(other_fd, keys[k], "vram1"));
+		EXPECT_EQ(0, fdinfo_vmgpu(other_fd, keys[k], "system"));
+		EXPECT_EQ(0, fdinfo_vmgpu(other_fd, keys[k], "aperture"));
+	}
+	vmgpu_bo_unref(bo);
+	vmgpu_device_unref(other);
+	vmgpu_device_unref(dev);
+}
+
+/* Until the file's count of what reaches want, for up to 5 s. */
+static long long fdinfo_vmgpu_wait(int fd, const char *what, long long want)
+{
+	long long n = fdinfo_vmgpu(fd, what, NULL);
+	int i;
+
+	for (i = 0; i < 500 && n != want; i++) {
+		usleep(10000);
+		n = fdinfo_vmgpu(fd, what, NULL);
+	}
+	return n;
+}
+
+/*
+ * NotifyEviction when the allocation leaves the aperture segment, and on
+ * an IOMMU model device NotifyIoMmuUnmap when its pages go: one each.
+ */
+TEST(fdinfo_notifications)
+{
+	struct drm_vmgpu_query_device dinfo;
+	struct vmgpu_bo_create_info create = {
+		.size = 1 << 20,
+		.flags = DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY | DRM_VMGPU_ALLOC_NOTIFY_EVICTION |
+			 DRM_VMGPU_ALLOC_NOTIFY_IOMMU_UNMAP,
+	};
+	vmgpu_device *dev;
+	uint32_t iommu;
+	vmgpu_bo *bo;
+	int fd;
+
+	ASSERT_EQ(0, vmgpu_device_open(&dev));
+	ASSERT_EQ(0, vmgpu_query_device(dev, &dinfo));
+	iommu = !!(dinfo.flags & DRM_VMGPU_DEVICE_IOMMU_DMA);
+	fd = vmgpu_device_fd(dev);
+	create.preferred_segment = vmgpu_test_aperture(dev);
+	create.segments = 1u << create.preferred_segment;
+	EXPECT_EQ(0, fdinfo_vmgpu(fd, "notify-eviction", NULL));
+	EXPECT_EQ(0, fdinfo_vmgpu(fd, "notify-iommu-unmap", NULL));
+
+	ASSERT_EQ(0, vmgpu_bo_create(dev, &create, &bo));
+	ASSERT_EQ(create.preferred_segment, segment_of(bo));
+	ASSERT_EQ(0, vmgpu_bo_evict_flags(bo, DRM_VMGPU_EVICT_NONRESIDENT));
+	EXPECT_EQ(1, fdinfo_vmgpu(fd, "notify-eviction", NULL));
+	EXPECT_EQ(1 << 20, fdinfo_vmgpu(fd, "evicted", "aperture"));
+	vmgpu_bo_unref(bo);
+	EXPECT_EQ(iommu, fdinfo_vmgpu_wait(fd, "notify-iommu-unmap", iommu));
+	vmgpu_device_unref(dev);
+}
+
+/*
+ * A Lock of an allocation the CPU may not reach in VRAM moves it; one
+ * that finds it where the CPU reaches it moves nothing.
+ */
+TEST(fdinfo_lock_moves)
+{
+	struct vmgpu_bo_create_info create = {
+		.size = 1 << 20,
+		.preferred_segment = 1,
+	};
+	vmgpu_device *dev;
+	vmgpu_bo *bo;
+	void *cpu;
+	int fd;
+
+	ASSERT_EQ(0, vmgpu_device_open(&dev));
+	fd = vmgpu_device_fd(dev);
+	create.segments = 1u << 1 | 1u << vmgpu_test_aperture(dev);
+	EXPECT_EQ(0, fdinfo_vmgpu(fd, "lock-moves", NULL));
+	ASSERT_EQ(0, vmgpu_bo_create(dev, &create, &bo));
+	ASSERT_EQ(1, segment_of(bo));
+	ASSERT_EQ(0, vmgpu_bo_lock(bo, 0, &cpu));
+	EXPECT_NE(1, segment_of(bo));
+	ASSERT_EQ(0, vmgpu_bo_unlock(bo));
+	EXPECT_EQ(1, fdinfo_vmgpu(fd, "lock-moves", NULL));
+	ASSERT_EQ(0, vmgpu_bo_lock(bo, 0, &cpu));
+	ASSERT_EQ(0, vmgpu_bo_unlock(bo));
+	EXPECT_EQ(1, fdinfo_vmgpu(fd, "lock-moves", NULL)) TH_LOG("a lock in place counted");
+	vmgpu_bo_unref(bo);
+	vmgpu_device_unref(dev);
+}
+
+/* A move whose paging operation fails loses the written contents: one. */
+TEST(fdinfo_contents_lost)
+{
+	struct drm_vmgpu_gem_info info;
+	vmgpu_device *dev;
+	vmgpu_bo *bo;
+	void *cpu;
+	int fd;
+
+	ASSERT_EQ(0, vmgpu_device_open(&dev));
+	fd = vmgpu_device_fd(dev);
+	EXPECT_EQ(0, fdinfo_vmgpu(fd, "contents-lost", NULL));
+	ASSERT_EQ(0, vmgpu_test_create_mappable(dev, 1, vmgpu_test_aperture(dev), 1 << 20,
+						&bo, &cpu));
+	vmgpu_test_fill(cpu, 1 << 20, 7);
+	ASSERT_EQ(0, vmgpu_test_debugfs_write("inject_paging_fault", "1"));
+	ASSERT_EQ(0, vmgpu_bo_evict(bo));
+	ASSERT_EQ(0, vmgpu_bo_info_flags(bo, DRM_VMGPU_GEM_INFO_WAIT, &info));
+	EXPECT_EQ(DRM_VMGPU_RESIDENCY_CONTENTS_LOST,
+		  info.residency & DRM_VMGPU_RESIDENCY_CONTENTS_LOST);
+	EXPECT_EQ(1, fdinfo_vmgpu(fd, "contents-lost", NULL));
+	vmgpu_bo_unref(bo);
+	vmgpu_device_unref(dev);
+}
+
+/*
+ * vmgpu-host-aperture: the pages the file's allocations hold in the host
+ * aperture, which an allocation beyond the VRAM BAR gets as the CPU
+ * touches it; none for one the BAR reaches.
+ */
+TEST(fdinfo_host_aperture_pages)
+{
+	const uint64_t size = 256 << 10;
+	struct drm_vmgpu_query_segments *s;
+	struct drm_vmgpu_query_device dinfo;
+	uint32_t i, beyond = 0, aperture;
+	vmgpu_device *dev;
+	vmgpu_bo *bo;
+	void *cpu;
+	int fd;
+
+	ASSERT_EQ(0, vmgpu_device_open(&dev));
+	ASSERT_EQ(0, vmgpu_query_device(dev, &dinfo));
+	ASSERT_EQ(0, vmgpu_query_segments(dev, &s));
+	for (i = 0; i < s->num_segments && !beyond; i++)
+		if (s->segments[i].kind == DRM_VMGPU_SEGMENT_MEMORY &&
+		    !s->segments[i].cpu_visible_size)
+			beyond = s->segments[i].id;
+	free(s);
+	fd = vmgpu_device_fd(dev);
+	aperture = vmgpu_test_aperture(dev);
+
+	ASSERT_EQ(0, vmgpu_test_create_mappable(dev, 1, aperture, size, &bo, &cpu));
+	vmgpu_test_fill(cpu, size, 3);
+	EXPECT_EQ(0, fdinfo_vmgpu(fd, "host-aperture", NULL));
+	vmgpu_bo_unref(bo);
+	if (!beyond || dinfo.host_aperture_size < size)
+		SKIP(goto out, "no memory segment beyond the BAR with a host aperture");
+
+	ASSERT_EQ(0, vmgpu_test_create_mappable(dev, beyond, aperture, size, &bo, &cpu));
+	vmgpu_test_fill(cpu, size, 4);
+	ASSERT_EQ(beyond, segment_of(bo));
+	EXPECT_EQ(size, fdinfo_vmgpu(fd, "host-aperture", NULL));
+	vmgpu_bo_unref(bo);
+	EXPECT_EQ(0, fdinfo_vmgpu(fd, "host-aperture", NULL));
+out:
 	vmgpu_device_unref(dev);
 }
 

@@ -20,6 +20,7 @@
 #include "vmgpu_swizzle.h"
 #include "vmgpu_lock.h"
 #include "vmgpu_mmap.h"
+#include "vmgpu_stats.h"
 #include "vmgpu_vram.h"
 #include "vmgpu_vram_mgr.h"
 
@@ -422,6 +423,7 @@ void vmgpu_bo_lose_contents(struct vmgpu_bo *vbo, const char *what, int error)
 		return;
 	vbo->contents_lost = true;
 	atomic64_inc(&vdev->contents_lost);
+	vmgpu_stats_count(vbo->stats, VMGPU_STATS_CONTENTS_LOST);
 	drm_err_ratelimited(&vdev->drm, "allocation %p: %s failed (%d), its contents are lost\n",
 			    vbo, what, error);
 }
@@ -530,6 +532,7 @@ void vmgpu_bo_destroy(struct ttm_buffer_object *tbo)
 	list_del(&vbo->link);
 	mutex_unlock(&vdev->bos_lock);
 	dma_fence_put(vbo->paging_fence);
+	vmgpu_stats_put(vbo->stats);
 	drm_gem_object_release(&tbo->base);
 	kfree(vbo);
 }
@@ -576,6 +579,7 @@ static const struct drm_gem_object_funcs vmgpu_gem_funcs = {
  * @flags: DRM_VMGPU_ALLOC_* flags, already validated
  * @segments: supported set, already validated
  * @preferred: preferred segment id, in @segments
+ * @stats: the creating file's statistics, or NULL
  *
  * The allocation's first backing is clear before the caller can map it:
  * VRAM cleared by the device, system pages zeroed (see the move callback).
@@ -583,7 +587,7 @@ static const struct drm_gem_object_funcs vmgpu_gem_funcs = {
  * Return: the allocation with one GEM reference, or an ERR_PTR.
  */
 struct vmgpu_bo *vmgpu_bo_create(struct vmgpu_device *vdev, u64 size, u32 flags,
-				 u32 segments, u32 preferred)
+				 u32 segments, u32 preferred, struct vmgpu_stats *stats)
 {
 	struct ttm_operation_ctx ctx = { .interruptible = true };
 	struct vmgpu_bo *vbo;
@@ -607,6 +611,7 @@ struct vmgpu_bo *vmgpu_bo_create(struct vmgpu_device *vdev, u64 size, u32 flags,
 		return ERR_PTR(-E2BIG);
 	}
 
+	vbo->stats = vmgpu_stats_get(stats);
 	/* On failure TTM drops the object through vmgpu_bo_destroy(). */
 	ret = ttm_bo_init_reserved(&vdev->ttm, &vbo->tbo, ttm_bo_type_device,
 				   &vbo->placement, 0, &ctx, NULL, NULL,

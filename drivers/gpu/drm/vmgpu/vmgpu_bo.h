@@ -12,6 +12,8 @@
 
 #include "vmgpu_device.h"
 
+struct vmgpu_stats;
+
 /**
  * struct vmgpu_bo - an allocation
  */
@@ -104,6 +106,13 @@ struct vmgpu_bo {
 	 * under the reservation, read without by the aperture manager.
 	 */
 	u32 display_pins;
+	/**
+	 * @stats: the creating file's statistics (vmgpu_stats.c), or NULL
+	 * for the kernel's own allocations.
+	 */
+	struct vmgpu_stats *stats;
+	/** @moves: moves of its backing so far. Under the reservation. */
+	u64 moves;
 	/** @hap_link: in &vmgpu_hap.lru while it holds pages unlocked. */
 	struct list_head hap_link;
 	/** @link: in &vmgpu_device.bos. */
@@ -126,7 +135,7 @@ static inline struct vmgpu_device *vmgpu_bo_device(struct vmgpu_bo *vbo)
 }
 
 struct vmgpu_bo *vmgpu_bo_create(struct vmgpu_device *vdev, u64 size, u32 flags,
-				 u32 segments, u32 preferred);
+				 u32 segments, u32 preferred, struct vmgpu_stats *stats);
 int vmgpu_bo_make_resident(struct vmgpu_bo *vbo);
 int vmgpu_bo_evict(struct vmgpu_bo *vbo, u32 flags);
 bool vmgpu_bo_in_memory_segment(struct vmgpu_bo *vbo);

@@ -18,6 +18,7 @@
 #include "vmgpu_drm.h"
 #include "vmgpu_job_types.h"
 #include "vmgpu_ring.h"
+#include "vmgpu_stats.h"
 #include "vmgpu_trace.h"
 #include "vmgpu_vm.h"
 
@@ -437,6 +438,11 @@ int vmgpu_file_open(struct drm_device *drm, struct drm_file *file)
 	vfile = kzalloc(sizeof(*vfile), GFP_KERNEL);
 	if (!vfile)
 		return -ENOMEM;
+	vfile->stats = vmgpu_stats_create();
+	if (!vfile->stats) {
+		kfree(vfile);
+		return -ENOMEM;
+	}
 	vfile->vdev = to_vmgpu_device(drm);
 	mutex_init(&vfile->lock);
 	xa_init_flags(&vfile->contexts, XA_FLAGS_ALLOC1);
@@ -465,6 +471,7 @@ void vmgpu_file_postclose(struct drm_device *drm, struct drm_file *file)
 	if (vfile->vm)
 		vmgpu_vm_close(vfile->vm);
 	mutex_destroy(&vfile->lock);
+	vmgpu_stats_put(vfile->stats);
 	kfree(vfile);
 }
 

@@ -18,6 +18,7 @@
 
 struct vmgpu_device;
 struct vmgpu_ring;
+struct vmgpu_stats;
 struct vmgpu_vm;
 
 /**
@@ -82,6 +83,8 @@ struct vmgpu_file {
 	 * under @lock.
 	 */
 	u64 retired_busy_ns[VMGPU_MAX_RINGS];
+	/** @stats: what the memory manager did to the file's allocations. */
+	struct vmgpu_stats *stats;
 };
 
 #endif

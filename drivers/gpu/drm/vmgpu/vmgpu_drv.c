@@ -33,6 +33,7 @@
 #include "vmgpu_paging_vm.h"
 #include "vmgpu_query.h"
 #include "vmgpu_ring.h"
+#include "vmgpu_stats.h"
 #include "vmgpu_ttm.h"
 #include "vmgpu_vm.h"
 #include "vmgpu_vram.h"
@@ -73,6 +74,7 @@ static void vmgpu_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 {
 	vmgpu_gem_show_fdinfo(p, file);
 	vmgpu_context_show_fdinfo(p, file);
+	vmgpu_stats_show_fdinfo(p, file);
 }
 
 /* DRM_GEM_FOPS plus fdinfo, which standard GPU tools read usage from. */

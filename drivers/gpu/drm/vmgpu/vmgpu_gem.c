@@ -18,6 +18,7 @@
 #include "vmgpu_gart.h"
 #include "vmgpu_gem.h"
 #include "vmgpu_hap.h"
+#include "vmgpu_stats.h"
 #include "vmgpu_vm.h"
 #include "vmgpu_vram.h"
 
@@ -120,7 +121,8 @@ int vmgpu_gem_create_ioctl(struct drm_device *drm, void *data, struct drm_file *
 	if (!drm_dev_enter(drm, &idx))
 		return -ENODEV;
 	vbo = vmgpu_bo_create(vdev, size, args->flags, args->segments,
-			      args->preferred_segment);
+			      args->preferred_segment,
+			      ((struct vmgpu_file *)file->driver_priv)->stats);
 	if (IS_ERR(vbo)) {
 		ret = PTR_ERR(vbo);
 		goto exit;
@@ -401,14 +403,16 @@ int vmgpu_gem_evict_ioctl(struct drm_device *drm, void *data, struct drm_file *f
  * so that standard tools (gputop, nvtop) read vmgpu's usage. An allocation
  * evicted out of the device's reach counts in "system" but not as
  * resident. One being moved at that instant is skipped rather than waited
- * for.
+ * for. vmgpu-host-aperture: the host-aperture pages they hold
+ * (DOC: per-client statistics).
  */
 void vmgpu_gem_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 {
 	struct vmgpu_device *vdev = to_vmgpu_device(file->minor->dev);
-	struct drm_memory_stats stats[VMGPU_MAX_DRIVER_SEGMENTS + 2] = {};
+	struct drm_memory_stats stats[VMGPU_STATS_REGIONS] = {};
 	u32 aperture = vmgpu_aperture_segment(vdev);
 	struct drm_gem_object *obj;
+	u64 hap_pages = 0;
 	char region[16];
 	u32 id;
 	int handle;
@@ -423,6 +427,7 @@ void vmgpu_gem_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 			continue;
 		s = &stats[vmgpu_bo_segment_id(vbo)];
 		resident = vmgpu_bo_is_resident(&vbo->tbo);
+		hap_pages += vbo->hap_count;
 		dma_resv_unlock(obj->resv);
 		if (obj->handle_count > 1)
 			s->shared += obj->size;
@@ -434,14 +439,10 @@ void vmgpu_gem_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 	spin_unlock(&file->table_lock);
 
 	for (id = 0; id <= aperture; id++) {
-		if (id == 0)
-			strscpy(region, "system");
-		else if (id == aperture)
-			strscpy(region, "aperture");
-		else
-			snprintf(region, sizeof(region), "vram%u", id);
+		vmgpu_stats_region_name(vdev, id, region, sizeof(region));
 		drm_print_memory_stats(p, &stats[id], DRM_GEM_OBJECT_RESIDENT, region);
 	}
+	drm_printf(p, "vmgpu-host-aperture:\t%llu KiB\n", hap_pages * (VMGPU_PAGE_SIZE >> 10));
 }
 
 /**

@@ -16,6 +16,7 @@
 #include "vmgpu_hap.h"
 #include "vmgpu_lock.h"
 #include "vmgpu_mmap.h"
+#include "vmgpu_stats.h"
 #include "vmgpu_swizzle.h"
 
 /**
@@ -109,6 +110,7 @@ static int vmgpu_lock(struct drm_device *drm, struct drm_file *file,
 	struct drm_gem_object *obj;
 	struct vmgpu_bo *vbo;
 	int idx, ret;
+	u64 moves;
 
 	if (args->reserved[0] || args->reserved[1])
 		return -EINVAL;
@@ -134,11 +136,14 @@ static int vmgpu_lock(struct drm_device *drm, struct drm_file *file,
 		ret = vbo->locked_by == file ? -EINVAL : -EBUSY;
 		goto out_unlock;
 	}
+	moves = vbo->moves;
 	ret = vmgpu_lock_place(vbo, args->flags);
 	if (!ret)
 		ret = vmgpu_bo_prepare_access(vbo, true);
 	if (ret)
 		goto out_unlock;
+	if (vbo->moves != moves)
+		vmgpu_stats_count(vbo->stats, VMGPU_STATS_LOCK_MOVES);
 	WRITE_ONCE(vbo->locked_by, file);
 	vmgpu_hap_set_locked(vbo, true);
 	args->offset = drm_vma_node_offset_addr(&obj->vma_node);

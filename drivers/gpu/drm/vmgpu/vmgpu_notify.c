@@ -19,6 +19,7 @@
 #include "vmgpu_notify.h"
 #include "vmgpu_paging_vm.h"
 #include "vmgpu_res_cursor.h"
+#include "vmgpu_stats.h"
 #include "vmgpu_trace.h"
 
 /**
@@ -274,6 +275,7 @@ int vmgpu_notify_eviction(struct vmgpu_bo *vbo)
 	dma_resv_add_fence(resv, fence, DMA_RESV_USAGE_KERNEL);
 	vmgpu_bo_set_paging(vbo, fence, true);
 	dma_fence_put(fence);
+	vmgpu_stats_count(vbo->stats, VMGPU_STATS_NOTIFY_EVICTION);
 	return 0;
 }
 
@@ -299,11 +301,13 @@ bool vmgpu_notify_iommu_model(struct vmgpu_device *vdev)
  * done. If it fails, the whole device cache is flushed instead; if that
  * fails too, the error is logged: the pages go all the same, which only a
  * device reset would make safe.
+ *
+ * Return: 0 if the notification was sent and done, else its error.
  */
-void vmgpu_notify_iommu_unmap(struct vmgpu_device *vdev, struct ttm_tt *tt)
+int vmgpu_notify_iommu_unmap(struct vmgpu_device *vdev, struct ttm_tt *tt)
 {
 	struct dma_fence *fence;
-	int idx, ret;
+	int idx, ret, flushed;
 
 	fence = vmgpu_notify_queue(vdev, tt, VMGPU_NOTIFY_FLAG_IOMMU_UNMAP, tt, NULL, NULL);
 	if (IS_ERR(fence)) {
@@ -319,12 +323,14 @@ void vmgpu_notify_iommu_unmap(struct vmgpu_device *vdev, struct ttm_tt *tt)
 		dma_fence_put(fence);
 	}
 	if (!ret || ret == -ENODEV)
-		return;
+		return ret;
+	flushed = ret;
 	if (drm_dev_enter(&vdev->drm, &idx)) {
-		ret = vdev->noncoherent ? vmgpu_cache_flush_wait(vdev, false) : 0;
+		flushed = vdev->noncoherent ? vmgpu_cache_flush_wait(vdev, false) : 0;
 		drm_dev_exit(idx);
 	}
-	if (ret)
+	if (flushed)
 		drm_err_ratelimited(&vdev->drm, "NotifyIoMmuUnmap and the cache flush failed (%d) before unmapping pages\n",
-				    ret);
+				    flushed);
+	return ret;
 }

@@ -18,6 +18,6 @@ union vmgpu_cmd vmgpu_notify_cmd(u64 va, u64 n, u16 flags);
 bool vmgpu_notify_eviction_needed(struct ttm_buffer_object *tbo);
 int vmgpu_notify_eviction(struct vmgpu_bo *vbo);
 bool vmgpu_notify_iommu_model(struct vmgpu_device *vdev);
-void vmgpu_notify_iommu_unmap(struct vmgpu_device *vdev, struct ttm_tt *tt);
+int vmgpu_notify_iommu_unmap(struct vmgpu_device *vdev, struct ttm_tt *tt);
 
 #endif

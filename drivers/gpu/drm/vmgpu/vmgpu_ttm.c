@@ -22,6 +22,7 @@
 #include "vmgpu_migrate.h"
 #include "vmgpu_notify.h"
 #include "vmgpu_res_cursor.h"
+#include "vmgpu_stats.h"
 #include "vmgpu_swizzle.h"
 #include "vmgpu_trace.h"
 #include "vmgpu_ttm.h"
@@ -46,6 +47,8 @@
 struct vmgpu_tt {
 	struct ttm_tt base;
 	bool notify_iommu_unmap;
+	/* The allocation's, for the notification: a ghost has none. */
+	struct vmgpu_stats *stats;
 };
 
 static struct ttm_tt *vmgpu_ttm_tt_create(struct ttm_buffer_object *tbo,
@@ -60,8 +63,10 @@ static struct ttm_tt *vmgpu_ttm_tt_create(struct ttm_buffer_object *tbo,
 	if (!vtt)
 		return NULL;
 	vtt->notify_iommu_unmap = vbo && (vbo->flags & DRM_VMGPU_ALLOC_NOTIFY_IOMMU_UNMAP);
+	vtt->stats = vmgpu_stats_get(vbo ? vbo->stats : NULL);
 	/* The sg variant also allocates dma_address[]: the device needs bus addresses. */
 	if (ttm_sg_tt_init(&vtt->base, tbo, page_flags, caching)) {
+		vmgpu_stats_put(vtt->stats);
 		kfree(vtt);
 		return NULL;
 	}
@@ -90,14 +95,15 @@ static void vmgpu_ttm_tt_unpopulate(struct ttm_device *bdev, struct ttm_tt *tt)
 {
 	struct vmgpu_device *vdev = container_of(bdev, struct vmgpu_device, ttm);
 
-	if (vmgpu_ttm_tt_notifies_unmap(vdev, tt))
-		vmgpu_notify_iommu_unmap(vdev, tt);
+	if (vmgpu_ttm_tt_notifies_unmap(vdev, tt) && !vmgpu_notify_iommu_unmap(vdev, tt))
+		vmgpu_stats_count(to_vmgpu_tt(tt)->stats, VMGPU_STATS_NOTIFY_IOMMU_UNMAP);
 	ttm_pool_free(&bdev->pool, tt);
 }
 
 static void vmgpu_ttm_tt_destroy(struct ttm_device *bdev, struct ttm_tt *tt)
 {
 	ttm_tt_fini(tt);
+	vmgpu_stats_put(to_vmgpu_tt(tt)->stats);
 	kfree(to_vmgpu_tt(tt));
 }
 
@@ -123,6 +129,18 @@ static u32 vmgpu_ttm_trace_segment(struct vmgpu_device *vdev,
 	if (res->mem_type == TTM_PL_TT)
 		return vmgpu_gart_res_offset(res, &offset) ? vdev->num_segments + 1 : 0;
 	return res->mem_type - VMGPU_TTM_FIRST_SEGMENT + 1;
+}
+
+/*
+ * The fdinfo region of a backing (vmgpu_stats.c): its segment id, or -1
+ * for the temporary system pages of a move out of VRAM, which the move
+ * counts from VRAM to its destination.
+ */
+static int vmgpu_ttm_stats_region(struct vmgpu_device *vdev, struct ttm_resource *res)
+{
+	if (res && (res->placement & TTM_PL_FLAG_TEMPORARY))
+		return -1;
+	return vmgpu_ttm_trace_segment(vdev, res);
 }
 
 /*
@@ -168,6 +186,8 @@ static int vmgpu_ttm_move_by_device(struct ttm_buffer_object *tbo, bool evict,
 	} else if (vbo) {
 		vmgpu_bo_set_paging(vbo, fence, !clear);
 		vmgpu_swizzle_moved(vbo, new_mem->mem_type, flags);
+		if (notify)
+			vmgpu_stats_count(vbo->stats, VMGPU_STATS_NOTIFY_EVICTION);
 	}
 	dma_fence_put(fence);
 	return ret;
@@ -291,12 +311,21 @@ static int vmgpu_ttm_move(struct ttm_buffer_object *tbo, bool evict,
 			  struct ttm_resource *new_mem, struct ttm_place *hop)
 {
 	struct vmgpu_device *vdev = vmgpu_tbo_device(tbo);
+	struct ttm_resource *old_mem = tbo->resource;
+	int from = vmgpu_ttm_stats_region(vdev, old_mem);
 	int ret;
 
 	trace_vmgpu_bo_move(tbo, tbo->base.size,
 			    vmgpu_ttm_trace_segment(vdev, tbo->resource),
 			    vmgpu_ttm_trace_segment(vdev, new_mem), evict);
 	ret = vmgpu_ttm_move_backing(tbo, evict, ctx, new_mem, hop);
+	if (!ret && vmgpu_bo_is_vmgpu(tbo)) {
+		to_vmgpu_bo(tbo)->moves++;
+		/* A first backing is not paged in. */
+		if (old_mem)
+			vmgpu_stats_move(to_vmgpu_bo(tbo)->stats, from,
+					 vmgpu_ttm_stats_region(vdev, new_mem), tbo->base.size);
+	}
 	/*
 	 * TTM revoked the CPU mappings; the host-aperture entries go with the
 	 * old pages. A move that failed or hops first leaves the allocation
