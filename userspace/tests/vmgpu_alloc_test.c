@@ -45,19 +45,6 @@ FIXTURE_TEARDOWN(alloc)
 	vmgpu_device_unref(self->dev);
 }
 
-static int create(vmgpu_device *dev, uint64_t size, uint32_t flags,
-		  uint32_t segments, uint32_t preferred, vmgpu_bo **bo)
-{
-	struct vmgpu_bo_create_info info = {
-		.size = size,
-		.flags = flags,
-		.segments = segments,
-		.preferred_segment = preferred,
-	};
-
-	return vmgpu_bo_create(dev, &info, bo);
-}
-
 /* GEM_CREATE as given; a handle it unexpectedly returns is closed again. */
 static int create_raw(vmgpu_device *dev, const struct drm_vmgpu_gem_create *in)
 {
@@ -122,7 +109,7 @@ TEST_F(alloc, create_info_close)
 	uint32_t handle;
 	vmgpu_bo *bo;
 
-	ASSERT_EQ(0, create(self->dev, MiB, 0, self->all, 1, &bo));
+	ASSERT_EQ(0, vmgpu_test_create(self->dev, MiB, 0, self->all, 1, &bo));
 	handle = vmgpu_bo_handle(bo);
 	EXPECT_NE(0, handle);
 	ASSERT_EQ(0, vmgpu_bo_info(bo, &info));
@@ -150,7 +137,7 @@ TEST_F(alloc, refcount)
 	vmgpu_bo *bo, *again;
 	uint32_t handle;
 
-	ASSERT_EQ(0, create(self->dev, MiB, 0, self->all, self->aperture, &bo));
+	ASSERT_EQ(0, vmgpu_test_create(self->dev, MiB, 0, self->all, self->aperture, &bo));
 	handle = vmgpu_bo_handle(bo);
 	again = vmgpu_bo_ref(bo);
 	ASSERT_EQ(bo, again);
@@ -173,13 +160,13 @@ TEST_F(alloc, flags_reported)
 	struct drm_vmgpu_gem_info info;
 	vmgpu_bo *bo;
 
-	ASSERT_EQ(0, create(self->dev, MiB, flags, self->all, 1, &bo));
+	ASSERT_EQ(0, vmgpu_test_create(self->dev, MiB, flags, self->all, 1, &bo));
 	ASSERT_EQ(0, vmgpu_bo_info(bo, &info));
 	EXPECT_EQ(flags, info.flags);
 	vmgpu_bo_unref(bo);
 
-	ASSERT_EQ(0, create(self->dev, MiB, DRM_VMGPU_ALLOC_CACHED,
-			    1u << self->aperture, self->aperture, &bo));
+	ASSERT_EQ(0, vmgpu_test_create(self->dev, MiB, DRM_VMGPU_ALLOC_CACHED,
+				       1u << self->aperture, self->aperture, &bo));
 	ASSERT_EQ(0, vmgpu_bo_info(bo, &info));
 	EXPECT_EQ(DRM_VMGPU_ALLOC_CACHED, info.flags);
 	vmgpu_bo_unref(bo);
@@ -193,7 +180,7 @@ TEST_F(alloc, placement_memory)
 	vmgpu_bo *bo;
 
 	for (id = 1; id < self->aperture; id++) {
-		ASSERT_EQ(0, create(self->dev, MiB, 0, self->all, id, &bo));
+		ASSERT_EQ(0, vmgpu_test_create(self->dev, MiB, 0, self->all, id, &bo));
 		ASSERT_EQ(0, vmgpu_bo_info(bo, &info));
 		EXPECT_EQ(id, info.segment_id);
 		/* Contiguous or not, only physically accessed ones get a reference. */
@@ -215,7 +202,7 @@ TEST_F(alloc, placement_aperture)
 	struct drm_vmgpu_gem_info info;
 	vmgpu_bo *bo;
 
-	ASSERT_EQ(0, create(self->dev, MiB, 0, self->all, self->aperture, &bo));
+	ASSERT_EQ(0, vmgpu_test_create(self->dev, MiB, 0, self->all, self->aperture, &bo));
 	ASSERT_EQ(0, vmgpu_bo_info(bo, &info));
 	EXPECT_EQ(0, info.segment_id);
 	/* System memory the device reaches: resident, not physical. */
@@ -223,8 +210,8 @@ TEST_F(alloc, placement_aperture)
 	EXPECT_EQ(0, info.offset);
 	vmgpu_bo_unref(bo);
 
-	ASSERT_EQ(0, create(self->dev, MiB, DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY,
-			    self->all, self->aperture, &bo));
+	ASSERT_EQ(0, vmgpu_test_create(self->dev, MiB, DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY,
+				       self->all, self->aperture, &bo));
 	ASSERT_EQ(0, vmgpu_bo_info(bo, &info));
 	EXPECT_EQ(self->aperture, info.segment_id);
 	EXPECT_TRUE(info.residency & DRM_VMGPU_RESIDENCY_PHYSICAL);
@@ -255,8 +242,8 @@ TEST_F(alloc, physical_in_memory)
 			vmgpu_bo *bo[2];
 
 			for (k = 0; k < 2; k++) {
-				ASSERT_EQ(0, create(self->dev, MiB, flags[f],
-						    1u << id, id, &bo[k]));
+				ASSERT_EQ(0, vmgpu_test_create(self->dev, MiB, flags[f],
+							       1u << id, id, &bo[k]));
 				ASSERT_EQ(0, vmgpu_bo_info(bo[k], &info[k]));
 				EXPECT_EQ(id, info[k].segment_id);
 				EXPECT_TRUE(info[k].residency &
@@ -301,11 +288,12 @@ TEST_F(alloc, top_down_beyond_the_bar)
 		 * that a smaller free block lies there; the buddy allocator's
 		 * default order would take it, only top-down does not.
 		 */
-		ASSERT_EQ(0, create(self->dev, MiB, DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY |
-				    DRM_VMGPU_ALLOC_CPU_ACCESS, 1u << id | 1u << self->aperture,
-				    id, &cpu));
-		ASSERT_EQ(0, create(self->dev, MiB, DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY,
-				    1u << id | 1u << self->aperture, id, &gpu));
+		ASSERT_EQ(0, vmgpu_test_create(self->dev, MiB,
+					       DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY |
+					       DRM_VMGPU_ALLOC_CPU_ACCESS,
+					       1u << id | 1u << self->aperture, id, &cpu));
+		ASSERT_EQ(0, vmgpu_test_create(self->dev, MiB, DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY,
+					       1u << id | 1u << self->aperture, id, &gpu));
 		ASSERT_EQ(0, vmgpu_bo_info(gpu, &info));
 		EXPECT_EQ(id, info.segment_id);
 		EXPECT_GE(info.offset, seg->cpu_visible_size);
@@ -338,8 +326,7 @@ TEST_F(alloc, size_rounding)
 	for (id = 1; id <= self->aperture; id++) {
 		page = vmgpu_test_segment(self->s, id)->page_size;
 		for (i = 0; i < 3; i++) {
-			ASSERT_EQ(0, create(self->dev, extra[i], 0, 1u << id, id,
-					    &bo));
+			ASSERT_EQ(0, vmgpu_test_create(self->dev, extra[i], 0, 1u << id, id, &bo));
 			EXPECT_EQ(round_up(extra[i], page), vmgpu_bo_size(bo))
 				TH_LOG("segment %u, %llu bytes asked", id,
 				       (unsigned long long)extra[i]);
@@ -348,7 +335,7 @@ TEST_F(alloc, size_rounding)
 	}
 
 	page = largest_page(self->s, self->all);
-	ASSERT_EQ(0, create(self->dev, 4096, 0, self->all, self->aperture, &bo));
+	ASSERT_EQ(0, vmgpu_test_create(self->dev, 4096, 0, self->all, self->aperture, &bo));
 	EXPECT_EQ(round_up(4096, page), vmgpu_bo_size(bo));
 	vmgpu_bo_unref(bo);
 }
@@ -382,8 +369,8 @@ TEST_F(alloc, used_accounting)
 		vmgpu_bo *bo;
 
 		ASSERT_EQ(0, vmgpu_test_segment_used(self->dev, c->where, &before));
-		ASSERT_EQ(0, create(self->dev, 4 * MiB, c->flags, c->set,
-				    c->preferred, &bo));
+		ASSERT_EQ(0, vmgpu_test_create(self->dev, 4 * MiB, c->flags, c->set,
+					       c->preferred, &bo));
 		ASSERT_EQ(0, vmgpu_bo_info(bo, &info));
 		EXPECT_EQ(c->where, info.segment_id);
 		ASSERT_EQ(0, vmgpu_test_segment_used(self->dev, c->where, &during));
@@ -530,7 +517,7 @@ TEST_F(alloc, mmap_needs_cpu_access)
 	void *cpu;
 	vmgpu_bo *bo;
 
-	ASSERT_EQ(0, create(self->dev, MiB, 0, self->all, self->aperture, &bo));
+	ASSERT_EQ(0, vmgpu_test_create(self->dev, MiB, 0, self->all, self->aperture, &bo));
 	args.handle = vmgpu_bo_handle(bo);
 	EXPECT_EQ(-EINVAL, vmgpu_test_ioctl(self->dev,
 					    DRM_IOCTL_VMGPU_GEM_MMAP_OFFSET,
@@ -546,8 +533,8 @@ TEST_F(alloc, rejects_bad_args)
 	struct drm_vmgpu_gem_info info, info_good = { 0 };
 	vmgpu_bo *bo;
 
-	ASSERT_EQ(0, create(self->dev, MiB, DRM_VMGPU_ALLOC_CPU_ACCESS,
-			    self->all, 1, &bo));
+	ASSERT_EQ(0, vmgpu_test_create(self->dev, MiB, DRM_VMGPU_ALLOC_CPU_ACCESS,
+				       self->all, 1, &bo));
 	info_good.handle = vmgpu_bo_handle(bo);
 	mmap_good.handle = vmgpu_bo_handle(bo);
 	resident_good.handle = vmgpu_bo_handle(bo);
@@ -607,8 +594,8 @@ TEST_F(alloc, map_and_make_resident)
 	uint64_t i, n;
 	vmgpu_bo *bo;
 
-	ASSERT_EQ(0, create(self->dev, MiB, DRM_VMGPU_ALLOC_CPU_ACCESS,
-			    self->all, 1, &bo));
+	ASSERT_EQ(0, vmgpu_test_create(self->dev, MiB, DRM_VMGPU_ALLOC_CPU_ACCESS,
+				       self->all, 1, &bo));
 	ASSERT_EQ(0, vmgpu_bo_map(bo, &cpu));
 	ASSERT_EQ(0, vmgpu_bo_map(bo, &again));
 	EXPECT_EQ(cpu, again);
@@ -638,8 +625,8 @@ TEST_F(alloc, evict_and_make_resident)
 	uint64_t i, n;
 	vmgpu_bo *bo;
 
-	ASSERT_EQ(0, create(self->dev, MiB, DRM_VMGPU_ALLOC_CPU_ACCESS,
-			    self->all, 1, &bo));
+	ASSERT_EQ(0, vmgpu_test_create(self->dev, MiB, DRM_VMGPU_ALLOC_CPU_ACCESS,
+				       self->all, 1, &bo));
 	ASSERT_EQ(0, vmgpu_bo_map(bo, (void **)&words));
 	n = vmgpu_bo_size(bo) / sizeof(*words);
 	for (i = 0; i < n; i++)
@@ -689,7 +676,7 @@ TEST_F(alloc, evict_out_of_reach)
 	if (visible)
 		flags = DRM_VMGPU_ALLOC_CPU_ACCESS;
 	id = visible ?: 1;
-	ASSERT_EQ(0, create(self->dev, MiB, flags, 1u << id, id, &bo));
+	ASSERT_EQ(0, vmgpu_test_create(self->dev, MiB, flags, 1u << id, id, &bo));
 	if (visible) {
 		ASSERT_EQ(0, vmgpu_bo_map(bo, (void **)&words));
 		n = vmgpu_bo_size(bo) / sizeof(*words);

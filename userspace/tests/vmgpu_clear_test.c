@@ -67,12 +67,6 @@ static void check_cleared(struct __test_metadata *_metadata, vmgpu_device *dev,
 			  uint32_t flags, uint32_t set, uint32_t preferred,
 			  uint32_t where)
 {
-	const struct vmgpu_bo_create_info create = {
-		.size = CLEAR_SIZE,
-		.flags = DRM_VMGPU_ALLOC_CPU_ACCESS | flags,
-		.segments = set,
-		.preferred_segment = preferred,
-	};
 	int round;
 
 	for (round = 0; round <= CLEAR_ROUNDS; round++) {
@@ -81,11 +75,12 @@ static void check_cleared(struct __test_metadata *_metadata, vmgpu_device *dev,
 		vmgpu_bo *bo;
 		void *cpu;
 
-		ASSERT_EQ(0, vmgpu_bo_create(dev, &create, &bo));
+		ASSERT_EQ(0, vmgpu_test_create(dev, CLEAR_SIZE, DRM_VMGPU_ALLOC_CPU_ACCESS | flags,
+					       set, preferred, &bo));
 		ASSERT_EQ(0, vmgpu_bo_info(bo, &info));
 		EXPECT_EQ(where, info.segment_id)
 			TH_LOG("flags %#x, preferred segment %u, round %d",
-			       create.flags, preferred, round);
+			       DRM_VMGPU_ALLOC_CPU_ACCESS | flags, preferred, round);
 		ASSERT_EQ(0, vmgpu_bo_map(bo, &cpu));
 		dirty = nonzero_bytes(cpu, CLEAR_SIZE, &first);
 		EXPECT_EQ(0, dirty)
@@ -164,19 +159,13 @@ static int traced_fills(void)
 static int fills_to_create(vmgpu_device *dev, uint32_t flags, uint32_t set,
 			   uint32_t preferred, uint32_t *where)
 {
-	const struct vmgpu_bo_create_info create = {
-		.size = CLEAR_SIZE,
-		.flags = flags,
-		.segments = set,
-		.preferred_segment = preferred,
-	};
 	struct drm_vmgpu_gem_info info;
 	vmgpu_bo *bo;
 	int ret;
 
 	ret = vmgpu_test_write_file(TRACING "/trace", "");
 	if (!ret)
-		ret = vmgpu_bo_create(dev, &create, &bo);
+		ret = vmgpu_test_create(dev, CLEAR_SIZE, flags, set, preferred, &bo);
 	if (ret)
 		return -1;
 	ret = vmgpu_bo_info_flags(bo, DRM_VMGPU_GEM_INFO_WAIT, &info);

@@ -243,18 +243,14 @@ static int probe_reaches(FIXTURE_DATA(coh) *self)
 
 TEST_F_TIMEOUT(coh, unmapped_entries_stay_unmapped_under_moves, 240)
 {
-	const struct vmgpu_bo_create_info moved_info = {
-		.size = SIZE,
-		.segments = 1u << 1 | 1u << vmgpu_test_aperture(self->dev),
-		.preferred_segment = 1,
-	};
 	int fd = vmgpu_device_fd(self->dev);
 	vmgpu_bo *moved, *victim;
 	vmgpu_context *gate;
 	uint32_t round, k;
 	void *victim_cpu;
 
-	ASSERT_EQ(0, vmgpu_bo_create(self->dev, &moved_info, &moved));
+	ASSERT_EQ(0, vmgpu_test_create(self->dev, SIZE, 0,
+				       1u << 1 | 1u << vmgpu_test_aperture(self->dev), 1, &moved));
 	for (k = 0; k < RACE_LEAVES; k++) {
 		ASSERT_EQ(0, vmgpu_vm_map(moved, 0, RACE_VA + k * LEAF_SPAN, SIZE, 0));
 	}

@@ -140,10 +140,6 @@ static int export(vmgpu_device *dev, vmgpu_bo *bo)
  */
 TEST(mmap_needs_cpu_access)
 {
-	struct vmgpu_bo_create_info cpu_info = {
-		.size = BO_SIZE,
-		.flags = DRM_VMGPU_ALLOC_CPU_ACCESS,
-	}, gpu_info = { .size = BO_SIZE };
 	struct drm_vmgpu_query_segments *s;
 	vmgpu_bo *before, *gpu_only, *after;
 	uint64_t lo, hi, off;
@@ -157,11 +153,11 @@ TEST(mmap_needs_cpu_access)
 	ASSERT_EQ(0, vmgpu_query_segments(dev, &s));
 	aperture = vmgpu_aperture_segment_id(s);
 	free(s);
-	cpu_info.segments = gpu_info.segments = 1u << aperture;
-	cpu_info.preferred_segment = gpu_info.preferred_segment = aperture;
-	ASSERT_EQ(0, vmgpu_bo_create(dev, &cpu_info, &before));
-	ASSERT_EQ(0, vmgpu_bo_create(dev, &gpu_info, &gpu_only));
-	ASSERT_EQ(0, vmgpu_bo_create(dev, &cpu_info, &after));
+	ASSERT_EQ(0, vmgpu_test_create(dev, BO_SIZE, DRM_VMGPU_ALLOC_CPU_ACCESS, 1u << aperture,
+				       aperture, &before));
+	ASSERT_EQ(0, vmgpu_test_create(dev, BO_SIZE, 0, 1u << aperture, aperture, &gpu_only));
+	ASSERT_EQ(0, vmgpu_test_create(dev, BO_SIZE, DRM_VMGPU_ALLOC_CPU_ACCESS, 1u << aperture,
+				       aperture, &after));
 
 	dmabuf = export(dev, gpu_only);
 	ASSERT_LE(0, dmabuf);
@@ -348,10 +344,6 @@ TEST_F_TIMEOUT(cpu, fault_waits_for_held_allocations, 120)
 {
 	struct sigaction on_bus = { .sa_handler = on_sigbus }, old_bus;
 	struct holder holders[HOLDERS] = { 0 };
-	struct vmgpu_bo_create_info info = {
-		.size = MOVER_SIZE,
-		.flags = DRM_VMGPU_ALLOC_CPU_ACCESS | DRM_VMGPU_ALLOC_SWIZZLED,
-	};
 	uint64_t seg_size = 0, used, hold_size, bad = 0, first = 0;
 	struct drm_vmgpu_query_device dev_info;
 	struct drm_vmgpu_gem_info gem;
@@ -366,10 +358,9 @@ TEST_F_TIMEOUT(cpu, fault_waits_for_held_allocations, 120)
 	seg = visible_segment(self->dev, &seg_size, &page_size);
 	if (!seg || !dev_info.host_aperture_size)
 		SKIP(return, "needs a memory segment the BAR shows whole, and a host aperture");
-	info.segments = 1u << seg | 1u << self->aperture;
-	info.preferred_segment = seg;
-	ASSERT_EQ(0, vmgpu_bo_create(self->dev, &info, &mover));
-	ASSERT_EQ(0, vmgpu_bo_map(mover, &mover_cpu));
+	ASSERT_EQ(0, vmgpu_test_create_mapped(self->dev, MOVER_SIZE, DRM_VMGPU_ALLOC_SWIZZLED,
+					      1u << seg | 1u << self->aperture, seg, &mover,
+					      &mover_cpu));
 	vmgpu_test_fill(mover_cpu, MOVER_SIZE, 0x5b05);
 	ASSERT_EQ(0, vmgpu_bo_evict(mover));
 	ASSERT_EQ(0, vmgpu_bo_info_flags(mover, DRM_VMGPU_GEM_INFO_WAIT, &gem));

@@ -75,19 +75,13 @@ static uint64_t used(FIXTURE_DATA(destroy) *self)
 static int create_physical(vmgpu_device *dev, uint32_t segment, uint32_t aperture,
 			   vmgpu_bo **bo, void **cpu, uint64_t *offset)
 {
-	const struct vmgpu_bo_create_info create = {
-		.size = DESTROY_SIZE,
-		.flags = DRM_VMGPU_ALLOC_CPU_ACCESS | DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY,
-		.segments = 1u << segment | 1u << aperture,
-		.preferred_segment = segment,
-	};
 	struct drm_vmgpu_gem_info info;
-	int ret = vmgpu_bo_create(dev, &create, bo);
+	int ret = vmgpu_test_create_mapped(dev, DESTROY_SIZE, DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY,
+					   1u << segment | 1u << aperture, segment, bo, cpu);
 
 	if (ret)
 		return ret;
-	ret = vmgpu_bo_info_flags(*bo, DRM_VMGPU_GEM_INFO_WAIT, &info) ?:
-	      vmgpu_bo_map(*bo, cpu);
+	ret = vmgpu_bo_info_flags(*bo, DRM_VMGPU_GEM_INFO_WAIT, &info);
 	if (!ret && (info.segment_id != segment ||
 		     !(info.residency & DRM_VMGPU_RESIDENCY_PHYSICAL)))
 		ret = -EFAULT;

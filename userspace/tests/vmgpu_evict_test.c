@@ -144,19 +144,10 @@ static int evict_child_run(struct evict_child *c, vmgpu_device *dev,
 	start = now();
 	for (idx = 0; idx < c->count; idx++) {
 		/* Spread the preference over the memory segments. */
-		const struct vmgpu_bo_create_info info = {
-			.size = EVICT_BO_SIZE,
-			.flags = DRM_VMGPU_ALLOC_CPU_ACCESS,
-			.segments = c->memory | 1u << c->aperture,
-			.preferred_segment = ids[(c->id + idx) % nids],
-		};
-
-		ret = vmgpu_bo_create(dev, &info, &bos[idx]);
+		ret = vmgpu_test_create_mapped(dev, EVICT_BO_SIZE, 0, c->memory | 1u << c->aperture,
+					       ids[(c->id + idx) % nids], &bos[idx], &cpu[idx]);
 		if (ret)
-			return child_failed(c, "create", ret);
-		ret = vmgpu_bo_map(bos[idx], &cpu[idx]);
-		if (ret)
-			return child_failed(c, "map", ret);
+			return child_failed(c, "create and map", ret);
 		vmgpu_test_fill(cpu[idx], EVICT_BO_SIZE, pattern_key(c->id, idx));
 	}
 	filled = now();
@@ -335,15 +326,10 @@ TEST_F_TIMEOUT(evict, physical_allocations_move_through_aperture, 180)
 	cpu = calloc(count, sizeof(*cpu));
 	ASSERT_TRUE(bos && cpu);
 	for (i = 0; i < count; i++) {
-		const struct vmgpu_bo_create_info info = {
-			.size = EVICT_BO_SIZE,
-			.flags = DRM_VMGPU_ALLOC_CPU_ACCESS | DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY,
-			.segments = self->memory | 1u << self->aperture,
-			.preferred_segment = 1,
-		};
-
-		ASSERT_EQ(0, vmgpu_bo_create(self->dev, &info, &bos[i]));
-		ASSERT_EQ(0, vmgpu_bo_map(bos[i], &cpu[i]));
+		ASSERT_EQ(0, vmgpu_test_create_mapped(self->dev, EVICT_BO_SIZE,
+						      DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY,
+						      self->memory | 1u << self->aperture, 1,
+						      &bos[i], &cpu[i]));
 		vmgpu_test_fill(cpu[i], EVICT_BO_SIZE, 0xa000 + i);
 	}
 	for (cycle = 0; cycle < 2; cycle++) {
@@ -404,15 +390,10 @@ TEST_F_TIMEOUT(evict, aperture_pressure, 180)
 	cpu = calloc(count, sizeof(*cpu));
 	ASSERT_TRUE(bos && cpu);
 	for (i = 0; i < count; i++) {
-		const struct vmgpu_bo_create_info create = {
-			.size = EVICT_BO_SIZE,
-			.flags = DRM_VMGPU_ALLOC_CPU_ACCESS | DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY,
-			.segments = 1u << self->aperture,
-			.preferred_segment = self->aperture,
-		};
-
-		ASSERT_EQ(0, vmgpu_bo_create(self->dev, &create, &bos[i]));
-		ASSERT_EQ(0, vmgpu_bo_map(bos[i], &cpu[i]));
+		ASSERT_EQ(0, vmgpu_test_create_mapped(self->dev, EVICT_BO_SIZE,
+						      DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY,
+						      1u << self->aperture, self->aperture,
+						      &bos[i], &cpu[i]));
 		vmgpu_test_fill(cpu[i], EVICT_BO_SIZE, 0xc000 + i);
 	}
 	for (i = 0; i < count; i++) {

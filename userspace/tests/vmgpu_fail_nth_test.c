@@ -62,14 +62,9 @@ static int op_make_resident(vmgpu_device *dev, vmgpu_bo *bo, uint32_t aperture)
 
 static int op_create(vmgpu_device *dev, vmgpu_bo *bo, uint32_t aperture)
 {
-	const struct vmgpu_bo_create_info info = {
-		.size = BO_SIZE,
-		.flags = DRM_VMGPU_ALLOC_CPU_ACCESS,
-		.segments = 1u << 1 | 1u << aperture,
-		.preferred_segment = 1,
-	};
 	vmgpu_bo *made;
-	int ret = vmgpu_bo_create(dev, &info, &made);
+	int ret = vmgpu_test_create(dev, BO_SIZE, DRM_VMGPU_ALLOC_CPU_ACCESS,
+				    1u << 1 | 1u << aperture, 1, &made);
 
 	if (!ret)
 		vmgpu_bo_unref(made);

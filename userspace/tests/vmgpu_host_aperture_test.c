@@ -83,19 +83,6 @@ FIXTURE_TEARDOWN(hap)
 	vmgpu_device_unref(self->dev);
 }
 
-static int create(vmgpu_device *dev, uint64_t size, uint32_t flags, uint32_t segments,
-		  uint32_t preferred, vmgpu_bo **bo)
-{
-	const struct vmgpu_bo_create_info info = {
-		.size = size,
-		.flags = flags,
-		.segments = segments,
-		.preferred_segment = preferred,
-	};
-
-	return vmgpu_bo_create(dev, &info, bo);
-}
-
 /* GEM_INFO: bo is in segment with exactly the residency flags given. */
 static void expect_where(struct __test_metadata *_metadata, vmgpu_bo *bo, uint32_t segment,
 			 uint32_t residency, const char *when)
@@ -403,7 +390,7 @@ TEST_F_TIMEOUT(hap, eviction_during_a_lock, 60)
 	vmgpu_test_fill(cpu, LOCKED_SIZE, p1);
 
 	ASSERT_EQ(0, vmgpu_device_open(&other));
-	ASSERT_EQ(0, create(other, self->inv_size, 0, 1u << self->inv, self->inv, &big));
+	ASSERT_EQ(0, vmgpu_test_create(other, self->inv_size, 0, 1u << self->inv, self->inv, &big));
 	ASSERT_EQ(0, vmgpu_bo_make_resident(big));
 	EXPECT_EQ(self->inv, segment_of(big));
 	expect_where(_metadata, x, SYSTEM, IN_SYSTEM, "evicted while locked");
@@ -451,8 +438,8 @@ TEST_F(hap, not_cpu_accessible_lock_rules)
 		 (seg->cpu_visible_size < seg->size ? DRM_VMGPU_RESIDENCY_CPU_INVISIBLE : 0);
 
 	/* The aperture in the set: locked in system memory. */
-	ASSERT_EQ(0, create(self->dev, SMALL_SIZE, 0, 1u << mem | 1u << self->aperture, mem,
-			    &n1));
+	ASSERT_EQ(0, vmgpu_test_create(self->dev, SMALL_SIZE, 0, 1u << mem | 1u << self->aperture,
+				       mem, &n1));
 	expect_where(_metadata, n1, mem, in_mem, "N1 created");
 	mmap_args.handle = vmgpu_bo_handle(n1);
 	EXPECT_EQ(-EINVAL, vmgpu_test_ioctl(self->dev, DRM_IOCTL_VMGPU_GEM_MMAP_OFFSET,
@@ -488,7 +475,7 @@ TEST_F(hap, not_cpu_accessible_lock_rules)
 	 * No aperture in the set: only lockable out of the device's reach,
 	 * and kept there, from MakeResident and from a job that maps it.
 	 */
-	ASSERT_EQ(0, create(self->dev, SMALL_SIZE, 0, 1u << mem, mem, &n2));
+	ASSERT_EQ(0, vmgpu_test_create(self->dev, SMALL_SIZE, 0, 1u << mem, mem, &n2));
 	expect_where(_metadata, n2, mem, in_mem, "N2 created");
 	ASSERT_EQ(0, vmgpu_context_create(self->dev, DRM_VMGPU_ENGINE_GPU_VA0, &ctx));
 	ASSERT_EQ(0, vmgpu_vm_map(n2, 0, VA, SMALL_SIZE, 0));
@@ -551,9 +538,9 @@ TEST_F(hap, cached_lock)
 	vmgpu_bo *bo;
 	void *cpu;
 
-	ASSERT_EQ(0, create(self->dev, SMALL_SIZE,
-			    DRM_VMGPU_ALLOC_CACHED | DRM_VMGPU_ALLOC_CPU_ACCESS,
-			    1u << self->aperture, self->aperture, &bo));
+	ASSERT_EQ(0, vmgpu_test_create(self->dev, SMALL_SIZE,
+				       DRM_VMGPU_ALLOC_CACHED | DRM_VMGPU_ALLOC_CPU_ACCESS,
+				       1u << self->aperture, self->aperture, &bo));
 	expect_where(_metadata, bo, SYSTEM, IN_SYSTEM, "created");
 	ASSERT_EQ(0, vmgpu_bo_lock(bo, DRM_VMGPU_LOCK_DO_NOT_EVICT, &cpu));
 	expect_where(_metadata, bo, SYSTEM, IN_SYSTEM, "locked");

@@ -162,11 +162,6 @@ TEST_F(lock, bad_arguments)
 {
 	struct drm_vmgpu_gem_lock args = { .handle = vmgpu_bo_handle(self->bo) };
 	struct drm_vmgpu_gem_unlock unlock = { .handle = vmgpu_bo_handle(self->bo) };
-	const struct vmgpu_bo_create_info info = {
-		.size = 64 * 1024,
-		.segments = 1u << 1,
-		.preferred_segment = 1,
-	};
 	vmgpu_bo *hidden;
 
 	args.flags = 1u << 5;
@@ -181,7 +176,7 @@ TEST_F(lock, bad_arguments)
 	args = (struct drm_vmgpu_gem_lock){ .handle = 0x7fffff };
 	EXPECT_EQ(-ENOENT, vmgpu_test_ioctl(self->dev, DRM_IOCTL_VMGPU_GEM_LOCK, &args));
 	/* Not CPU-accessible, in VRAM, never allowed into system memory. */
-	ASSERT_EQ(0, vmgpu_bo_create(self->dev, &info, &hidden));
+	ASSERT_EQ(0, vmgpu_test_create(self->dev, 64 * 1024, 0, 1u << 1, 1, &hidden));
 	EXPECT_EQ(-EINVAL, vmgpu_bo_lock(hidden, 0, NULL));
 	vmgpu_bo_unref(hidden);
 	/* None of the failed calls left a lock behind. */

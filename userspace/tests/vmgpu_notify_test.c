@@ -101,20 +101,9 @@ static uint64_t chunks_for(FIXTURE_DATA(notify) *self, uint64_t size)
 static int create_mapped(FIXTURE_DATA(notify) *self, uint64_t size, uint32_t flags,
 			 int physical, vmgpu_bo **bo, uint32_t **cpu)
 {
-	const struct vmgpu_bo_create_info info = {
-		.size = size,
-		.flags = DRM_VMGPU_ALLOC_CPU_ACCESS | flags |
-			 (physical ? DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY : 0),
-		.segments = 1u << self->aperture,
-		.preferred_segment = self->aperture,
-	};
-	int ret = vmgpu_bo_create(self->dev, &info, bo);
-
-	if (!ret)
-		ret = vmgpu_bo_map(*bo, (void **)cpu);
-	if (!ret)
-		ret = vmgpu_vm_map(*bo, 0, VA, size, 0);
-	return ret;
+	return vmgpu_test_create_at_va(self->dev, size,
+				       flags | (physical ? DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY : 0),
+				       1u << self->aperture, self->aperture, VA, bo, (void **)cpu);
 }
 
 /* Unmapped from the VA space and closed: nothing keeps it any more. */
@@ -364,15 +353,10 @@ TEST_F(notify, nonresident_eviction_queues_the_notification)
 TEST_F(notify, none_for_eviction_from_memory_segment)
 {
 	const uint64_t size = 64 * 1024;
-	const struct vmgpu_bo_create_info create = {
-		.size = size,
-		.flags = DRM_VMGPU_ALLOC_NOTIFY_EVICTION,
-		.segments = 1u << 1 | 1u << self->aperture,
-		.preferred_segment = 1,
-	};
 	vmgpu_bo *bo;
 
-	ASSERT_EQ(0, vmgpu_bo_create(self->dev, &create, &bo));
+	ASSERT_EQ(0, vmgpu_test_create(self->dev, size, DRM_VMGPU_ALLOC_NOTIFY_EVICTION,
+				       1u << 1 | 1u << self->aperture, 1, &bo));
 	ASSERT_EQ(1, segment_of(bo));
 	ASSERT_EQ(0, trace_start());
 	ASSERT_EQ(0, vmgpu_bo_evict_flags(bo, DRM_VMGPU_EVICT_NONRESIDENT));
@@ -512,17 +496,13 @@ TEST_F(notify, iommu_unmap_waits_for_earlier_paging)
 TEST_F(notify, iommu_unmap_leaves_no_dirty_line)
 {
 	const uint64_t size = 256 * 1024, evict = 8 << 20, big_va = VA + (1ull << 32);
-	const struct vmgpu_bo_create_info big_info = {
-		.size = evict,
-		.segments = 1u << self->aperture,
-		.preferred_segment = self->aperture,
-	};
 	int fd = vmgpu_device_fd(self->dev);
 	vmgpu_bo *bo, *big;
 	union vmgpu_cmd cmd;
 	uint32_t *cpu;
 
-	ASSERT_EQ(0, vmgpu_bo_create(self->dev, &big_info, &big));
+	ASSERT_EQ(0, vmgpu_test_create(self->dev, evict, 0, 1u << self->aperture, self->aperture,
+				       &big));
 	ASSERT_EQ(0, vmgpu_vm_map(big, 0, big_va, evict, 0));
 	ASSERT_EQ(0, create_mapped(self, size, DRM_VMGPU_ALLOC_NOTIFY_IOMMU_UNMAP, 0, &bo, &cpu));
 	/* Both resident and mapped for the device: no move comes later. */
@@ -551,17 +531,13 @@ TEST_F(notify, iommu_unmap_leaves_no_dirty_line)
 TEST_F(notify, move_into_memory_segment_notifies_first)
 {
 	const uint64_t size = 128 * 1024;
-	const struct vmgpu_bo_create_info create = {
-		.size = size,
-		.flags = DRM_VMGPU_ALLOC_CPU_ACCESS | DRM_VMGPU_ALLOC_NOTIFY_EVICTION,
-		.segments = 1u << 1 | 1u << self->aperture,
-		.preferred_segment = 1,
-	};
 	int64_t start, took;
 	vmgpu_bo *bo;
 	uint32_t *cpu;
 
-	ASSERT_EQ(0, vmgpu_bo_create(self->dev, &create, &bo));
+	ASSERT_EQ(0, vmgpu_test_create(self->dev, size,
+				       DRM_VMGPU_ALLOC_CPU_ACCESS | DRM_VMGPU_ALLOC_NOTIFY_EVICTION,
+				       1u << 1 | 1u << self->aperture, 1, &bo));
 	ASSERT_EQ(0, vmgpu_bo_evict(bo));
 	ASSERT_NE(1, segment_of(bo));
 	ASSERT_EQ(0, vmgpu_bo_map(bo, (void **)&cpu));
@@ -589,19 +565,15 @@ TEST_F(notify, move_into_memory_segment_notifies_first)
 TEST_F(notify, iommu_unmap_of_pages_left_by_a_move)
 {
 	const uint64_t size = 128 * 1024;
-	const struct vmgpu_bo_create_info create = {
-		.size = size,
-		.flags = DRM_VMGPU_ALLOC_CPU_ACCESS | DRM_VMGPU_ALLOC_NOTIFY_IOMMU_UNMAP,
-		.segments = 1u << 1 | 1u << self->aperture,
-		.preferred_segment = 1,
-	};
 	int iommu = !!(self->info.flags & DRM_VMGPU_DEVICE_IOMMU_DMA);
 	struct drm_vmgpu_gem_info info;
 	uint64_t used;
 	vmgpu_bo *bo;
 	uint32_t *cpu;
 
-	ASSERT_EQ(0, vmgpu_bo_create(self->dev, &create, &bo));
+	ASSERT_EQ(0, vmgpu_test_create(self->dev, size, DRM_VMGPU_ALLOC_CPU_ACCESS |
+				       DRM_VMGPU_ALLOC_NOTIFY_IOMMU_UNMAP,
+				       1u << 1 | 1u << self->aperture, 1, &bo));
 	ASSERT_EQ(0, vmgpu_bo_evict(bo));
 	ASSERT_NE(1, segment_of(bo));
 	ASSERT_EQ(0, vmgpu_bo_map(bo, (void **)&cpu));
@@ -623,15 +595,11 @@ TEST_F(notify, iommu_unmap_of_pages_left_by_a_move)
 /* Evict takes only DRM_VMGPU_EVICT_NONRESIDENT; MakeResident no flag. */
 TEST_F(notify, evict_flags_checked)
 {
-	const struct vmgpu_bo_create_info create = {
-		.size = PAGE,
-		.segments = 1u << self->aperture,
-		.preferred_segment = self->aperture,
-	};
 	struct drm_vmgpu_gem_make_resident args = { 0 };
 	vmgpu_bo *bo;
 
-	ASSERT_EQ(0, vmgpu_bo_create(self->dev, &create, &bo));
+	ASSERT_EQ(0, vmgpu_test_create(self->dev, PAGE, 0, 1u << self->aperture, self->aperture,
+				       &bo));
 	args.handle = vmgpu_bo_handle(bo);
 	args.flags = DRM_VMGPU_EVICT_NONRESIDENT << 1;
 	EXPECT_EQ(-EINVAL, vmgpu_test_ioctl(self->dev, DRM_IOCTL_VMGPU_GEM_EVICT, &args));
@@ -703,15 +671,11 @@ TEST_F_TIMEOUT(notify, paging_ops_in_chunks_of_the_paging_va, 120)
 {
 	uint64_t pva = self->info.paging_va_size, half = pva / 2 / PAGE * PAGE;
 	uint64_t size = 2 * pva + PAGE;
-	const struct vmgpu_bo_create_info create = {
-		.size = size,
-		.segments = 1u << 1 | 1u << self->aperture,
-		.preferred_segment = 1,
-	};
 	vmgpu_bo *bo;
 
 	ASSERT_EQ(0, paging_trace_start());
-	ASSERT_EQ(0, vmgpu_bo_create(self->dev, &create, &bo));
+	ASSERT_EQ(0, vmgpu_test_create(self->dev, size, 0, 1u << 1 | 1u << self->aperture, 1,
+				       &bo));
 	ASSERT_EQ(1, segment_of(bo));
 	/* Rounded to the segment's pages, still just over twice the VA. */
 	size = vmgpu_bo_size(bo);

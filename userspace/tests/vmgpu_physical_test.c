@@ -74,23 +74,6 @@ static struct drm_vmgpu_patch patch(uint32_t cmd, uint32_t which, uint32_t alloc
 					 .offset = offset };
 }
 
-/* An AccessedPhysically, CPU-accessible allocation in the given set. */
-static int create_physical(vmgpu_device *dev, uint32_t segments, uint32_t preferred,
-			   uint32_t extra_flags, vmgpu_bo **bo, uint8_t **cpu)
-{
-	const struct vmgpu_bo_create_info info = {
-		.size = PHYS_SIZE,
-		.flags = DRM_VMGPU_ALLOC_CPU_ACCESS | extra_flags,
-		.segments = segments,
-		.preferred_segment = preferred,
-	};
-	int ret = vmgpu_bo_create(dev, &info, bo);
-
-	if (!ret)
-		ret = vmgpu_bo_map(*bo, (void **)cpu);
-	return ret;
-}
-
 static int run_physical(FIXTURE_DATA(physical) *self, const union vmgpu_cmd *cmds,
 			uint32_t n, vmgpu_bo *const *allocs, uint32_t num_allocs,
 			const struct drm_vmgpu_patch *patches, uint32_t num_patches)
@@ -123,10 +106,13 @@ TEST_F(physical, patched_references_reach_both_kinds_of_segment)
 	uint8_t *x_cpu, *y_cpu;
 	vmgpu_bo *list[2];
 
-	ASSERT_EQ(0, create_physical(self->dev, self->set, self->segment,
-				     DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY, &list[0], &x_cpu));
-	ASSERT_EQ(0, create_physical(self->dev, 1u << self->aperture, self->aperture,
-				     DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY, &list[1], &y_cpu));
+	ASSERT_EQ(0, vmgpu_test_create_mapped(self->dev, PHYS_SIZE,
+					      DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY, self->set,
+					      self->segment, &list[0], (void **)&x_cpu));
+	ASSERT_EQ(0, vmgpu_test_create_mapped(self->dev, PHYS_SIZE,
+					      DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY,
+					      1u << self->aperture, self->aperture, &list[1],
+					      (void **)&y_cpu));
 	ASSERT_EQ(self->segment, segment_of(list[0]));
 	ASSERT_EQ(self->aperture, segment_of(list[1]));
 	memset(y_cpu, 0, PHYS_SIZE);
@@ -157,11 +143,14 @@ TEST_F(physical, evicted_allocation_made_resident_and_patched)
 	 * A segment the BAR does not cover wholly needs the aperture in the
 	 * set of a CPU-accessible allocation: Evict then maps it there.
 	 */
-	ASSERT_EQ(0, create_physical(self->dev, self->fully_visible ?
-				     1u << self->segment : self->set, self->segment,
-				     DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY, &list[0], &x_cpu));
-	ASSERT_EQ(0, create_physical(self->dev, 1u << self->aperture, self->aperture,
-				     DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY, &list[1], &y_cpu));
+	ASSERT_EQ(0, vmgpu_test_create_mapped(self->dev, PHYS_SIZE,
+					      DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY,
+					      self->fully_visible ? 1u << self->segment : self->set,
+					      self->segment, &list[0], (void **)&x_cpu));
+	ASSERT_EQ(0, vmgpu_test_create_mapped(self->dev, PHYS_SIZE,
+					      DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY,
+					      1u << self->aperture, self->aperture, &list[1],
+					      (void **)&y_cpu));
 	vmgpu_test_fill(x_cpu, PHYS_SIZE, 0xe71c7ed);
 	ASSERT_EQ(0, vmgpu_bo_evict(list[0]));
 	ASSERT_EQ(0, vmgpu_bo_info_flags(list[0], DRM_VMGPU_GEM_INFO_WAIT, &info));
@@ -194,10 +183,11 @@ TEST_F(physical, bad_submissions_refused_whole)
 	vmgpu_bo *list[2];
 	int i;
 
-	ASSERT_EQ(0, create_physical(self->dev, self->set, self->segment,
-				     DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY, &list[0], &x_cpu));
-	ASSERT_EQ(0, create_physical(self->dev, self->set, self->segment, 0,
-				     &list[1], &z_cpu));
+	ASSERT_EQ(0, vmgpu_test_create_mapped(self->dev, PHYS_SIZE,
+					      DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY, self->set,
+					      self->segment, &list[0], (void **)&x_cpu));
+	ASSERT_EQ(0, vmgpu_test_create_mapped(self->dev, PHYS_SIZE, 0, self->set, self->segment,
+					      &list[1], (void **)&z_cpu));
 	memset(x_cpu, 0x3c, PHYS_SIZE);
 
 	for (i = 0; i < 6; i++) {
@@ -255,8 +245,9 @@ TEST_F(physical, gpu_va_engine_takes_no_list)
 	vmgpu_bo *x;
 
 	ASSERT_EQ(0, vmgpu_context_create(self->dev, DRM_VMGPU_ENGINE_GPU_VA0, &gpuva));
-	ASSERT_EQ(0, create_physical(self->dev, self->set, self->segment,
-				     DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY, &x, &x_cpu));
+	ASSERT_EQ(0, vmgpu_test_create_mapped(self->dev, PHYS_SIZE,
+					      DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY, self->set,
+					      self->segment, &x, (void **)&x_cpu));
 	EXPECT_EQ(-EINVAL, vmgpu_context_submit_physical(gpuva, &cmd, 1, &x, 1, &p, 0,
 							 NULL, 0, NULL));
 	EXPECT_EQ(0, vmgpu_context_submit_physical(gpuva, &cmd, 1, NULL, 0, NULL, 0,

@@ -134,11 +134,8 @@ static inline uint64_t count_not(const void *buf, uint64_t size, uint32_t patter
 static inline int make_mapped(vmgpu_device *dev, uint32_t id, uint32_t aperture,
 		       uint64_t va, uint64_t size, vmgpu_bo **bo, void **cpu)
 {
-	int ret = vmgpu_test_create_mappable(dev, id, aperture, size, bo, cpu);
-
-	if (!ret)
-		ret = vmgpu_vm_map(*bo, 0, va, size, 0);
-	return ret;
+	return vmgpu_test_create_at_va(dev, size, 0, 1u << id | 1u << aperture, id, va,
+				       bo, cpu);
 }
 
 /*
@@ -149,19 +146,8 @@ static inline int make_mapped_in_aperture(vmgpu_device *dev, uint32_t aperture,
 				   uint64_t va, uint64_t size, vmgpu_bo **bo,
 				   void **cpu)
 {
-	const struct vmgpu_bo_create_info info = {
-		.size = size,
-		.flags = DRM_VMGPU_ALLOC_CPU_ACCESS | DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY,
-		.segments = 1u << aperture,
-		.preferred_segment = aperture,
-	};
-	int ret = vmgpu_bo_create(dev, &info, bo);
-
-	if (!ret)
-		ret = vmgpu_bo_map(*bo, cpu);
-	if (!ret)
-		ret = vmgpu_vm_map(*bo, 0, va, size, 0);
-	return ret;
+	return vmgpu_test_create_at_va(dev, size, DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY,
+				       1u << aperture, aperture, va, bo, cpu);
 }
 
 static inline uint32_t segment_of(vmgpu_bo *bo)

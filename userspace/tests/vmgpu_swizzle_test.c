@@ -63,24 +63,11 @@ FIXTURE_TEARDOWN(swz)
 	vmgpu_device_unref(self->dev);
 }
 
-static int create(vmgpu_device *dev, uint32_t flags, uint32_t segments, uint32_t preferred,
-		  uint64_t size, vmgpu_bo **bo)
-{
-	const struct vmgpu_bo_create_info info = {
-		.size = size,
-		.flags = flags,
-		.segments = segments,
-		.preferred_segment = preferred,
-	};
-
-	return vmgpu_bo_create(dev, &info, bo);
-}
-
 /* A CPU-accessible allocation in the first memory segment, at SWZ_VA. */
 static int make_target(FIXTURE_DATA(swz) *self, uint32_t flags, vmgpu_bo **bo)
 {
-	int ret = create(self->dev, DRM_VMGPU_ALLOC_CPU_ACCESS | flags,
-			 1u << self->mem | 1u << self->aperture, self->mem, SWZ_SIZE, bo);
+	int ret = vmgpu_test_create(self->dev, SWZ_SIZE, DRM_VMGPU_ALLOC_CPU_ACCESS | flags,
+				    1u << self->mem | 1u << self->aperture, self->mem, bo);
 
 	if (!ret)
 		ret = vmgpu_vm_map(*bo, 0, SWZ_VA, SWZ_SIZE, 0);
@@ -148,9 +135,10 @@ static uint32_t lock_fillers(FIXTURE_DATA(swz) *self, vmgpu_bo **fillers)
 	uint32_t n = self->info.host_aperture_size / FILLER_SIZE, i;
 
 	for (i = 0; i < n && i < MAX_FILLERS; i++) {
-		if (create(self->dev, DRM_VMGPU_ALLOC_CPU_ACCESS | DRM_VMGPU_ALLOC_SWIZZLED,
-			   1u << self->mem | 1u << self->aperture, self->mem, FILLER_SIZE,
-			   &fillers[i]) ||
+		if (vmgpu_test_create(self->dev, FILLER_SIZE,
+				      DRM_VMGPU_ALLOC_CPU_ACCESS | DRM_VMGPU_ALLOC_SWIZZLED,
+				      1u << self->mem | 1u << self->aperture, self->mem,
+				      &fillers[i]) ||
 		    vmgpu_bo_lock(fillers[i], DRM_VMGPU_LOCK_DO_NOT_EVICT, NULL))
 			break;
 	}
@@ -304,12 +292,6 @@ TEST_F(swz, eviction_during_a_lock_is_invisible)
 TEST_F(swz, cpu_and_gpu_never_at_once)
 {
 	const union vmgpu_cmd cmd = cmd_transfer(SWZ_VA, PROBE_VA, SWZ_SIZE);
-	const struct vmgpu_bo_create_info aperture_only = {
-		.size = SWZ_SIZE,
-		.flags = DRM_VMGPU_ALLOC_CPU_ACCESS | DRM_VMGPU_ALLOC_SWIZZLED,
-		.segments = 1u << self->aperture,
-		.preferred_segment = self->aperture,
-	};
 	int fd = vmgpu_device_fd(self->dev);
 	vmgpu_bo *bo, *bad;
 
@@ -322,7 +304,9 @@ TEST_F(swz, cpu_and_gpu_never_at_once)
 	drop_target(self, bo);
 
 	/* Swizzled is a memory segment's layout. */
-	EXPECT_EQ(-EINVAL, vmgpu_bo_create(self->dev, &aperture_only, &bad));
+	EXPECT_EQ(-EINVAL, vmgpu_test_create(self->dev, SWZ_SIZE,
+					     DRM_VMGPU_ALLOC_CPU_ACCESS | DRM_VMGPU_ALLOC_SWIZZLED,
+					     1u << self->aperture, self->aperture, &bad));
 }
 
 TEST_HARNESS_MAIN

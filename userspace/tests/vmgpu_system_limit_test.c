@@ -97,16 +97,9 @@ FIXTURE_TEARDOWN(limit)
 /* A CPU-accessible allocation in system memory only, filled with key @i. */
 static int create_system(FIXTURE_DATA(limit) *self, uint32_t i)
 {
-	const struct vmgpu_bo_create_info info = {
-		.size = BO_SIZE,
-		.flags = DRM_VMGPU_ALLOC_CPU_ACCESS,
-		.segments = 1u << self->aperture,
-		.preferred_segment = self->aperture,
-	};
-	int ret = vmgpu_bo_create(self->dev, &info, &self->bos[i]);
+	int ret = vmgpu_test_create_mapped(self->dev, BO_SIZE, 0, 1u << self->aperture,
+					   self->aperture, &self->bos[i], &self->cpu[i]);
 
-	if (!ret)
-		ret = vmgpu_bo_map(self->bos[i], &self->cpu[i]);
 	if (!ret)
 		vmgpu_test_fill(self->cpu[i], BO_SIZE, 0x5157 + i);
 	return ret;
@@ -155,15 +148,11 @@ TEST_F(limit, resident_beyond_the_limit_evicts_lru)
 /* No more than the limit in system memory only; in VRAM it may be larger. */
 TEST_F(limit, larger_than_the_limit_refused)
 {
-	struct vmgpu_bo_create_info info = {
-		.size = LIMIT_MB * MiB + BO_SIZE,
-		.segments = 1u << self->aperture,
-		.preferred_segment = self->aperture,
-	};
+	const uint32_t ap = self->aperture;
 
-	EXPECT_EQ(-E2BIG, vmgpu_bo_create(self->dev, &info, &self->bos[0]));
-	info.size = LIMIT_MB * MiB;
-	ASSERT_EQ(0, vmgpu_bo_create(self->dev, &info, &self->bos[0]));
+	EXPECT_EQ(-E2BIG, vmgpu_test_create(self->dev, LIMIT_MB * MiB + BO_SIZE, 0, 1u << ap, ap,
+					    &self->bos[0]));
+	ASSERT_EQ(0, vmgpu_test_create(self->dev, LIMIT_MB * MiB, 0, 1u << ap, ap, &self->bos[0]));
 	ASSERT_EQ(0, vmgpu_bo_make_resident(self->bos[0]));
 	EXPECT_TRUE(resident(self->bos[0]));
 }

@@ -281,24 +281,57 @@ uint64_t vmgpu_test_nonzero(const void *buf, uint64_t size, uint64_t *first)
 	return count;
 }
 
-int vmgpu_test_create_mappable(vmgpu_device *dev, uint32_t id, uint32_t aperture,
-			       uint64_t size, vmgpu_bo **bo, void **cpu)
+int vmgpu_test_create(vmgpu_device *dev, uint64_t size, uint32_t flags,
+		      uint32_t segments, uint32_t preferred, vmgpu_bo **bo)
 {
 	const struct vmgpu_bo_create_info info = {
 		.size = size,
-		.flags = DRM_VMGPU_ALLOC_CPU_ACCESS,
-		.segments = 1u << id | 1u << aperture,
-		.preferred_segment = id,
+		.flags = flags,
+		.segments = segments,
+		.preferred_segment = preferred,
 	};
-	int ret;
 
-	ret = vmgpu_bo_create(dev, &info, bo);
+	return vmgpu_bo_create(dev, &info, bo);
+}
+
+int vmgpu_test_create_mapped(vmgpu_device *dev, uint64_t size, uint32_t flags,
+			     uint32_t segments, uint32_t preferred, vmgpu_bo **bo,
+			     void **cpu)
+{
+	int ret = vmgpu_test_create(dev, size, DRM_VMGPU_ALLOC_CPU_ACCESS | flags,
+				    segments, preferred, bo);
+
 	if (ret)
 		return ret;
 	ret = vmgpu_bo_map(*bo, cpu);
-	if (ret)
+	if (ret) {
+		/* NULL, so that a fixture's teardown may unref it all the same. */
 		vmgpu_bo_unref(*bo);
+		*bo = NULL;
+	}
 	return ret;
+}
+
+int vmgpu_test_create_at_va(vmgpu_device *dev, uint64_t size, uint32_t flags,
+			    uint32_t segments, uint32_t preferred, uint64_t va,
+			    vmgpu_bo **bo, void **cpu)
+{
+	int ret = vmgpu_test_create_mapped(dev, size, flags, segments, preferred, bo, cpu);
+
+	if (ret)
+		return ret;
+	ret = vmgpu_vm_map(*bo, 0, va, size, 0);
+	if (ret) {
+		vmgpu_bo_unref(*bo);
+		*bo = NULL;
+	}
+	return ret;
+}
+
+int vmgpu_test_create_mappable(vmgpu_device *dev, uint32_t id, uint32_t aperture,
+			       uint64_t size, vmgpu_bo **bo, void **cpu)
+{
+	return vmgpu_test_create_mapped(dev, size, 0, 1u << id | 1u << aperture, id, bo, cpu);
 }
 
 int vmgpu_test_dirty_segment(vmgpu_device *dev, uint32_t id, uint32_t aperture,

@@ -102,6 +102,18 @@ int vmgpu_test_dirty_segment(vmgpu_device *dev, uint32_t id, uint32_t aperture,
 			     uint64_t bytes);
 /* mmap() read-write and unmap again: 0, or the errno mmap() failed with. */
 int vmgpu_test_try_mmap(int fd, uint64_t size, uint64_t offset);
+
+/* An allocation in segments (bit n = id n), preferring segment preferred. */
+int vmgpu_test_create(vmgpu_device *dev, uint64_t size, uint32_t flags,
+		      uint32_t segments, uint32_t preferred, vmgpu_bo **bo);
+/* The same with CPU access added to flags, mapped at *cpu; none left on failure. */
+int vmgpu_test_create_mapped(vmgpu_device *dev, uint64_t size, uint32_t flags,
+			     uint32_t segments, uint32_t preferred, vmgpu_bo **bo,
+			     void **cpu);
+/* vmgpu_test_create_mapped(), and bound whole at GPU VA va of dev's VM. */
+int vmgpu_test_create_at_va(vmgpu_device *dev, uint64_t size, uint32_t flags,
+			    uint32_t segments, uint32_t preferred, uint64_t va,
+			    vmgpu_bo **bo, void **cpu);
 /* A CPU-accessible allocation preferring segment id, the aperture allowed. */
 int vmgpu_test_create_mappable(vmgpu_device *dev, uint32_t id, uint32_t aperture,
 			       uint64_t size, vmgpu_bo **bo, void **cpu);

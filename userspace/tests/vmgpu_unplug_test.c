@@ -48,18 +48,9 @@ struct held {
 static int hold(vmgpu_device *dev, struct held *h, const char *what, uint32_t flags,
 		uint32_t set, uint32_t preferred, uint64_t key)
 {
-	const struct vmgpu_bo_create_info info = {
-		.size = BO_SIZE,
-		.flags = DRM_VMGPU_ALLOC_CPU_ACCESS | flags,
-		.segments = set,
-		.preferred_segment = preferred,
-	};
-	int ret;
+	int ret = vmgpu_test_create_mapped(dev, BO_SIZE, flags, set, preferred, &h->bo, &h->cpu);
 
 	h->what = what;
-	ret = vmgpu_bo_create(dev, &info, &h->bo);
-	if (!ret)
-		ret = vmgpu_bo_map(h->bo, &h->cpu);
 	if (!ret)
 		vmgpu_test_fill(h->cpu, BO_SIZE, key);
 	return ret;
