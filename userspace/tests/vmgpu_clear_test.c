@@ -38,26 +38,6 @@ FIXTURE_TEARDOWN(clear)
 	vmgpu_device_unref(self->dev);
 }
 
-/* Non-zero bytes in buf; *first is the offset of the first one. */
-static uint64_t nonzero_bytes(const void *buf, uint64_t size, uint64_t *first)
-{
-	const uint64_t *words = buf;
-	uint64_t i, j, count = 0;
-
-	for (i = 0; i < size / 8; i++) {
-		if (!words[i])
-			continue;
-		for (j = 0; j < 8; j++) {
-			if (!(words[i] >> (8 * j) & 0xff))
-				continue;
-			if (!count)
-				*first = i * 8 + j;
-			count++;
-		}
-	}
-	return count;
-}
-
 /*
  * Allocate, check the allocation sits in segment where and reads zero,
  * dirty it and free it; CLEAR_ROUNDS + 1 times, so that every allocation
@@ -82,7 +62,7 @@ static void check_cleared(struct __test_metadata *_metadata, vmgpu_device *dev,
 			TH_LOG("flags %#x, preferred segment %u, round %d",
 			       DRM_VMGPU_ALLOC_CPU_ACCESS | flags, preferred, round);
 		ASSERT_EQ(0, vmgpu_bo_map(bo, &cpu));
-		dirty = nonzero_bytes(cpu, CLEAR_SIZE, &first);
+		dirty = vmgpu_test_nonzero(cpu, CLEAR_SIZE, &first);
 		EXPECT_EQ(0, dirty)
 			TH_LOG("segment %u, round %d: %llu bytes not cleared, first at %#llx",
 			       info.segment_id, round, (unsigned long long)dirty,

@@ -273,10 +273,14 @@ uint64_t vmgpu_test_nonzero(const void *buf, uint64_t size, uint64_t *first)
 	for (i = 0; i < size / 8; i++) {
 		if (!words[i])
 			continue;
-		if (!count)
-			*first = i * 8;
-		for (b = 0; b < 8; b++)
-			count += !!(words[i] >> (8 * b) & 0xff);
+		/* Little-endian: byte b of the word is at offset i * 8 + b. */
+		for (b = 0; b < 8; b++) {
+			if (!(words[i] >> (8 * b) & 0xff))
+				continue;
+			if (!count)
+				*first = i * 8 + b;
+			count++;
+		}
 	}
 	return count;
 }

@@ -88,10 +88,11 @@ static inline uint64_t vmgpu_test_word(uint64_t key, uint64_t i)
 	return key ^ (i * 0x9e3779b97f4a7c15ull);
 }
 
+/* Fill buf with the pattern of key: word i is vmgpu_test_word(key, i). */
 void vmgpu_test_fill(void *buf, uint64_t size, uint64_t key);
 /* Bytes of buf that differ from the pattern; *first is the first bad offset. */
 uint64_t vmgpu_test_check(const void *buf, uint64_t size, uint64_t key, uint64_t *first);
-/* Bytes of buf that are not zero; *first is the first such offset. */
+/* Bytes of buf that are not zero; *first is the offset of the first one. */
 uint64_t vmgpu_test_nonzero(const void *buf, uint64_t size, uint64_t *first);
 /*
  * Leave bytes of segment id full of non-zero garbage: CPU-accessible
