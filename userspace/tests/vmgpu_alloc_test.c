@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "kselftest_harness.h"
 #include "vmgpu_testlib.h"
@@ -86,21 +85,6 @@ static uint32_t largest_page(const struct drm_vmgpu_query_segments *s,
 		    s->segments[i].page_size > page)
 			page = s->segments[i].page_size;
 	return page;
-}
-
-/* Wait for `used` of a segment to drop to at most limit; returns it. */
-static uint64_t used_settled(vmgpu_device *dev, uint32_t id, uint64_t limit)
-{
-	const struct timespec tick = { .tv_nsec = 10 * 1000 * 1000 };
-	uint64_t used = UINT64_MAX;
-	int ms;
-
-	for (ms = 0; ms <= USED_SETTLE_MS; ms += 10) {
-		if (vmgpu_test_segment_used(dev, id, &used) || used <= limit)
-			break;
-		nanosleep(&tick, NULL);
-	}
-	return used;
 }
 
 TEST_F(alloc, create_info_close)
@@ -380,7 +364,7 @@ TEST_F(alloc, used_accounting)
 			       (unsigned long long)during,
 			       (unsigned long long)vmgpu_bo_size(bo));
 		vmgpu_bo_unref(bo);
-		after = used_settled(self->dev, c->where, before);
+		after = vmgpu_test_used_drops_to(self->dev, c->where, before, USED_SETTLE_MS);
 		EXPECT_LE(after, before)
 			TH_LOG("segment %u: used %llu before, %llu %d ms after close",
 			       c->where, (unsigned long long)before,

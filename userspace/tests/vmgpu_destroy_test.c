@@ -11,7 +11,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "kselftest_harness.h"
 #include "vmgpu_submit.h"
@@ -26,6 +25,8 @@
 #define PAGING_BUSY_MS		"1000"
 /* A destroy that returns later than this waited for the job. */
 #define DESTROY_MAX_MS		50
+/* How long the memory of a destroyed allocation may take to come back. */
+#define FREED_MS		1000
 
 FIXTURE(destroy) {
 	vmgpu_device *dev;
@@ -93,16 +94,6 @@ static int create_physical(vmgpu_device *dev, uint32_t segment, uint32_t apertur
 	return 0;
 }
 
-/* Wait up to a second for the segment's usage to come down to target. */
-static uint64_t used_drops_to(FIXTURE_DATA(destroy) *self, uint64_t target)
-{
-	int i;
-
-	for (i = 0; i < 100 && used(self) > target; i++)
-		usleep(10000);
-	return used(self);
-}
-
 TEST_F(destroy, deferred_until_queued_jobs_finish)
 {
 	union vmgpu_cmd cmds[3] = {
@@ -135,7 +126,9 @@ TEST_F(destroy, deferred_until_queued_jobs_finish)
 	ASSERT_EQ(0, wait_syncobj(self->fd, syncobj));
 	/* The FILL after the destroy reached it, and the copy read it back. */
 	EXPECT_EQ(0, count_not(b_cpu, DESTROY_SIZE, 0x0defe44e));
-	EXPECT_LE(used_drops_to(self, before - DESTROY_SIZE), before - DESTROY_SIZE);
+	EXPECT_LE(vmgpu_test_used_drops_to(self->dev, self->segment, before - DESTROY_SIZE,
+					   FREED_MS),
+		  before - DESTROY_SIZE);
 	/* The context did nothing wrong. */
 	cmds[0] = cmd_nop(0);
 	EXPECT_EQ(0, vmgpu_context_submit(self->ctx, cmds, 1, NULL, 0, NULL, 0, NULL));
@@ -238,7 +231,9 @@ TEST_F(destroy, deferred_for_jobs_queued_before_the_bind)
 
 	ASSERT_EQ(0, wait_syncobj(self->fd, syncobj));
 	EXPECT_EQ(0, count_not(b_cpu, DESTROY_SIZE, 0x0b1dfee1));
-	EXPECT_LE(used_drops_to(self, before - DESTROY_SIZE), before - DESTROY_SIZE);
+	EXPECT_LE(vmgpu_test_used_drops_to(self->dev, self->segment, before - DESTROY_SIZE,
+					   FREED_MS),
+		  before - DESTROY_SIZE);
 	/* It did not fault. */
 	cmds[0] = cmd_nop(0);
 	EXPECT_EQ(0, vmgpu_context_submit(self->ctx, cmds, 1, NULL, 0, NULL, 0, NULL));

@@ -113,20 +113,10 @@ static void destroy(vmgpu_device *dev, vmgpu_bo *bo)
 	vmgpu_bo_unref(bo);
 }
 
-/* Until the system segment's use is at most target. */
-static int wait_freed(vmgpu_device *dev, uint64_t before)
+/* Until the system segment's use is at most target: 0, or -1 after 10 s. */
+static int wait_freed(vmgpu_device *dev, uint64_t target)
 {
-	int64_t deadline = now_ms() + 10000;
-	uint64_t used;
-
-	do {
-		if (vmgpu_test_segment_used(dev, 0, &used))
-			return -1;
-		if (used <= before)
-			return 0;
-		usleep(1000);
-	} while (now_ms() < deadline);
-	return -1;
+	return vmgpu_test_used_drops_to(dev, 0, target, 10000) <= target ? 0 : -1;
 }
 
 /*

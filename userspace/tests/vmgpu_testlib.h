@@ -118,5 +118,8 @@ int vmgpu_test_create_at_va(vmgpu_device *dev, uint64_t size, uint32_t flags,
 /* A CPU-accessible allocation preferring segment id, the aperture allowed. */
 int vmgpu_test_create_mappable(vmgpu_device *dev, uint32_t id, uint32_t aperture,
 			       uint64_t size, vmgpu_bo **bo, void **cpu);
+/* Poll segment id's `used` until <= target, timeout_ms at most: the last read, or UINT64_MAX. */
+uint64_t vmgpu_test_used_drops_to(vmgpu_device *dev, uint32_t id, uint64_t target,
+				  unsigned int timeout_ms);
 
 #endif
