@@ -336,6 +336,33 @@ TEST_F(notify, nonresident_eviction_queues_the_notification)
 }
 
 /*
+ * Pages a space compressed and freed without a notification keep their
+ * state in the device until a physical write or the space goes. A new
+ * allocation of the same space, likely on the same pages (TTM's pool gives
+ * back what it got last), must not be decoded with it: a DECOMPRESS of
+ * the new allocation leaves its zeros.
+ */
+TEST_F(notify, new_allocation_shows_no_compression_state)
+{
+	const uint64_t size = 256 * 1024;
+	uint64_t first = 0, dirty;
+	vmgpu_bo *bo;
+	uint32_t *cpu;
+
+	ASSERT_EQ(0, create_mapped(self, size, 0, 0, &bo, &cpu));
+	fill_and_compress(_metadata, self, bo, cpu, size);
+	ASSERT_EQ(0, destroy_and_wait(self->dev, bo));
+
+	ASSERT_EQ(0, create_mapped(self, size, 0, 0, &bo, &cpu));
+	ASSERT_EQ(0, gpu_range(self, VMGPU_OP_DECOMPRESS, size));
+	ASSERT_EQ(0, cache_sync(self, bo, DRM_VMGPU_CACHE_SYNC_TO_CPU, size));
+	dirty = vmgpu_test_nonzero(cpu, size, &first);
+	EXPECT_EQ(0, dirty) TH_LOG("%llu bytes decoded with the old state, first at %#llx",
+				   (unsigned long long)dirty, (unsigned long long)first);
+	destroy(self->dev, bo);
+}
+
+/*
  * Never for an eviction from a memory segment, straight out of the
  * device's reach or to the aperture; the first eviction from the aperture
  * afterwards is notified.

@@ -40,7 +40,7 @@ struct vmgpu_bo {
 	 * that segment can never hold the allocation.
 	 */
 	u32 num_preferred;
-	/** @cleared: the device has cleared its first backing. */
+	/** @cleared: its first backing is clear (a Fill, or zeroed pages). */
 	bool cleared;
 	/**
 	 * @paging_fence: the last paging operation that wrote the current

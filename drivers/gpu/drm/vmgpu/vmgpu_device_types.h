@@ -376,6 +376,12 @@ struct vmgpu_device {
 	 * lost since probe, as amdgpu counts VRAM loss.
 	 */
 	atomic64_t contents_lost;
+	/**
+	 * @compressing_spaces: GPU VA spaces that have compressed and whose
+	 * device state is not forgotten yet; while there are none, no page
+	 * has compression state (DOC: compression owners).
+	 */
+	atomic_t compressing_spaces;
 
 	/** @inject: fault injection for tests. */
 	struct vmgpu_inject inject;

@@ -163,7 +163,7 @@ static int vmgpu_exec_check_cmd(union vmgpu_cmd *cmd, u32 hw_vm)
  * GPU-VA jobs (@hw_vm, the space's device VM) check every command here;
  * physical ones (-1) with their list.
  */
-static int vmgpu_exec_copy_cmds(struct vmgpu_job *job,
+static int vmgpu_exec_copy_cmds(struct vmgpu_job *job, struct vmgpu_vm *vm,
 				const struct drm_vmgpu_exec *args, int hw_vm)
 {
 	u32 i;
@@ -177,6 +177,8 @@ static int vmgpu_exec_copy_cmds(struct vmgpu_job *job,
 		ret = vmgpu_exec_check_cmd(&job->cmds[i], hw_vm);
 		if (ret)
 			return ret;
+		if (vmgpu_exec_cmd_compresses(&job->cmds[i]))
+			vmgpu_vm_compresses(vm);
 	}
 	return 0;
 }
@@ -373,7 +375,7 @@ static int vmgpu_exec(struct drm_file *file, struct drm_vmgpu_exec *args,
 		}
 		job->hw_vm = hw_vm;
 	}
-	ret = vmgpu_exec_copy_cmds(job, args, hw_vm) ?:
+	ret = vmgpu_exec_copy_cmds(job, ctx->vm, args, hw_vm) ?:
 	      vmgpu_exec_read_syncs(&in, args->in_syncs, args->num_in_syncs) ?:
 	      vmgpu_exec_read_syncs(&out, args->out_syncs, args->num_out_syncs) ?:
 	      vmgpu_job_prepare(job, NULL) ?:

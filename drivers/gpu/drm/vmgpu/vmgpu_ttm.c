@@ -248,11 +248,14 @@ static int vmgpu_ttm_move_backing(struct ttm_buffer_object *tbo, bool evict,
 	if (!drm_dev_enter(&vdev->drm, &idx))
 		return -ENODEV;
 	if (vbo && !vbo->cleared && !tbo->resource && new_type == TTM_PL_TT &&
-	    (tbo->ttm->page_flags & TTM_TT_FLAG_ZERO_ALLOC)) {
+	    (tbo->ttm->page_flags & TTM_TT_FLAG_ZERO_ALLOC) &&
+	    !vmgpu_vm_compression_state(vdev)) {
 		/*
 		 * A first backing of pages TTM has just allocated zeroed (as
 		 * it does for a first backing): fresh pages come with
-		 * __GFP_ZERO, and its pool clears the pages it keeps.
+		 * __GFP_ZERO, and its pool clears the pages it keeps. The
+		 * device holds no compression state for them either, which
+		 * only a device write would drop.
 		 */
 		vmgpu_gart_bind(vdev, new_mem, tbo->ttm);
 		ttm_bo_move_null(tbo, new_mem);

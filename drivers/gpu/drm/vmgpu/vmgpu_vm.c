@@ -688,7 +688,37 @@ static void vmgpu_vm_forget_compression(struct vmgpu_vm *vm)
 		vmgpu_write32(vdev, VMGPU_REG_COMPRESS_FORGET, vm->asid);
 		drm_dev_exit(idx);
 	}
+	if (atomic_read(&vm->compressed))
+		atomic_dec(&vdev->compressing_spaces);
 	ida_free(&vdev->asids, vm->asid);
+}
+
+/**
+ * vmgpu_vm_compresses() - a job of the space COMPRESSes or DECOMPRESSes
+ * @vm: the space, before the job is pushed
+ *
+ * From then on until the space is freed and the device forgot its pages,
+ * pages the space frees may keep compression state that only a physical
+ * write drops (vmgpu_vm_compression_state()).
+ */
+void vmgpu_vm_compresses(struct vmgpu_vm *vm)
+{
+	if (!atomic_read(&vm->compressed) && !atomic_cmpxchg(&vm->compressed, 0, 1))
+		atomic_inc(&vm->vdev->compressing_spaces);
+}
+
+/**
+ * vmgpu_vm_compression_state() - whether any page may have compression
+ * state in the device
+ * @vdev: the device
+ *
+ * Return: false only while no live space has compressed: then no page has
+ * any, and new pages zeroed by the CPU need no device write (the first
+ * backing of an allocation in system memory, vmgpu_ttm.c).
+ */
+bool vmgpu_vm_compression_state(struct vmgpu_device *vdev)
+{
+	return atomic_read(&vdev->compressing_spaces);
 }
 
 static void vmgpu_vm_free_work(struct work_struct *work)

@@ -54,6 +54,11 @@ struct vmgpu_vm {
 	u32 asid;
 	/** @had_slot: it was lent a device VM once. Under &vmgpu_vm_slots.lock. */
 	bool had_slot;
+	/**
+	 * @compressed: 1 once a job of it was built with COMPRESS or
+	 * DECOMPRESS (&vmgpu_device.compressing_spaces).
+	 */
+	atomic_t compressed;
 	/** @pins: EXECs between taking @hw_id and pushing their job. */
 	u32 pins;
 	/** @slot_link: in &vmgpu_vm_slots.lru while it holds @hw_id. */
