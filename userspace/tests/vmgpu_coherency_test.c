@@ -118,24 +118,25 @@ TEST_F(coh, cpu_write_then_gpu_read)
  */
 TEST_F(coh, nonresident_eviction_writes_back)
 {
-	int64_t start, took;
+	int64_t held, start, took;
 	uint64_t stale;
 
 	cpu_fill(self->sys_cpu, OLD);
 	ASSERT_EQ(0, vmgpu_bo_cache_sync(self->sys, DRM_VMGPU_CACHE_SYNC_TO_DEVICE, 0, SIZE));
 	ASSERT_EQ(0, gpu(self, cmd_fill(SYS_VA, SIZE, NEW)));
+	held = now_ms();
 	ASSERT_EQ(0, vmgpu_test_debugfs_write("inject_paging_delay", "1500"));
 	start = now_ms();
 	ASSERT_EQ(0, vmgpu_bo_evict_flags(self->sys, DRM_VMGPU_EVICT_NONRESIDENT));
 	took = now_ms() - start;
 	EXPECT_GT(750, took) TH_LOG("the eviction waited %lld ms", (long long)took);
-	start = now_ms();
 	stale = count_not(self->sys_cpu, SIZE, NEW);
-	took = now_ms() - start;
+	took = now_ms() - held;
 	EXPECT_EQ(0, stale) TH_LOG("the GPU's write stayed in the device cache");
+	/* Non-coherent: the flush waited behind the ring, held 1.5 s. */
 	if (self->noncoherent)
-		EXPECT_LT(750, took) TH_LOG("the CPU read before the flush (%lld ms)",
-					    (long long)took);
+		EXPECT_LE(1400, took) TH_LOG("the CPU read before the flush (%lld ms)",
+					     (long long)took);
 }
 
 /*

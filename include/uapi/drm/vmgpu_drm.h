@@ -468,11 +468,11 @@ struct drm_vmgpu_gem_mmap_offset {
  *
  * Both return once the paging operations are queued; CPU access through a
  * mapping waits for them. Leaving the aperture or system segment for the
- * GPU's unreachable system memory waits for the allocation's users, and
- * for its NotifyEviction if it has one; if that notification fails, Evict
- * fails and the allocation stays. Into a memory segment, the NotifyEviction
- * is queued with the move: if it fails, the allocation's contents are
- * lost, as with any failed move.
+ * GPU's unreachable system memory waits for the allocation's users; its
+ * NotifyEviction, if it has one, is queued like a move, into a memory
+ * segment or out of the GPU's reach: if it fails on the device, the
+ * allocation's contents are lost, as with any failed move. If it cannot
+ * be queued (-ENOMEM), Evict fails and the allocation stays.
  * Evict of a primary a display shows (a KMS framebuffer on a plane) fails
  * with -EBUSY: it stays pinned where the display controller reads it.
  */

@@ -644,13 +644,13 @@ static int vmgpu_bo_make_nonresident(struct vmgpu_bo *vbo)
  *
  * Moves it where memory pressure would; a move by the device is queued,
  * not waited for. Leaving the aperture or system segment waits for its
- * users, and for the device's NotifyEviction first if it asked for one
- * (vmgpu_notify_eviction()).
+ * users; the device's NotifyEviction, if it asked for one, is queued
+ * before the move (vmgpu_notify_eviction()).
  *
  * Return: 0; -EBUSY for an allocation a display shows (pinned); an error of
  * TTM's (-EINTR, -ERESTARTSYS, -ENOMEM, -EBUSY when its users do not
- * finish); or of the notification (-ENOMEM, -EIO, -ETIMEDOUT, -ECANCELED), after which
- * the allocation stays where it was.
+ * finish); or of building the notification (-ENOMEM), after which the
+ * allocation stays where it was.
  */
 int vmgpu_bo_evict(struct vmgpu_bo *vbo, u32 flags)
 {

@@ -91,8 +91,8 @@ int vmgpu_cache_flush_wait(struct vmgpu_device *vdev, bool intr)
 
 /**
  * vmgpu_cache_release_pages() - before system pages leave device access
- * @tbo: the allocation, reserved and idle, about to lose its system pages'
- *	 DMA mappings (or the pages themselves)
+ * @tbo: the allocation, reserved, its users done, about to lose its system
+ *	 pages' DMA mappings (or the pages themselves)
  *
  * In non-coherent mode, flushes the device's cache and waits, so that no
  * dirty line of these pages is written back once they are not the

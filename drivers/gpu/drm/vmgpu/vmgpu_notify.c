@@ -4,6 +4,7 @@
  */
 
 #include <linux/dma-fence.h>
+#include <linux/slab.h>
 
 #include <drm/drm_drv.h>
 #include <drm/drm_print.h>
@@ -131,12 +132,10 @@ static int vmgpu_notify_add(void *job, const union vmgpu_cmd *cmd)
 
 /*
  * One chunk, as the seed lists the steps: map it into the paging VA, NOTIFY,
- * unmap, in one job on the paging ring (DOC: paging process GPU VA). It
- * continues @prev and runs after every fence of @resv, if given.
+ * unmap, in one job on the paging ring (DOC: paging process GPU VA).
  */
-static struct dma_fence *vmgpu_notify_chunk(struct vmgpu_device *vdev,
-					    struct vmgpu_res_cursor *cur, u64 n, u16 flags,
-					    struct dma_fence *prev, struct dma_resv *resv)
+static struct vmgpu_job *vmgpu_notify_chunk(struct vmgpu_device *vdev,
+					    struct vmgpu_res_cursor *cur, u64 n, u16 flags)
 {
 	u32 runs = vmgpu_paging_vm_runs(0, n);
 	union vmgpu_cmd cmd = {}, flush = vmgpu_cache_flush_cmd();
@@ -145,7 +144,7 @@ static struct dma_fence *vmgpu_notify_chunk(struct vmgpu_device *vdev,
 
 	job = vmgpu_job_alloc(vmgpu_paging_ring(vdev), 2 * runs + 3);
 	if (IS_ERR(job))
-		return ERR_CAST(job);
+		return job;
 	job->pte_staging = vmgpu_paging_vm_staging_alloc(vdev, runs);
 	if (!job->pte_staging) {
 		vmgpu_job_discard(job);
@@ -172,16 +171,16 @@ static struct dma_fence *vmgpu_notify_chunk(struct vmgpu_device *vdev,
 		vmgpu_job_discard(job);
 		return ERR_PTR(ret);
 	}
-	vmgpu_job_continues(job, prev);
-	return vmgpu_job_submit(job, resv);
+	return job;
 }
 
 /*
- * Every page of @tt, in chunks of the paging VA, each chunk continuing the
- * one before: the last fence fails if any chunk does, or @prev. The first
- * chunk runs after the fences of @resv, if given. @key names the pages in
- * traces. Returns the last chunk's fence, or an ERR_PTR once every chunk
- * queued before the error has run (they rewrite the pages).
+ * Every page of @tt, in chunks of the paging VA: all the jobs are built
+ * and prepared before any is pushed, so that either the whole notification
+ * is queued or nothing of it runs. Each chunk continues the one before
+ * (the last fence fails if any chunk does, or @prev), and the first runs
+ * after the fences of @resv, if given. @key names the pages in traces.
+ * Returns the last chunk's fence or an ERR_PTR.
  */
 static struct dma_fence *vmgpu_notify_queue(struct vmgpu_device *vdev, struct ttm_tt *tt,
 					    u16 flags, const void *key,
@@ -189,36 +188,53 @@ static struct dma_fence *vmgpu_notify_queue(struct vmgpu_device *vdev, struct tt
 {
 	u64 size = (u64)tt->num_pages << VMGPU_PAGE_SHIFT, chunk = vdev->paging_vm.size, done;
 	u32 max_runs = (vmgpu_job_max_cmds(vmgpu_paging_ring(vdev)) - 3) / 2;
-	struct dma_fence *fence = dma_fence_get(prev), *next;
+	struct vmgpu_ring *ring = vmgpu_paging_ring(vdev);
+	struct dma_fence *fence = NULL;
 	struct vmgpu_res_cursor cur;
+	struct vmgpu_job **jobs;
+	u32 i, num_jobs;
 	int idx, ret;
 
 	/* One job per chunk: a paging VA of several GiB takes several. */
 	chunk = min_t(u64, chunk, (u64)max_runs * VMGPU_PT_ENTRIES * VMGPU_PAGE_SIZE);
-
+	num_jobs = DIV_ROUND_UP_ULL(size, chunk);
+	jobs = kcalloc(num_jobs, sizeof(*jobs), GFP_KERNEL);
+	if (!jobs)
+		return ERR_PTR(-ENOMEM);
 	if (!drm_dev_enter(&vdev->drm, &idx)) {
-		dma_fence_put(fence);
+		kfree(jobs);
 		return ERR_PTR(-ENODEV);
 	}
 	ret = vmgpu_res_first_tt(tt, size, &cur);
-	for (done = 0; done < size && !ret; done += chunk) {
+	for (i = 0, done = 0; i < num_jobs && !ret; i++, done += chunk) {
 		u64 n = min(chunk, size - done);
 
-		next = vmgpu_notify_chunk(vdev, &cur, n, flags, fence, done ? NULL : resv);
-		ret = PTR_ERR_OR_ZERO(next);
-		trace_vmgpu_notify(key, flags, size, done, n, ret);
+		jobs[i] = vmgpu_notify_chunk(vdev, &cur, n, flags);
+		ret = PTR_ERR_OR_ZERO(jobs[i]);
 		if (ret)
-			break;
-		dma_fence_put(fence);
-		fence = next;
+			jobs[i] = NULL;
+		else
+			ret = vmgpu_job_prepare(jobs[i], i ? NULL : resv);
+		trace_vmgpu_notify(key, flags, size, done, n, ret);
+	}
+	if (!ret) {
+		mutex_lock(&ring->push_lock);
+		for (i = 0; i < num_jobs; i++) {
+			struct dma_fence *next;
+
+			vmgpu_job_continues(jobs[i], i ? fence : prev);
+			next = vmgpu_job_push(jobs[i]);
+			dma_fence_put(fence);
+			fence = next;
+		}
+		mutex_unlock(&ring->push_lock);
+	} else {
+		for (i = 0; i < num_jobs && jobs[i]; i++)
+			vmgpu_job_discard(jobs[i]);
 	}
 	drm_dev_exit(idx);
-	if (!ret)
-		return fence;
-	if (fence && done)
-		dma_fence_wait(fence, false);
-	dma_fence_put(fence);
-	return ERR_PTR(ret);
+	kfree(jobs);
+	return ret ? ERR_PTR(ret) : fence;
 }
 
 /**
@@ -252,7 +268,8 @@ bool vmgpu_notify_eviction_needed(struct ttm_buffer_object *tbo)
  * (vmgpu_bo_needs_scrub()). Nothing waits for it here.
  *
  * Return: 0 (also once the device is gone: the contents are then marked
- * lost), or -ENOMEM, after which the allocation must not move.
+ * lost), or the error of building it (-ENOMEM), after which the
+ * allocation must not move: nothing of the notification runs then.
  */
 int vmgpu_notify_eviction(struct vmgpu_bo *vbo)
 {

@@ -36,8 +36,9 @@
  * through the IOMMU; moves become paging operations (seed "GPU
  * segments") whose fence TTM pipelines with ttm_bo_move_accel_cleanup(),
  * so neither an eviction nor the allocation that caused it waits on the
- * CPU. Leaving the device's reach, the NotifyEviction and cache flush an
- * allocation may need are queued the same way (vmgpu_notify.c).
+ * CPU for the copy. Leaving the device's reach, an allocation waits for
+ * its users (its aperture entries go), and the NotifyEviction and cache
+ * flush it may need are queued like a copy (vmgpu_notify.c).
  */
 
 /*
@@ -238,8 +239,13 @@ static int vmgpu_ttm_move_backing(struct ttm_buffer_object *tbo, bool evict,
 			vmgpu_cache_release_pages(tbo);
 		}
 		ttm_bo_move_null(tbo, new_mem);
-		/* Now out of the device's reach, the CPU clears what failed. */
-		if (vbo && vmgpu_bo_needs_scrub(vbo))
+		/*
+		 * Now out of the device's reach, the CPU clears what failed;
+		 * after what was just queued, if anything: the next access
+		 * waits for it, then scrubs (vmgpu_bo_prepare_access()).
+		 */
+		if (vbo && dma_resv_test_signaled(tbo->base.resv, DMA_RESV_USAGE_KERNEL) &&
+		    vmgpu_bo_needs_scrub(vbo))
 			vmgpu_bo_scrub(vbo);
 		return 0;
 	}
