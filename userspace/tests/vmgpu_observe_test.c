@@ -135,7 +135,7 @@ TEST(fdinfo_evicted_not_resident)
  */
 TEST(fdinfo_paging_per_client)
 {
-	static const char *const keys[] = { "evicted", "paged-in" };
+	static const char *const keys[] = { "paged-out", "paged-in" };
 	const long long size = 2 << 20;
 	vmgpu_device *dev, *other;
 	int fd, other_fd, k;
@@ -148,25 +148,25 @@ TEST(fdinfo_paging_per_client)
 	bo = create_in(dev, vmgpu_test_aperture(dev), 1, size);
 	ASSERT_NE(NULL, bo);
 	ASSERT_EQ(1, segment_of(bo));
-	EXPECT_EQ(0, fdinfo_vmgpu(fd, "evicted", "vram1"));
+	EXPECT_EQ(0, fdinfo_vmgpu(fd, "paged-out", "vram1"));
 	EXPECT_EQ(0, fdinfo_vmgpu(fd, "paged-in", "vram1")) TH_LOG("a first backing counted");
 
 	ASSERT_EQ(0, vmgpu_bo_evict(bo));
 	ASSERT_EQ(0, segment_of(bo));
-	EXPECT_EQ(size, fdinfo_vmgpu(fd, "evicted", "vram1"));
+	EXPECT_EQ(size, fdinfo_vmgpu(fd, "paged-out", "vram1"));
 	EXPECT_EQ(size, fdinfo_vmgpu(fd, "paged-in", "system"));
-	EXPECT_EQ(0, fdinfo_vmgpu(fd, "evicted", "system"));
+	EXPECT_EQ(0, fdinfo_vmgpu(fd, "paged-out", "system"));
 
 	ASSERT_EQ(0, vmgpu_bo_make_resident(bo));
 	ASSERT_EQ(1, segment_of(bo));
 	EXPECT_EQ(size, fdinfo_vmgpu(fd, "paged-in", "vram1"));
-	EXPECT_EQ(size, fdinfo_vmgpu(fd, "evicted", "system"));
+	EXPECT_EQ(size, fdinfo_vmgpu(fd, "paged-out", "system"));
 
 	/* Through temporary system pages, out of the device's reach. */
 	ASSERT_EQ(0, vmgpu_bo_evict_flags(bo, DRM_VMGPU_EVICT_NONRESIDENT));
-	EXPECT_EQ(2 * size, fdinfo_vmgpu(fd, "evicted", "vram1"));
+	EXPECT_EQ(2 * size, fdinfo_vmgpu(fd, "paged-out", "vram1"));
 	EXPECT_EQ(2 * size, fdinfo_vmgpu(fd, "paged-in", "system"));
-	EXPECT_EQ(size, fdinfo_vmgpu(fd, "evicted", "system"));
+	EXPECT_EQ(size, fdinfo_vmgpu(fd, "paged-out", "system"));
 
 	/* Nothing for the file that only watched. */
 	for (k = 0; k < 2; k++) {
@@ -222,7 +222,7 @@ TEST(fdinfo_notifications)
 	ASSERT_EQ(create.preferred_segment, segment_of(bo));
 	ASSERT_EQ(0, vmgpu_bo_evict_flags(bo, DRM_VMGPU_EVICT_NONRESIDENT));
 	EXPECT_EQ(1, fdinfo_vmgpu(fd, "notify-eviction", NULL));
-	EXPECT_EQ(1 << 20, fdinfo_vmgpu(fd, "evicted", "aperture"));
+	EXPECT_EQ(1 << 20, fdinfo_vmgpu(fd, "paged-out", "aperture"));
 	vmgpu_bo_unref(bo);
 	EXPECT_EQ(iommu, fdinfo_vmgpu_wait(fd, "notify-iommu-unmap", iommu));
 	vmgpu_device_unref(dev);

@@ -18,13 +18,15 @@
  *
  * What the video memory manager did to each client, in fdinfo next to the
  * standard drm-* keys (Documentation/gpu/drm-usage-stats.rst), as keys
- * prefixed "vmgpu-" the way amdgpu prefixes its own with "amd-". A client
+ * prefixed "vmgpu-" the way amdgpu prefixes its own with "amd-"; all but
+ * the last are running totals (amdgpu's amd-evicted-* are current sizes,
+ * hence other names). A client
  * is the DRM file that created the allocations; the counts follow the
  * allocations wherever they are shared, and keep counting work done after
  * the file closed (nobody reads them then). They are counted where the
  * work is done:
  *
- * - vmgpu-evicted-<region>, vmgpu-paged-in-<region> (KiB): bytes moved out
+ * - vmgpu-paged-out-<region>, vmgpu-paged-in-<region> (KiB): bytes moved out
  *   of and into each region (the regions of drm-total-*) by any move, be
  *   it an eviction for room, Evict, MakeResident, a Lock, or a move for
  *   the display. A first backing is not paged in, and the system pages an
@@ -104,7 +106,7 @@ void vmgpu_stats_move(struct vmgpu_stats *stats, int from, int to, u64 bytes)
 	if (!stats || from == to)
 		return;
 	if (from >= 0)
-		atomic64_add(bytes, &stats->evicted[from]);
+		atomic64_add(bytes, &stats->paged_out[from]);
 	if (to >= 0)
 		atomic64_add(bytes, &stats->paged_in[to]);
 }
@@ -141,8 +143,8 @@ void vmgpu_stats_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 
 	for (id = 0; id <= vmgpu_aperture_segment(vdev); id++) {
 		vmgpu_stats_region_name(vdev, id, region, sizeof(region));
-		drm_printf(p, "vmgpu-evicted-%s:\t%llu KiB\n", region,
-			   atomic64_read(&stats->evicted[id]) >> 10);
+		drm_printf(p, "vmgpu-paged-out-%s:\t%llu KiB\n", region,
+			   atomic64_read(&stats->paged_out[id]) >> 10);
 		drm_printf(p, "vmgpu-paged-in-%s:\t%llu KiB\n", region,
 			   atomic64_read(&stats->paged_in[id]) >> 10);
 	}

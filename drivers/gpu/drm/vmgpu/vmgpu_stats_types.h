@@ -42,8 +42,8 @@ enum vmgpu_stats_event {
 struct vmgpu_stats {
 	/** @ref: the file's reference and one per allocation. */
 	struct kref ref;
-	/** @evicted: bytes moved out of each region. */
-	atomic64_t evicted[VMGPU_STATS_REGIONS];
+	/** @paged_out: bytes moved out of each region. */
+	atomic64_t paged_out[VMGPU_STATS_REGIONS];
 	/** @paged_in: bytes moved into each region with their contents. */
 	atomic64_t paged_in[VMGPU_STATS_REGIONS];
 	/** @events: by &enum vmgpu_stats_event. */
