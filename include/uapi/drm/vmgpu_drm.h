@@ -218,8 +218,21 @@ struct drm_vmgpu_query_device {
 	__u64 resident_system_size;
 	/** @resident_system_used: of @resident_system_size, bytes in use. */
 	__u64 resident_system_used;
+	/**
+	 * @host_aperture_used: of @host_aperture_size, bytes lent to
+	 * allocations now (driver 1.6; zero before).
+	 */
+	__u64 host_aperture_used;
+	/**
+	 * @paging_busy_ns: time the paging engine was busy with the kernel's
+	 * paging operations since probe, from when it got to a job to its
+	 * completion (driver 1.6).
+	 */
+	__u64 paging_busy_ns;
+	/** @paging_jobs: paging jobs completed since probe (driver 1.6). */
+	__u64 paging_jobs;
 	/** @reserved: written as zero. */
-	__u64 reserved[5];
+	__u64 reserved[2];
 };
 
 /**

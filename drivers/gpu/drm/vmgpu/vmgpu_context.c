@@ -168,6 +168,7 @@ static void vmgpu_seqno_page_advance(struct vmgpu_seqno_page *sp, u64 seqno)
 /**
  * vmgpu_context_job_done() - publish a user job's completion
  * @fence: the job's hardware fence, its error final, about to signal
+ * @busy_ns: the time the job kept its engine busy
  *
  * Called by the fence as it signals, under the ring's fence lock, before
  * its signalled bit is set (see &vmgpu_hw_fence.ctx): a fence callback
@@ -175,16 +176,12 @@ static void vmgpu_seqno_page_advance(struct vmgpu_seqno_page *sp, u64 seqno)
  * job. A context's jobs complete in order (one entity, one ring); the
  * seqno page only grows. Allocates nothing.
  */
-void vmgpu_context_job_done(struct vmgpu_hw_fence *fence)
+void vmgpu_context_job_done(struct vmgpu_hw_fence *fence, u64 busy_ns)
 {
 	struct vmgpu_context *ctx = fence->ctx;
-	struct vmgpu_ring *ring = fence->ring;
-	u64 now = ktime_get_ns();
 
-	lockdep_assert_held(&ring->fence_lock);
-	/* Busy from when the ring got to it; queueing behind others is not. */
-	atomic64_add(now - max(fence->ran_ns, ring->last_done_ns), &ctx->busy_ns);
-	ring->last_done_ns = now;
+	lockdep_assert_held(&fence->ring->fence_lock);
+	atomic64_add(busy_ns, &ctx->busy_ns);
 	trace_vmgpu_ctx_job_done(ctx->id, fence->ctx_seqno, fence->base.error);
 	if (fence->base.error)
 		atomic_set(&ctx->guilty, 1);
@@ -215,7 +212,6 @@ void vmgpu_context_job_running(struct vmgpu_job *job)
 {
 	job->hw_fence->ctx = job->ctx;
 	job->hw_fence->ctx_seqno = job->base.s_fence->finished.seqno;
-	job->hw_fence->ran_ns = ktime_get_ns();
 }
 
 /**

@@ -21,7 +21,7 @@ struct vmgpu_context *vmgpu_context_lookup(struct drm_file *file, u32 id);
 void vmgpu_context_put(struct vmgpu_context *ctx);
 void vmgpu_context_job_running(struct vmgpu_job *job);
 void vmgpu_context_job_dropped(struct vmgpu_job *job);
-void vmgpu_context_job_done(struct vmgpu_hw_fence *fence);
+void vmgpu_context_job_done(struct vmgpu_hw_fence *fence, u64 busy_ns);
 void vmgpu_context_show_fdinfo(struct drm_printer *p, struct drm_file *file);
 
 int vmgpu_ctx_create_ioctl(struct drm_device *drm, void *data,

@@ -141,11 +141,15 @@ struct vmgpu_ring {
 	/** @mode: user engines: VMGPU_RING_MODE_*, how commands address. */
 	u32 mode;
 	/**
-	 * @last_done_ns: when the ring's last user job completed; a job's
-	 * busy time starts at the later of this and its run_job. Written as
+	 * @last_done_ns: when the ring's last job completed; a job's busy
+	 * time starts at the later of this and its run_job. Written as
 	 * fences signal, in the ring's order, under @fence_lock.
 	 */
 	u64 last_done_ns;
+	/** @busy_ns: time the ring's jobs kept it busy, as for @last_done_ns. */
+	atomic64_t busy_ns;
+	/** @jobs_done: jobs whose fence signalled. */
+	atomic64_t jobs_done;
 	/** @cmds: the ring's command slots. */
 	union vmgpu_cmd *cmds;
 	/** @cmds_bus: bus address of @cmds. */

@@ -99,7 +99,7 @@ static const struct drm_driver vmgpu_drm_driver = {
 	.name = DRIVER_NAME,
 	.desc = DRIVER_DESC,
 	.major = 1,
-	.minor = 5,
+	.minor = 6,
 };
 
 static bool vmgpu_noncoherent = true;

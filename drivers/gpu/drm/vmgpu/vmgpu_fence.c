@@ -109,6 +109,7 @@ void vmgpu_fence_init(struct vmgpu_hw_fence *fence, struct vmgpu_ring *ring,
 
 	fence->ring = ring;
 	fence->prev = prev;
+	fence->ran_ns = ktime_get_ns();
 	fence->first_slot = first_slot;
 	fence->end_slot = end_slot;
 	dma_fence_init(&fence->base, &vmgpu_fence_ops, &ring->fence_lock,
@@ -123,9 +124,16 @@ void vmgpu_fence_init(struct vmgpu_hw_fence *fence, struct vmgpu_ring *ring,
 /* Signal one pending fence; @error, or the error of the work it continues. */
 static void vmgpu_fence_signal_locked(struct vmgpu_hw_fence *fence, int error)
 {
+	struct vmgpu_ring *ring = fence->ring;
 	struct dma_fence *prev = fence->prev;
+	u64 now = ktime_get_ns(), busy;
 
-	lockdep_assert_held(&fence->ring->fence_lock);
+	lockdep_assert_held(&ring->fence_lock);
+	/* Busy from when the ring got to it; queueing behind others is not. */
+	busy = now - max(fence->ran_ns, ring->last_done_ns);
+	ring->last_done_ns = now;
+	atomic64_add(busy, &ring->busy_ns);
+	atomic64_inc(&ring->jobs_done);
 	/* The bit, not dma_fence_is_signaled(): no locks taken in here. */
 	if (!error && !fence->base.error && prev &&
 	    test_bit(DMA_FENCE_FLAG_SIGNALED_BIT, &prev->flags))
@@ -136,7 +144,7 @@ static void vmgpu_fence_signal_locked(struct vmgpu_hw_fence *fence, int error)
 	fence->prev = NULL;
 	dma_fence_put(prev);
 	if (fence->ctx)
-		vmgpu_context_job_done(fence);
+		vmgpu_context_job_done(fence, busy);
 
 	list_del(&fence->link);
 	dma_fence_signal_locked(&fence->base);

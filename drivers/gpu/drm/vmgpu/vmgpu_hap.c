@@ -395,6 +395,23 @@ unsigned long vmgpu_hap_pfn(struct vmgpu_bo *vbo, unsigned long page)
 }
 
 /**
+ * vmgpu_hap_used_pages() - host-aperture pages lent to allocations
+ * @vdev: the device
+ *
+ * Return: the pages, locked or not, a snapshot.
+ */
+u32 vmgpu_hap_used_pages(struct vmgpu_device *vdev)
+{
+	struct vmgpu_hap *hap = &vdev->hap;
+	u32 used;
+
+	mutex_lock(&hap->lock);
+	used = hap->num_pages - hap->num_free;
+	mutex_unlock(&hap->lock);
+	return used;
+}
+
+/**
  * vmgpu_hap_print() - the host aperture's state, for debugfs
  * @vdev: the device
  * @p: where to print

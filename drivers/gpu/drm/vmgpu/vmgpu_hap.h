@@ -21,6 +21,7 @@ int vmgpu_hap_map(struct vmgpu_bo *vbo);
 void vmgpu_hap_unmap(struct vmgpu_bo *vbo);
 void vmgpu_hap_set_locked(struct vmgpu_bo *vbo, bool locked);
 unsigned long vmgpu_hap_pfn(struct vmgpu_bo *vbo, unsigned long page);
+u32 vmgpu_hap_used_pages(struct vmgpu_device *vdev);
 void vmgpu_hap_print(struct vmgpu_device *vdev, struct drm_printer *p);
 
 #endif

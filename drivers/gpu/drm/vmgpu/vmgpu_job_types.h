@@ -53,7 +53,7 @@ struct vmgpu_hw_fence {
 	struct vmgpu_context *ctx;
 	/** @ctx_seqno: the job's point on @ctx's timeline. */
 	u64 ctx_seqno;
-	/** @ran_ns: when run_job wrote the job to the ring (user jobs). */
+	/** @ran_ns: when run_job wrote the job to the ring. */
 	u64 ran_ns;
 };
 

@@ -14,7 +14,9 @@
 #include "vmgpu_drm.h"
 #include "vmgpu_device.h"
 #include "vmgpu_gart.h"
+#include "vmgpu_hap.h"
 #include "vmgpu_query.h"
+#include "vmgpu_ring.h"
 #include "vmgpu_ttm.h"
 #include "vmgpu_vram.h"
 
@@ -70,6 +72,9 @@ static int vmgpu_query_device(struct vmgpu_device *vdev,
 		.contents_lost = atomic64_read(&vdev->contents_lost),
 		.resident_system_size = vmgpu_gart_system_limit(vdev),
 		.resident_system_used = vmgpu_gart_system_used(vdev),
+		.host_aperture_used = (u64)vmgpu_hap_used_pages(vdev) << VMGPU_PAGE_SHIFT,
+		.paging_busy_ns = atomic64_read(&vmgpu_paging_ring(vdev)->busy_ns),
+		.paging_jobs = atomic64_read(&vmgpu_paging_ring(vdev)->jobs_done),
 	};
 
 	if (vdev->caps & VMGPU_CAP_REBAR)
