@@ -49,7 +49,11 @@ initramfs-debug: qemu userspace
 
 run: initramfs
 	@scripts/run-guest.sh --mode run --config $(CONFIG) --log $(OUT)/run.log; \
-	sed -n '/^vmgpu-guest: kernel/,/^vmgpu-guest: done/p' $(OUT)/run.log | grep -v '^\['
+	sed -n '/^vmgpu-guest: kernel/,/^vmgpu-guest: done/p' $(OUT)/run.log | grep -v '^\[' | \
+		sed '/^vmgpu-guest: png begin/,/^vmgpu-guest: png end/d'; \
+	sed -n '/^vmgpu-guest: png begin/,/^vmgpu-guest: png end/p' $(OUT)/run.log | \
+		grep -v '^vmgpu-guest\|^\[' | tr -d '\r' | base64 -d > $(OUT)/vmgpu-top.png && \
+		echo "vmgpu: vmgpu-top's picture of the segments: $(OUT)/vmgpu-top.png"
 
 shell: initramfs initramfs-debug
 	@scripts/run-guest.sh --mode shell --config $(CONFIG)

@@ -296,6 +296,7 @@ TEST(fdinfo_host_aperture_pages)
 	struct drm_vmgpu_query_segments *s;
 	struct drm_vmgpu_query_device dinfo;
 	uint32_t i, beyond = 0, aperture;
+	uint64_t lent;
 	vmgpu_device *dev;
 	vmgpu_bo *bo;
 	void *cpu;
@@ -319,10 +320,15 @@ TEST(fdinfo_host_aperture_pages)
 	if (!beyond || dinfo.host_aperture_size < size)
 		SKIP(goto out, "no memory segment beyond the BAR with a host aperture");
 
+	ASSERT_EQ(0, vmgpu_query_device(dev, &dinfo));
+	lent = dinfo.host_aperture_used;
 	ASSERT_EQ(0, vmgpu_test_create_mappable(dev, beyond, aperture, size, &bo, &cpu));
 	vmgpu_test_fill(cpu, size, 4);
 	ASSERT_EQ(beyond, segment_of(bo));
 	EXPECT_EQ(size, fdinfo_vmgpu(fd, "host-aperture", NULL));
+	/* The query's count of the pages lent grew by as much. */
+	ASSERT_EQ(0, vmgpu_query_device(dev, &dinfo));
+	EXPECT_EQ(lent + size, dinfo.host_aperture_used);
 	vmgpu_bo_unref(bo);
 	EXPECT_EQ(0, fdinfo_vmgpu(fd, "host-aperture", NULL));
 out:
