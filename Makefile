@@ -9,6 +9,8 @@
 #   make check  static checks (checkpatch, sparse)
 #   make bench  boot the guest and run vmgpu-bench (ratios, not pass/fail)
 #   make mutants  break each correctness fix on purpose; its test must fail
+#   make deb    Debian packages: vmgpu-dkms (the module's sources) and vmgpu-tools
+#   make qemu-patches  the QEMU device as a patch series against QEMU 10.0
 # Kbuild reads ./Kbuild, not this file, when it builds the module.
 
 SHELL := /bin/bash
@@ -81,6 +83,12 @@ bench: initramfs
 mutants: all
 	@scripts/mutants.sh
 
+deb: setup
+	@scripts/build-deb.sh
+
+qemu-patches: qemu
+	@scripts/qemu-patches.sh
+
 check: setup kernel-fetch
 	@scripts/check.sh $(KDIR)
 
@@ -89,4 +97,4 @@ clean:
 	rm -rf $(OUT)
 
 .PHONY: all setup qemu module userspace kernel-fetch igt-build initramfs initramfs-debug run shell test igt \
-	bench mutants check clean
+	bench mutants deb qemu-patches check clean

@@ -61,6 +61,12 @@ if [ -n "$missing" ]; then
 	# shellcheck disable=SC2086
 	DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq $missing >/dev/null
 fi
+# DKMS for make deb's package test (scripts/test-dkms.sh); its recommended
+# headers are the host's 6.1 ones, which nothing here builds against.
+if [ -n "$(missing_packages dkms)" ]; then
+	log "installing dkms"
+	DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends dkms >/dev/null
+fi
 if ! meson_is_recent; then
 	log "installing meson from bookworm-backports"
 	DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq -t bookworm-backports meson >/dev/null
