@@ -78,6 +78,7 @@ depmod -b "$root" "$kver"
 
 cp "$userspace"/bin/* "$root/usr/bin/"
 cp "$userspace"/tests/* "$root/usr/lib/vmgpu/tests/"
+cp "$VMGPU_ROOT/tools/testing/selftests/drivers/gpu/vmgpu/settings" "$root/usr/lib/vmgpu/"
 # A KMS client from outside the project (libdrm-tests, scripts/setup.sh).
 cp /usr/bin/modetest "$root/usr/bin/"
 # IGT GPU Tools' generic KMS tests, if built (scripts/build-igt.sh).

@@ -12,7 +12,9 @@ set -uo pipefail
 # Named runs only, or every configuration plus the checkers run (the
 # debug kernel must catch deliberate bugs, scripts/guest/run-checkers).
 runs=("$@")
+full=0
 if [ ${#runs[@]} = 0 ]; then
+	full=1
 	runs=(checkers)
 	for f in "$VMGPU_ROOT"/scripts/configs/*; do
 		runs+=("$(basename "$f")")
@@ -51,6 +53,51 @@ for c in "${runs[@]}"; do
 	files+=("$logs/$c.log")
 done
 wait
+# The guest tests built as a kselftest target the documented way, in the
+# Linux tree setup.sh fetched (the target is copied in for the build).
+kselftest_target_builds() {
+	local ksrc="$VMGPU_CACHE/linux-source" target=drivers/gpu/vmgpu out built
+	out=$(mktemp -d)
+	rm -rf "$ksrc/tools/testing/selftests/$target"
+	cp -r "$VMGPU_ROOT/tools/testing/selftests/$target" "$ksrc/tools/testing/selftests/$target"
+	make -s -C "$ksrc/tools/testing/selftests" TARGETS="$target" VMGPU_SRC="$VMGPU_ROOT" \
+		O="$out" 2>&1 | grep -E 'error|Error' || true
+	built=$(find "$out" -name 'vmgpu_*_test' -type f -perm -u+x | wc -l)
+	rm -rf "$ksrc/tools/testing/selftests/$target" "$out"
+	echo "kselftest target: $built programs built"
+	[ "$built" = "$(ls "$VMGPU_ROOT"/userspace/tests/vmgpu_*_test.c | wc -l)" ]
+}
+
+# Packaging, on the host once the guests are done (it compiles), in a full
+# run: make deb and its DKMS package installed and removed, make
+# qemu-patches applied to QEMU's tree, the kselftest target.
+packaging() {
+	echo "vmgpu-test: begin test vmgpu_packaging_test"
+	echo "TAP version 13"
+	echo "1..3"
+	if "$VMGPU_ROOT/scripts/build-deb.sh"; then
+		echo "ok 1 packaging.make_deb"
+	else
+		echo "not ok 1 packaging.make_deb"
+	fi
+	if "$VMGPU_ROOT/scripts/qemu-patches.sh"; then
+		echo "ok 2 packaging.qemu_patches_apply_to_qemu"
+	else
+		echo "not ok 2 packaging.qemu_patches_apply_to_qemu"
+	fi
+	if kselftest_target_builds; then
+		echo "ok 3 packaging.kselftest_target_builds"
+	else
+		echo "not ok 3 packaging.kselftest_target_builds"
+	fi
+	echo "vmgpu-test: end test vmgpu_packaging_test rc=0"
+}
+if [ $full = 1 ]; then
+	log "packages (make deb, DKMS) and the QEMU patch series"
+	packaging >"$logs/packaging.log" 2>&1
+	"$VMGPU_ROOT/scripts/test-dkms.sh" >"$logs/dkms.log" 2>&1
+	files+=(--host "$logs/packaging.log" --host "$logs/dkms.log")
+fi
 # What the host checked for the guests (scripts/vmgpu_host_agent.py).
 for c in "${runs[@]}"; do
 	[ ! -f "$logs/$c-host.log" ] || files+=(--host "$logs/$c-host.log")
