@@ -5,10 +5,11 @@
 # Linux 6.12 (Debian's linux-image-6.12 from bookworm-backports):
 #   vmgpu-dkms   vmgpu.ko's sources and headers, built by DKMS for every
 #                6.12 kernel with headers (dkms.conf: BUILD_EXCLUSIVE_KERNEL)
-#   vmgpu-tools  libvmgpu (static library and headers), vmgpu-info,
-#                vmgpu-top, vmgpu-pressure and the demos
+#   vmgpu-tools  vmgpu-info, vmgpu-top, vmgpu-pressure and the demos
+#   libvmgpu-dev libvmgpu (static library), its headers and pkg-config file
 # scripts/test-dkms.sh installs the first with dkms and removes it again.
 set -euo pipefail
+umask 022
 
 . "$(dirname "$0")/common.sh"
 
@@ -38,23 +39,31 @@ done
 chmod -R u=rwX,go=rX "$src"
 dpkg-deb --root-owner-group -Zxz --build "$stage/dkms" "$deb/vmgpu-dkms_${version}_all.deb" >/dev/null
 
-# vmgpu-tools: built here against the packages it depends on.
+# vmgpu-tools (the programs) and libvmgpu-dev (the library to build
+# against), built here against the packages they depend on.
+arch=$(dpkg --print-architecture)
+multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 tools="$stage/tools"
-mkdir -p "$tools/DEBIAN" "$tools/usr/bin" "$tools/usr/lib/x86_64-linux-gnu" \
-	"$tools/usr/include/vmgpu"
+dev="$stage/dev"
+mkdir -p "$tools/DEBIAN" "$tools/usr/bin" "$dev/DEBIAN" "$dev/usr/lib/$multiarch/pkgconfig" \
+	"$dev/usr/include/vmgpu/hw"
 bins=(vmgpu-info vmgpu-top vmgpu-pressure vmgpu-demo vmgpu-stream-demo vmgpu-display-demo)
 make -s -C userspace OUT="$stage/userspace" "$stage/userspace/libvmgpu.a" \
 	"${bins[@]/#/$stage/userspace/bin/}" >/dev/null
 for t in "${bins[@]}"; do
-	install -m 755 "$stage/userspace/bin/$t" "$tools/usr/bin/"
+	install -s -m 755 "$stage/userspace/bin/$t" "$tools/usr/bin/"
 done
-install -m 644 "$stage/userspace/libvmgpu.a" "$tools/usr/lib/x86_64-linux-gnu/"
-install -m 644 userspace/libvmgpu/libvmgpu.h include/uapi/drm/vmgpu_drm.h "$tools/usr/include/vmgpu/"
-install -D -m 644 include/hw/vmgpu_hw.h "$tools/usr/include/vmgpu/hw/vmgpu_hw.h"
-sed "s/@VERSION@/$version/g" scripts/deb/libvmgpu.pc \
-	| install -D -m 644 /dev/stdin "$tools/usr/lib/x86_64-linux-gnu/pkgconfig/libvmgpu.pc"
-sed "s/@VERSION@/$version/g" scripts/deb/tools.control >"$tools/DEBIAN/control"
-dpkg-deb --root-owner-group -Zxz --build "$tools" "$deb/vmgpu-tools_${version}_amd64.deb" >/dev/null
+install -m 644 "$stage/userspace/libvmgpu.a" "$dev/usr/lib/$multiarch/"
+install -m 644 userspace/libvmgpu/libvmgpu.h include/uapi/drm/vmgpu_drm.h "$dev/usr/include/vmgpu/"
+install -m 644 include/hw/vmgpu_hw.h "$dev/usr/include/vmgpu/hw/"
+sed "s/@VERSION@/$version/g; s/@MULTIARCH@/$multiarch/g" scripts/deb/libvmgpu.pc \
+	>"$dev/usr/lib/$multiarch/pkgconfig/libvmgpu.pc"
+for p in tools dev; do
+	sed "s/@VERSION@/$version/g; s/@ARCH@/$arch/g" "scripts/deb/$p.control" \
+		>"$stage/$p/DEBIAN/control"
+done
+dpkg-deb --root-owner-group -Zxz --build "$tools" "$deb/vmgpu-tools_${version}_$arch.deb" >/dev/null
+dpkg-deb --root-owner-group -Zxz --build "$dev" "$deb/libvmgpu-dev_${version}_$arch.deb" >/dev/null
 rm -rf "$stage"
 log "packages in $deb:"
 ls -1 "$deb"/*_"$version"_*.deb
