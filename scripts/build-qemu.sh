@@ -32,23 +32,13 @@ patch_key=$(cat /dev/null "${patches[@]}" | sha256sum | cut -c1-12)
 
 if [ ! -f "$src/.vmgpu-fetched" ]; then
 	log "fetching QEMU $ver source"
-	rm -rf "$top/fetch" "$src"
-	mkdir -p "$top/fetch"
-	(cd "$top/fetch" && apt-get source -qq "qemu=1:$ver" >/dev/null 2>&1 ||
-		apt-get source -qq "qemu=$ver" >/dev/null)
-	mv "$top/fetch"/qemu-*/ "$src"
-	rm -rf "$top/fetch"
+	fetch_qemu_source "$ver" "$src"
 	for p in "${patches[@]}"; do
 		patch -s --batch --forward -F0 -p1 -d "$src" <"$p" ||
 			die "QEMU patch $(basename "$p") does not apply"
 	done
 	echo "$patch_key" >"$src/.vmgpu-patches"
-	grep -q "subdir('vmgpu')" "$src/hw/meson.build" ||
-		echo "subdir('vmgpu')" >>"$src/hw/meson.build"
-	grep -q "source vmgpu/Kconfig" "$src/hw/Kconfig" ||
-		echo "source vmgpu/Kconfig" >>"$src/hw/Kconfig"
-	grep -q "'hw/vmgpu'," "$src/meson.build" ||
-		sed -i "s|^    'hw/misc',$|    'hw/misc',\n    'hw/vmgpu',|" "$src/meson.build"
+	qemu_build_vmgpu "$src"
 	touch "$src/.vmgpu-fetched"
 fi
 

@@ -64,3 +64,27 @@ fetch_linux_source() {
 	ln -sfn "$dir" "$VMGPU_CACHE/linux-source"
 	echo "$dir"
 }
+
+# fetch_qemu_source VER DIR: Debian's QEMU VER source, its own patches
+# applied, into DIR (replaced).
+fetch_qemu_source() {
+	local ver=$1 dir=$2
+	rm -rf "$dir.fetch" "$dir"
+	mkdir -p "$dir.fetch"
+	(cd "$dir.fetch" && apt-get source -qq "qemu=1:$ver" >/dev/null 2>&1 ||
+		apt-get source -qq "qemu=$ver" >/dev/null)
+	mv "$dir.fetch"/qemu-*/ "$dir"
+	rm -rf "$dir.fetch"
+}
+
+# qemu_build_vmgpu DIR: the lines of QEMU's tree in DIR that build
+# hw/vmgpu (Kconfig, meson, trace events), added once.
+qemu_build_vmgpu() {
+	local dir=$1
+	grep -q "subdir('vmgpu')" "$dir/hw/meson.build" ||
+		echo "subdir('vmgpu')" >>"$dir/hw/meson.build"
+	grep -q "source vmgpu/Kconfig" "$dir/hw/Kconfig" ||
+		echo "source vmgpu/Kconfig" >>"$dir/hw/Kconfig"
+	grep -q "'hw/vmgpu'," "$dir/meson.build" ||
+		sed -i "s|^    'hw/misc',$|    'hw/misc',\n    'hw/vmgpu',|" "$dir/meson.build"
+}

@@ -6,41 +6,43 @@
 # into one's own QEMU (git am, or patch -p1). First any fixes to QEMU
 # itself (scripts/qemu-patches), then the device (hw/vmgpu and the
 # hardware contract's header), then the lines that build it. The base is
-# the QEMU source scripts/build-qemu.sh fetched, with its three build lines
-# taken out again; the series is checked to apply to a copy of that tree.
+# Debian's source of the QEMU scripts/build-qemu.sh builds (trixie's
+# 10.0.x, Debian's own patches applied), fetched untouched once; the
+# series is checked to apply to it.
 set -euo pipefail
 
 . "$(dirname "$0")/common.sh"
 
 src=$(ls -d "$VMGPU_CACHE"/qemu-10.0.*/src 2>/dev/null | sort -V | tail -n 1)
 [ -f "$src/.vmgpu-fetched" ] || die "no QEMU source yet: make qemu first"
-ver=$(basename "$(dirname "$src")")
+top=$(dirname "$src")
+ver=$(basename "$top")
 ver=${ver#qemu-}
+# The base: Debian's source of the same QEMU, untouched (fetched once).
+pristine="$top/pristine"
+if [ ! -f "$pristine/.vmgpu-fetched" ]; then
+	log "fetching QEMU $ver source, untouched, for the patch series"
+	fetch_qemu_source "$ver" "$pristine"
+	touch "$pristine/.vmgpu-fetched"
+fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 out="$VMGPU_OUT/qemu-patches"
 rm -rf "$out"
 mkdir -p "$out"
+export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
 
-# The files the series touches, as QEMU has them: build-qemu.sh's fixes
-# and build lines taken out again.
+# The files the series touches, as QEMU has them.
 shopt -s nullglob
 fixes=("$VMGPU_ROOT"/scripts/qemu-patches/*.patch)
 shopt -u nullglob
-build_files=(meson.build hw/meson.build hw/Kconfig)
-base_files=("${build_files[@]}" $(cat /dev/null "${fixes[@]}" |
+base_files=(meson.build hw/meson.build hw/Kconfig $(cat /dev/null "${fixes[@]}" |
 	sed -n 's|^+++ b/\([^\t]*\).*|\1|p' | sort -u))
 git init -q "$work/qemu"
 for f in "${base_files[@]}"; do
 	mkdir -p "$work/qemu/$(dirname "$f")"
-	cp "$src/$f" "$work/qemu/$f"
+	cp "$pristine/$f" "$work/qemu/$f"
 done
-for ((i = ${#fixes[@]} - 1; i >= 0; i--)); do
-	patch -s -R -p1 -d "$work/qemu" <"${fixes[i]}"
-done
-sed -i "/^subdir('vmgpu')$/d" "$work/qemu/hw/meson.build"
-sed -i "/^source vmgpu\/Kconfig$/d" "$work/qemu/hw/Kconfig"
-sed -i "/^    'hw\/vmgpu',$/d" "$work/qemu/meson.build"
 git -C "$work/qemu" add -A
 git -C "$work/qemu" -c user.name=QEMU -c user.email=qemu@localhost \
 	commit -q -m "QEMU $ver (the files the series touches)"
@@ -82,9 +84,7 @@ in the vmgpu tree). Its Linux driver is the out-of-tree vmgpu DRM/TTM
 module.
 EOF
 
-echo "subdir('vmgpu')" >>"$work/qemu/hw/meson.build"
-echo "source vmgpu/Kconfig" >>"$work/qemu/hw/Kconfig"
-sed -i "s|^    'hw/misc',$|    'hw/misc',\n    'hw/vmgpu',|" "$work/qemu/meson.build"
+qemu_build_vmgpu "$work/qemu"
 commit <<'EOF'
 hw: build hw/vmgpu
 
@@ -94,16 +94,8 @@ EOF
 
 base=$(git -C "$work/qemu" rev-list --max-parents=0 HEAD)
 git -C "$work/qemu" format-patch -q -o "$out" "$base"
-# They must apply to the real tree: a copy of it without the device.
-mkdir -p "$work/check"
-cp -a "$src/." "$work/check/"
-rm -rf "$work/check/hw/vmgpu" "$work/check/include/hw/vmgpu"
-for f in "${base_files[@]}"; do
-	git -C "$work/qemu" show "$base:$f" >"$work/check/$f"
-done
-for p in "$out"/*.patch; do
-	patch -s --batch -p1 -d "$work/check" <"$p" ||
-		die "$(basename "$p") does not apply to QEMU $ver"
-done
+# They must apply to the untouched tree, one after the other.
+(cd "$pristine" && git apply --check "$out"/*.patch) ||
+	die "the series does not apply to QEMU $ver"
 log "QEMU $ver patch series in $out:"
 ls -1 "$out"
