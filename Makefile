@@ -52,10 +52,14 @@ initramfs-debug: qemu userspace
 run: initramfs
 	@scripts/run-guest.sh --mode run --config $(CONFIG) --log $(OUT)/run.log; \
 	sed -n '/^vmgpu-guest: kernel/,/^vmgpu-guest: done/p' $(OUT)/run.log | grep -v '^\[' | \
-		sed '/^vmgpu-guest: png begin/,/^vmgpu-guest: png end/d'; \
+		sed '/^vmgpu-guest: png begin/,/^vmgpu-guest: png end/d; s/\x1b\[[0-9;]*[HJ]//g'; \
 	sed -n '/^vmgpu-guest: png begin/,/^vmgpu-guest: png end/p' $(OUT)/run.log | \
-		grep -v '^vmgpu-guest\|^\[' | tr -d '\r' | base64 -d > $(OUT)/vmgpu-top.png && \
-		echo "vmgpu: vmgpu-top's picture of the segments: $(OUT)/vmgpu-top.png"
+		grep -v '^vmgpu-guest\|^\[' | tr -d '\r' | base64 -d > $(OUT)/vmgpu-top.png; \
+	if [ -s $(OUT)/vmgpu-top.png ]; then \
+		echo "vmgpu: vmgpu-top's picture of the segments: $(OUT)/vmgpu-top.png"; \
+	else \
+		echo "vmgpu: no picture from vmgpu-top (see $(OUT)/run.log)"; rm -f $(OUT)/vmgpu-top.png; false; \
+	fi
 
 shell: initramfs initramfs-debug
 	@scripts/run-guest.sh --mode shell --config $(CONFIG)

@@ -14,7 +14,7 @@
 #include "vmgpu_submit.h"
 #include "vmgpu_testlib.h"
 
-#define PNG_FILE	"/tmp/vmgpu-top-test.png"
+#define PNG_FILE	"/tmp/vmgpu-top-test-%d.png"
 
 /* vmgpu-top --once's output, or NULL. */
 static char *top_once(const char *args)
@@ -110,6 +110,7 @@ FIXTURE_TEARDOWN(top)
 TEST_F(top, agrees_with_query_and_fdinfo)
 {
 	struct drm_vmgpu_query_segments *now;
+	struct drm_vmgpu_query_device info;
 	unsigned long long used, size;
 	vmgpu_bo *vram, *aper;
 	const char *out;
@@ -124,6 +125,7 @@ TEST_F(top, agrees_with_query_and_fdinfo)
 	out = top_once("");
 	ASSERT_NE(NULL, out);
 	ASSERT_EQ(0, vmgpu_query_segments(self->dev, &now));
+	ASSERT_EQ(0, vmgpu_query_device(self->dev, &info));
 	for (i = 1; i < now->num_segments; i++) {
 		char name[16];
 
@@ -136,7 +138,13 @@ TEST_F(top, agrees_with_query_and_fdinfo)
 		EXPECT_EQ(now->segments[i].size >> 10, size) TH_LOG("%s", name);
 	}
 	free(now);
-	EXPECT_EQ(0, bar_of(out, "host-aperture", &used, &size));
+	/* The system segment's bar: the system memory the device reaches. */
+	ASSERT_EQ(0, bar_of(out, "system", &used, &size));
+	EXPECT_EQ(info.resident_system_used >> 10, used);
+	EXPECT_EQ(info.resident_system_size >> 10, size);
+	ASSERT_EQ(0, bar_of(out, "host-aperture", &used, &size));
+	EXPECT_EQ(info.host_aperture_used >> 10, used);
+	EXPECT_EQ(info.host_aperture_size >> 10, size);
 	/* Columns: one per segment, system first, in the query's order. */
 	EXPECT_EQ(2048, client_column(out, 1));
 	EXPECT_EQ(1024, client_column(out, self->aperture));
@@ -147,8 +155,15 @@ TEST_F(top, agrees_with_query_and_fdinfo)
 	ASSERT_NE(NULL, out);
 	EXPECT_EQ(0, client_column(out, 1));
 	EXPECT_EQ(2048, client_column(out, 0));
-	/* OUT-KiB: after the regions and three engines. */
+	/* VOUT-KiB and VIN-KiB, after the regions and three engines: VRAM only. */
 	EXPECT_EQ(2048, client_column(out, self->s->num_segments + 3));
+	EXPECT_EQ(0, client_column(out, self->s->num_segments + 4));
+	ASSERT_EQ(0, vmgpu_bo_make_resident(vram));
+	out = top_once("");
+	ASSERT_NE(NULL, out);
+	EXPECT_EQ(2048, client_column(out, 1));
+	EXPECT_EQ(2048, client_column(out, self->s->num_segments + 3));
+	EXPECT_EQ(2048, client_column(out, self->s->num_segments + 4));
 	vmgpu_bo_unref(aper);
 	vmgpu_bo_unref(vram);
 }
@@ -158,11 +173,14 @@ TEST_F(top, png_of_the_segments)
 {
 	static const unsigned char signature[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
 	unsigned char head[24];
+	char png[64], args[80];
 	FILE *f;
 
-	unlink(PNG_FILE);
-	ASSERT_NE(NULL, top_once("--png " PNG_FILE));
-	f = fopen(PNG_FILE, "rb");
+	snprintf(png, sizeof(png), PNG_FILE, getpid());
+	snprintf(args, sizeof(args), "--png %s", png);
+	unlink(png);
+	ASSERT_NE(NULL, top_once(args));
+	f = fopen(png, "rb");
 	ASSERT_NE(NULL, f);
 	ASSERT_EQ(sizeof(head), fread(head, 1, sizeof(head), f));
 	fclose(f);
@@ -171,7 +189,7 @@ TEST_F(top, png_of_the_segments)
 	/* Big-endian width and height. */
 	EXPECT_EQ(640, head[18] << 8 | head[19]);
 	EXPECT_EQ((self->s->num_segments + 1) * 40, head[22] << 8 | head[23]);
-	unlink(PNG_FILE);
+	unlink(png);
 }
 
 /* Bad arguments: usage and exit status 2, nothing drawn. */

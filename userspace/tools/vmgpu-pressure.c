@@ -14,7 +14,7 @@
 
 #include "libvmgpu.h"
 
-#define ALLOC_SIZE	(4ull << 20)
+#define MIN_ALLOC_SIZE	(4ull << 20)
 #define MAX_ALLOCS	256
 
 static void check(int ret, const char *what)
@@ -30,9 +30,10 @@ int main(int argc, char **argv)
 	double seconds = argc > 1 ? atof(argv[1]) : 5;
 	struct drm_vmgpu_query_segments *s;
 	struct vmgpu_bo_create_info info = {
-		.size = ALLOC_SIZE,
+		.size = MIN_ALLOC_SIZE,
 		.preferred_segment = 1,
 	};
+	uint64_t fill;
 	vmgpu_bo *bos[MAX_ALLOCS];
 	unsigned int n, i;
 	vmgpu_device *dev;
@@ -45,14 +46,20 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	info.segments = 1u << 1 | 1u << vmgpu_aperture_segment_id(s);
-	n = s->segments[1].size * 3 / 2 / ALLOC_SIZE;
+	fill = s->segments[1].size * 3 / 2;
 	free(s);
-	if (n > MAX_ALLOCS)
-		n = MAX_ALLOCS;
+	/* Larger allocations for a large segment: MAX_ALLOCS overfill it. */
+	while (fill / info.size > MAX_ALLOCS)
+		info.size *= 2;
+	n = fill / info.size;
+	if (n < 2) {
+		fprintf(stderr, "vmgpu-pressure: segment 1 holds less than one allocation\n");
+		return 1;
+	}
 	for (i = 0; i < n; i++)
 		check(vmgpu_bo_create(dev, &info, &bos[i]), "create");
 	printf("vmgpu-pressure: %u allocations of %llu MiB for %.0f s\n", n,
-	       ALLOC_SIZE >> 20, seconds);
+	       (unsigned long long)(info.size >> 20), seconds);
 	fflush(stdout);
 	end = time(NULL) + (time_t)seconds;
 	for (i = 0; time(NULL) < end; i++)

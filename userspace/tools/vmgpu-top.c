@@ -3,8 +3,9 @@
  * vmgpu-top: what the video memory manager is doing, live. Each segment's
  * occupancy as a bar, the CPU host aperture and the paging engine (from
  * DRM_IOCTL_VMGPU_QUERY), and per client (from every process's fdinfo,
- * as gputop and nvtop find them) its memory per region, engine time and
- * the memory manager's work for it (the vmgpu-* keys).
+ * as gputop and nvtop find them; root sees every process) its memory per
+ * region, engine time and the memory manager's work for it (the vmgpu-*
+ * keys): VOUT and VIN are the bytes paged out of and into VRAM.
  *
  *   vmgpu-top [--once] [--interval MS] [--iterations N] [--png FILE]
  *
@@ -111,6 +112,10 @@ static void read_comm(int pid, char *comm, size_t len)
 		comm[strcspn(comm, "\n")] = 0;
 	if (f)
 		fclose(f);
+	/* Any process names itself: no control codes to the terminal, one column. */
+	for (; *comm; comm++)
+		if (*comm <= ' ' || *comm == 0x7f)
+			*comm = '_';
 }
 
 /* Every vmgpu DRM file open in any process, once per client id. */
@@ -209,6 +214,18 @@ static const struct client *find_client(const struct sample *s, unsigned long lo
 	return NULL;
 }
 
+/*
+ * How much a counter grew since the previous sample; fdinfo's may dip
+ * (drm-usage-stats.rst), which is no growth.
+ */
+static unsigned long long growth(const struct client *c, const struct client *p,
+				 const char *key)
+{
+	unsigned long long now = key_value(c, key), before = key_value(p, key);
+
+	return now > before ? now - before : 0;
+}
+
 /* Rates need the previous sample; --once prints totals only. */
 static void print_frame(const struct sample *s, const struct sample *prev)
 {
@@ -240,7 +257,7 @@ static void print_frame(const struct sample *s, const struct sample *prev)
 		printf(" %9s", region);
 	}
 	printf(" %7s %7s %7s %8s %8s %6s %5s %4s %6s\n", "GPUVA0", "GPUVA1", "PHYS",
-	       "OUT-KiB", "IN-KiB", "NOTIFY", "LOCKM", "LOST", "HAP");
+	       "VOUT-KiB", "VIN-KiB", "NOTIFY", "LOCKM", "LOST", "HAP");
 	for (k = 0; k < s->num_clients; k++) {
 		const struct client *c = &s->clients[k], *p = find_client(prev, c->id);
 		unsigned long long out = 0, in = 0;
@@ -250,6 +267,8 @@ static void print_frame(const struct sample *s, const struct sample *prev)
 			region_name(&s->segments->segments[i], region, sizeof(region));
 			snprintf(key, sizeof(key), "drm-total-%s", region);
 			printf(" %9llu", key_value(c, key) >> 10);
+			if (s->segments->segments[i].kind != DRM_VMGPU_SEGMENT_MEMORY)
+				continue;
 			snprintf(key, sizeof(key), "vmgpu-paged-out-%s", region);
 			out += key_value(c, key);
 			snprintf(key, sizeof(key), "vmgpu-paged-in-%s", region);
@@ -259,7 +278,7 @@ static void print_frame(const struct sample *s, const struct sample *prev)
 		for (j = 0; j < 3; j++) {
 			snprintf(key, sizeof(key), "drm-engine-%s", engines[j]);
 			if (p && dt > 0)
-				printf(" %6.1f%%", (key_value(c, key) - key_value(p, key)) / (dt * 1e7));
+				printf(" %6.1f%%", growth(c, p, key) / (dt * 1e7));
 			else
 				printf(" %5llums", key_value(c, key) / 1000000);
 		}
@@ -339,13 +358,13 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--interval") && i + 1 < argc)
 			interval_ms = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--iterations") && i + 1 < argc)
-			iterations = atoi(argv[++i]);
+			iterations = atoi(argv[++i]) ?: -2;
 		else if (!strcmp(argv[i], "--png") && i + 1 < argc)
 			png = argv[++i];
 		else
 			usage();
 	}
-	if (!s || interval_ms <= 0)
+	if (!s || interval_ms <= 0 || interval_ms > 3600000 || (iterations != -1 && iterations <= 0))
 		usage();
 	ret = vmgpu_device_open(&dev);
 	if (ret) {
@@ -365,11 +384,14 @@ int main(int argc, char **argv)
 			printf("\033[H\033[2J");
 		print_frame(cur, prev);
 		fflush(stdout);
-		if (png)
+		if (png) {
 			ret = write_png(cur, png);
+			if (ret)
+				break;
+		}
 		prev = cur;
 		if (!once && (iterations < 0 || i + 1 < iterations))
-			usleep(interval_ms * 1000);
+			usleep((useconds_t)interval_ms * 1000);
 	}
 	free(s[0].segments);
 	free(s[1].segments);
