@@ -219,8 +219,9 @@ struct drm_vmgpu_query_device {
 	/** @resident_system_used: of @resident_system_size, bytes in use. */
 	__u64 resident_system_used;
 	/**
-	 * @host_aperture_used: of @host_aperture_size, bytes lent to
-	 * allocations now (driver 1.6; zero before).
+	 * @host_aperture_used: bytes of the host aperture lent to allocations
+	 * now (driver 1.6; zero before). The driver may use less than
+	 * @host_aperture_size.
 	 */
 	__u64 host_aperture_used;
 	/**
@@ -229,7 +230,10 @@ struct drm_vmgpu_query_device {
 	 * completion (driver 1.6).
 	 */
 	__u64 paging_busy_ns;
-	/** @paging_jobs: paging jobs completed since probe (driver 1.6). */
+	/**
+	 * @paging_jobs: paging jobs whose fence signalled since probe, failed
+	 * ones included (driver 1.6).
+	 */
 	__u64 paging_jobs;
 	/** @reserved: written as zero. */
 	__u64 reserved[2];
