@@ -19,18 +19,14 @@
 
 #define TRACING "/sys/kernel/tracing"
 
+/* CPU-accessible, in segment 1 or the aperture segment, preferring segment. */
 static vmgpu_bo *create_in(vmgpu_device *dev, uint32_t aperture, uint32_t segment,
 			   uint64_t size)
 {
-	struct vmgpu_bo_create_info info = {
-		.size = size,
-		.flags = DRM_VMGPU_ALLOC_CPU_ACCESS,
-		.segments = 1u << 1 | 1u << aperture,
-		.preferred_segment = segment,
-	};
 	vmgpu_bo *bo;
 
-	return vmgpu_bo_create(dev, &info, &bo) ? NULL : bo;
+	return vmgpu_test_create(dev, size, DRM_VMGPU_ALLOC_CPU_ACCESS,
+				 1u << 1 | 1u << aperture, segment, &bo) ? NULL : bo;
 }
 
 /* "<key>:\t<n> [KiB|MiB]" in bytes (or a count), or -1 if absent. */
@@ -234,10 +230,6 @@ TEST(fdinfo_notifications)
  */
 TEST(fdinfo_lock_moves)
 {
-	struct vmgpu_bo_create_info create = {
-		.size = 1 << 20,
-		.preferred_segment = 1,
-	};
 	vmgpu_device *dev;
 	vmgpu_bo *bo;
 	void *cpu;
@@ -245,9 +237,9 @@ TEST(fdinfo_lock_moves)
 
 	ASSERT_EQ(0, vmgpu_device_open(&dev));
 	fd = vmgpu_device_fd(dev);
-	create.segments = 1u << 1 | 1u << vmgpu_test_aperture(dev);
 	EXPECT_EQ(0, fdinfo_vmgpu(fd, "lock-moves", NULL));
-	ASSERT_EQ(0, vmgpu_bo_create(dev, &create, &bo));
+	ASSERT_EQ(0, vmgpu_test_create(dev, 1 << 20, 0, 1u << 1 | 1u << vmgpu_test_aperture(dev),
+				       1, &bo));
 	ASSERT_EQ(1, segment_of(bo));
 	ASSERT_EQ(0, vmgpu_bo_lock(bo, 0, &cpu));
 	EXPECT_NE(1, segment_of(bo));
