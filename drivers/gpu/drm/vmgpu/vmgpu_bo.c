@@ -406,6 +406,21 @@ void vmgpu_bo_set_paging(struct vmgpu_bo *vbo, struct dma_fence *fence, bool cop
 }
 
 /**
+ * vmgpu_bo_queue_paging() - a paging operation queued on the current backing
+ * @vbo: the allocation, reserved, one fence slot reserved in its reservation
+ * @fence: the operation's fence
+ * @copy: it may carry data userspace wrote (see vmgpu_bo_set_paging())
+ *
+ * Makes it a kernel fence of the reservation, which every CPU access and
+ * later user waits for, and the allocation's last paging operation.
+ */
+void vmgpu_bo_queue_paging(struct vmgpu_bo *vbo, struct dma_fence *fence, bool copy)
+{
+	dma_resv_add_fence(vbo->tbo.base.resv, fence, DMA_RESV_USAGE_KERNEL);
+	vmgpu_bo_set_paging(vbo, fence, copy);
+}
+
+/**
  * vmgpu_bo_lose_contents() - mark an allocation's contents lost
  * @vbo: the allocation, reserved, whose data could not be kept
  * @what: the operation that failed, for the log
@@ -509,8 +524,7 @@ int vmgpu_bo_scrub(struct vmgpu_bo *vbo)
 	fence = vmgpu_migrate_clear(vmgpu_bo_device(vbo), tbo, res, NULL);
 	if (IS_ERR(fence))
 		return PTR_ERR(fence);
-	dma_resv_add_fence(tbo->base.resv, fence, DMA_RESV_USAGE_KERNEL);
-	vmgpu_bo_set_paging(vbo, fence, false);
+	vmgpu_bo_queue_paging(vbo, fence, false);
 	vbo->needs_scrub = false;
 	dma_fence_put(fence);
 	return -EAGAIN;

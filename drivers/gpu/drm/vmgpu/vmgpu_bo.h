@@ -155,6 +155,7 @@ int vmgpu_bo_wait_idle(struct vmgpu_bo *vbo, long timeout);
 u32 vmgpu_bo_segment_id(struct vmgpu_bo *vbo);
 bool vmgpu_bo_is_resident(struct ttm_buffer_object *tbo);
 void vmgpu_bo_set_paging(struct vmgpu_bo *vbo, struct dma_fence *fence, bool copy);
+void vmgpu_bo_queue_paging(struct vmgpu_bo *vbo, struct dma_fence *fence, bool copy);
 void vmgpu_bo_lose_contents(struct vmgpu_bo *vbo, const char *what, int error);
 bool vmgpu_bo_needs_scrub(struct vmgpu_bo *vbo);
 int vmgpu_bo_scrub(struct vmgpu_bo *vbo);

@@ -164,8 +164,7 @@ void vmgpu_cache_leave_device(struct vmgpu_bo *vbo)
 		vmgpu_cache_release_pages(tbo);
 		return;
 	}
-	dma_resv_add_fence(tbo->base.resv, fence, DMA_RESV_USAGE_KERNEL);
-	vmgpu_bo_set_paging(vbo, fence, true);
+	vmgpu_bo_queue_paging(vbo, fence, true);
 	dma_fence_put(fence);
 }
 

@@ -149,6 +149,36 @@ struct dma_fence *vmgpu_job_push(struct vmgpu_job *job)
 }
 
 /**
+ * vmgpu_job_push_chain() - queue prepared kernel jobs one after another
+ * @jobs: the jobs, prepared, all for the same ring's own entity
+ * @num_jobs: how many, at least one
+ * @prev: the fence of the work the first continues, or NULL
+ *
+ * Each job continues the one before (vmgpu_job_continues()), so the last
+ * fence fails if any job, or @prev, does; no other kernel job runs
+ * between them.
+ *
+ * Return: the last job's finished fence, a reference for the caller.
+ */
+struct dma_fence *vmgpu_job_push_chain(struct vmgpu_job **jobs, u32 num_jobs,
+				       struct dma_fence *prev)
+{
+	struct vmgpu_ring *ring = jobs[0]->ring;
+	struct dma_fence *fence = NULL, *next;
+	u32 i;
+
+	mutex_lock(&ring->push_lock);
+	for (i = 0; i < num_jobs; i++) {
+		vmgpu_job_continues(jobs[i], i ? fence : prev);
+		next = vmgpu_job_push(jobs[i]);
+		dma_fence_put(fence);
+		fence = next;
+	}
+	mutex_unlock(&ring->push_lock);
+	return fence;
+}
+
+/**
  * vmgpu_job_free() - free a job's memory
  * @job: a job the scheduler is done with, or one never pushed
  */

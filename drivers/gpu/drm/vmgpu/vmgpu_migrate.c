@@ -196,8 +196,7 @@ static struct dma_fence *vmgpu_paging_op_submit(struct vmgpu_paging_op *op,
 						struct dma_resv *resv,
 						struct dma_fence *prev)
 {
-	struct vmgpu_ring *ring = vmgpu_paging_ring(op->vdev);
-	struct dma_fence *fence = NULL;
+	struct dma_fence *fence;
 	u32 i;
 	int ret;
 
@@ -220,16 +219,7 @@ static struct dma_fence *vmgpu_paging_op_submit(struct vmgpu_paging_op *op,
 	/* The last job ends after every read of the entries. */
 	op->jobs[op->num_jobs - 1]->pte_staging = op->staging;
 	op->staging = NULL;
-	mutex_lock(&ring->push_lock);
-	for (i = 0; i < op->num_jobs; i++) {
-		struct dma_fence *next;
-
-		vmgpu_job_continues(op->jobs[i], i ? fence : prev);
-		next = vmgpu_job_push(op->jobs[i]);
-		dma_fence_put(fence);
-		fence = next;
-	}
-	mutex_unlock(&ring->push_lock);
+	fence = vmgpu_job_push_chain(op->jobs, op->num_jobs, prev);
 	kfree(op->jobs);
 	return fence;
 }

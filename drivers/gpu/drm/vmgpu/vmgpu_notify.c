@@ -188,7 +188,6 @@ static struct dma_fence *vmgpu_notify_queue(struct vmgpu_device *vdev, struct tt
 {
 	u64 size = (u64)tt->num_pages << VMGPU_PAGE_SHIFT, chunk = vdev->paging_vm.size, done;
 	u32 max_runs = (vmgpu_job_max_cmds(vmgpu_paging_ring(vdev)) - 3) / 2;
-	struct vmgpu_ring *ring = vmgpu_paging_ring(vdev);
 	struct dma_fence *fence = NULL;
 	struct vmgpu_res_cursor cur;
 	struct vmgpu_job **jobs;
@@ -218,16 +217,7 @@ static struct dma_fence *vmgpu_notify_queue(struct vmgpu_device *vdev, struct tt
 		trace_vmgpu_notify(key, flags, size, done, n, ret);
 	}
 	if (!ret) {
-		mutex_lock(&ring->push_lock);
-		for (i = 0; i < num_jobs; i++) {
-			struct dma_fence *next;
-
-			vmgpu_job_continues(jobs[i], i ? fence : prev);
-			next = vmgpu_job_push(jobs[i]);
-			dma_fence_put(fence);
-			fence = next;
-		}
-		mutex_unlock(&ring->push_lock);
+		fence = vmgpu_job_push_chain(jobs, num_jobs, prev);
 	} else {
 		for (i = 0; i < num_jobs && jobs[i]; i++)
 			vmgpu_job_discard(jobs[i]);
@@ -289,8 +279,7 @@ int vmgpu_notify_eviction(struct vmgpu_bo *vbo)
 		vmgpu_bo_lose_contents(vbo, "NotifyEviction", ret);
 		return 0;
 	}
-	dma_resv_add_fence(resv, fence, DMA_RESV_USAGE_KERNEL);
-	vmgpu_bo_set_paging(vbo, fence, true);
+	vmgpu_bo_queue_paging(vbo, fence, true);
 	dma_fence_put(fence);
 	vmgpu_stats_count(vbo->stats, VMGPU_STATS_NOTIFY_EVICTION);
 	return 0;
