@@ -398,6 +398,15 @@ struct drm_vmgpu_gem_create {
  * it into a memory segment, swizzling it.
  */
 #define DRM_VMGPU_RESIDENCY_UNSWIZZLED		(1 << 5)
+/*
+ * A dma-buf of another device imported through PRIME (driver 1.7): its
+ * pages are the exporter's, in the implicit system segment, DMA-mapped for
+ * the device only while resident. Its flags are
+ * %DRM_VMGPU_ALLOC_PRIMARY, its set the aperture segment; the CPU maps it
+ * through its exporter (mmap of the DRM fd forwards there), and
+ * &drm_vmgpu_gem_lock refuses it (-EINVAL).
+ */
+#define DRM_VMGPU_RESIDENCY_IMPORTED		(1 << 6)
 
 /*
  * Wait for the allocation's clears and moves before reporting, so that
@@ -448,7 +457,8 @@ struct drm_vmgpu_gem_info {
  * %DRM_IOCTL_VMGPU_GEM_MMAP_OFFSET
  *
  * The fake offset to mmap() an allocation at on the DRM fd. Only
- * allocations created with %DRM_VMGPU_ALLOC_CPU_ACCESS can be mapped
+ * allocations created with %DRM_VMGPU_ALLOC_CPU_ACCESS, and imports
+ * (%DRM_VMGPU_RESIDENCY_IMPORTED, mapped by their exporter), can be mapped
  * (-EINVAL here, and -EACCES from mmap() on the DRM fd or on a dma-buf
  * the allocation was exported to). -EIO for an allocation whose contents
  * were lost. CPU accesses through the mapping wait for the allocation's

@@ -8,6 +8,7 @@
 #include <linux/slab.h>
 
 #include <drm/drm_gem_ttm_helper.h>
+#include <drm/drm_prime.h>
 #include <drm/drm_print.h>
 #include <drm/ttm/ttm_placement.h>
 #include <drm/ttm/ttm_tt.h>
@@ -20,6 +21,7 @@
 #include "vmgpu_swizzle.h"
 #include "vmgpu_lock.h"
 #include "vmgpu_mmap.h"
+#include "vmgpu_prime.h"
 #include "vmgpu_stats.h"
 #include "vmgpu_vram.h"
 #include "vmgpu_vram_mgr.h"
@@ -547,6 +549,8 @@ void vmgpu_bo_destroy(struct ttm_buffer_object *tbo)
 	mutex_unlock(&vdev->bos_lock);
 	dma_fence_put(vbo->paging_fence);
 	vmgpu_stats_put(vbo->stats);
+	if (tbo->base.import_attach)
+		drm_prime_gem_destroy(&tbo->base, NULL);
 	drm_gem_object_release(&tbo->base);
 	kfree(vbo);
 }
@@ -582,30 +586,28 @@ static const struct drm_gem_object_funcs vmgpu_gem_funcs = {
 	.mmap = vmgpu_gem_mmap,
 	.vmap = vmgpu_gem_vmap,
 	.vunmap = vmgpu_gem_vunmap,
+	.export = vmgpu_gem_prime_export,
 	.print_info = drm_gem_ttm_print_info,
 	.status = vmgpu_gem_status,
 };
 
 /**
- * vmgpu_bo_create() - create an allocation and place it
+ * vmgpu_bo_alloc() - a new allocation, not yet placed
  * @vdev: the device
  * @size: bytes, already rounded up to the set's largest page size
  * @flags: DRM_VMGPU_ALLOC_* flags, already validated
  * @segments: supported set, already validated
  * @preferred: preferred segment id, in @segments
- * @stats: the creating file's statistics, or NULL
  *
- * The allocation's first backing is clear before the caller can map it:
- * VRAM cleared by the device, system pages zeroed (see the move callback).
+ * Free it with vmgpu_bo_free_unplaced(), or place it with vmgpu_bo_place().
  *
- * Return: the allocation with one GEM reference, or an ERR_PTR.
+ * Return: the allocation, or an ERR_PTR: -E2BIG if no segment of the set
+ * could ever hold it, -ENOMEM.
  */
-struct vmgpu_bo *vmgpu_bo_create(struct vmgpu_device *vdev, u64 size, u32 flags,
-				 u32 segments, u32 preferred, struct vmgpu_stats *stats)
+struct vmgpu_bo *vmgpu_bo_alloc(struct vmgpu_device *vdev, u64 size, u32 flags,
+				u32 segments, u32 preferred)
 {
-	struct ttm_operation_ctx ctx = { .interruptible = true };
 	struct vmgpu_bo *vbo;
-	int ret;
 
 	vbo = kzalloc(sizeof(*vbo), GFP_KERNEL);
 	if (!vbo)
@@ -620,22 +622,79 @@ struct vmgpu_bo *vmgpu_bo_create(struct vmgpu_device *vdev, u64 size, u32 flags,
 	vbo->tbo.base.funcs = &vmgpu_gem_funcs;
 	vmgpu_bo_build_placement(vbo);
 	if (!vbo->placement.num_placement) {
-		drm_gem_object_release(&vbo->tbo.base);
-		kfree(vbo);
+		vmgpu_bo_free_unplaced(vbo);
 		return ERR_PTR(-E2BIG);
 	}
+	return vbo;
+}
+
+/**
+ * vmgpu_bo_free_unplaced() - free an allocation vmgpu_bo_place() never saw
+ * @vbo: from vmgpu_bo_alloc()
+ */
+void vmgpu_bo_free_unplaced(struct vmgpu_bo *vbo)
+{
+	drm_gem_object_release(&vbo->tbo.base);
+	kfree(vbo);
+}
+
+/**
+ * vmgpu_bo_place() - give an allocation its first backing
+ * @vbo: from vmgpu_bo_alloc()
+ * @type: ttm_bo_type_device, or ttm_bo_type_sg for an import
+ * @stats: the creating file's statistics, or NULL
+ *
+ * The first backing is clear before anyone can map it: VRAM cleared by
+ * the device, system pages zeroed (see the move callback). An import's
+ * pages are the exporter's, with their contents.
+ *
+ * Context: an import's reservation (the dma-buf's) held.
+ * Return: 0, with the allocation reserved unless it is an import; or a
+ * negative errno, after which @vbo is gone (its last reference dropped).
+ */
+int vmgpu_bo_place(struct vmgpu_bo *vbo, enum ttm_bo_type type, struct vmgpu_stats *stats)
+{
+	struct vmgpu_device *vdev = vmgpu_bo_device(vbo);
+	struct ttm_operation_ctx ctx = { .interruptible = true };
+	struct dma_resv *resv = type == ttm_bo_type_sg ? vbo->tbo.base.resv : NULL;
+	int ret;
 
 	vbo->stats = vmgpu_stats_get(stats);
 	/* On failure TTM drops the object through vmgpu_bo_destroy(). */
-	ret = ttm_bo_init_reserved(&vdev->ttm, &vbo->tbo, ttm_bo_type_device,
-				   &vbo->placement, 0, &ctx, NULL, NULL,
-				   vmgpu_bo_destroy);
+	ret = ttm_bo_init_reserved(&vdev->ttm, &vbo->tbo, type, &vbo->placement, 0,
+				   &ctx, NULL, resv, vmgpu_bo_destroy);
 	if (ret)
-		return ERR_PTR(ret);
+		return ret;
 	/* Listed for debugfs only once TTM has set it up. */
 	mutex_lock(&vdev->bos_lock);
 	list_add_tail(&vbo->link, &vdev->bos);
 	mutex_unlock(&vdev->bos_lock);
+	return 0;
+}
+
+/**
+ * vmgpu_bo_create() - create an allocation and place it
+ * @vdev: the device
+ * @size: bytes, already rounded up to the set's largest page size
+ * @flags: DRM_VMGPU_ALLOC_* flags, already validated
+ * @segments: supported set, already validated
+ * @preferred: preferred segment id, in @segments
+ * @stats: the creating file's statistics, or NULL
+ *
+ * Return: the allocation with one GEM reference, or an ERR_PTR.
+ */
+struct vmgpu_bo *vmgpu_bo_create(struct vmgpu_device *vdev, u64 size, u32 flags,
+				 u32 segments, u32 preferred, struct vmgpu_stats *stats)
+{
+	struct vmgpu_bo *vbo;
+	int ret;
+
+	vbo = vmgpu_bo_alloc(vdev, size, flags, segments, preferred);
+	if (IS_ERR(vbo))
+		return vbo;
+	ret = vmgpu_bo_place(vbo, ttm_bo_type_device, stats);
+	if (ret)
+		return ERR_PTR(ret);
 	ttm_bo_unreserve(&vbo->tbo);
 	return vbo;
 }

@@ -111,6 +111,12 @@ struct vmgpu_bo {
 	 * for the kernel's own allocations.
 	 */
 	struct vmgpu_stats *stats;
+	/**
+	 * @import_sgt: an import's pages as its attachment maps them for the
+	 * device, while its backing is in TT (vmgpu_prime.c); NULL otherwise.
+	 * Under the reservation (the exporter's).
+	 */
+	struct sg_table *import_sgt;
 	/** @moves: moves of its backing so far. Under the reservation. */
 	u64 moves;
 	/** @hap_link: in &vmgpu_hap.lru while it holds pages unlocked. */
@@ -129,11 +135,21 @@ static inline struct vmgpu_bo *gem_to_vmgpu_bo(struct drm_gem_object *obj)
 	return to_vmgpu_bo(container_of(obj, struct ttm_buffer_object, base));
 }
 
+/* A dma-buf of another device, imported (vmgpu_prime.c). */
+static inline bool vmgpu_bo_is_import(struct vmgpu_bo *vbo)
+{
+	return vbo->tbo.type == ttm_bo_type_sg;
+}
+
 static inline struct vmgpu_device *vmgpu_bo_device(struct vmgpu_bo *vbo)
 {
 	return container_of(vbo->tbo.base.dev, struct vmgpu_device, drm);
 }
 
+struct vmgpu_bo *vmgpu_bo_alloc(struct vmgpu_device *vdev, u64 size, u32 flags,
+				u32 segments, u32 preferred);
+void vmgpu_bo_free_unplaced(struct vmgpu_bo *vbo);
+int vmgpu_bo_place(struct vmgpu_bo *vbo, enum ttm_bo_type type, struct vmgpu_stats *stats);
 struct vmgpu_bo *vmgpu_bo_create(struct vmgpu_device *vdev, u64 size, u32 flags,
 				 u32 segments, u32 preferred, struct vmgpu_stats *stats);
 int vmgpu_bo_make_resident(struct vmgpu_bo *vbo);

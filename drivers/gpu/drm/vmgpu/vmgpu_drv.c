@@ -31,6 +31,7 @@
 #include "vmgpu_irq.h"
 #include "vmgpu_lock.h"
 #include "vmgpu_paging_vm.h"
+#include "vmgpu_prime.h"
 #include "vmgpu_query.h"
 #include "vmgpu_ring.h"
 #include "vmgpu_stats.h"
@@ -95,11 +96,12 @@ static const struct drm_driver vmgpu_drm_driver = {
 	.show_fdinfo = vmgpu_show_fdinfo,
 	.dumb_create = vmgpu_gem_dumb_create,
 	.dumb_map_offset = vmgpu_gem_dumb_map_offset,
+	.gem_prime_import = vmgpu_gem_prime_import,
 	DRM_FBDEV_TTM_DRIVER_OPS,
 	.name = DRIVER_NAME,
 	.desc = DRIVER_DESC,
 	.major = 1,
-	.minor = 6,
+	.minor = 7,
 };
 
 static bool vmgpu_noncoherent = true;
@@ -281,4 +283,5 @@ static void __exit vmgpu_exit(void)
 module_exit(vmgpu_exit);
 
 MODULE_DESCRIPTION(DRIVER_DESC);
+MODULE_IMPORT_NS(DMA_BUF);
 MODULE_LICENSE("GPL");

@@ -205,6 +205,8 @@ int vmgpu_gem_info_ioctl(struct drm_device *drm, void *data, struct drm_file *fi
 		residency |= DRM_VMGPU_RESIDENCY_HOST_APERTURE;
 	if (vbo->unswizzled && !vmgpu_bo_in_memory_segment(vbo))
 		residency |= DRM_VMGPU_RESIDENCY_UNSWIZZLED;
+	if (vmgpu_bo_is_import(vbo))
+		residency |= DRM_VMGPU_RESIDENCY_IMPORTED;
 	args->size = obj->size;
 	args->flags = vbo->flags;
 	args->segments = vbo->segments;
@@ -247,9 +249,10 @@ int vmgpu_gem_mmap_offset_ioctl(struct drm_device *drm, void *data,
  * @handle: the allocation
  * @offset: out, its fake offset for mmap
  *
- * Return: 0, -EINVAL for an allocation created without CPU access, -ENOENT
- * for an unknown handle, -EIO for an allocation whose contents were lost,
- * -ENODEV after unplug, -EINTR or -ERESTARTSYS if interrupted.
+ * Return: 0, -EINVAL for an allocation created without CPU access (an
+ * import is mapped by its exporter), -ENOENT for an unknown handle, -EIO
+ * for an allocation whose contents were lost, -ENODEV after unplug, -EINTR
+ * or -ERESTARTSYS if interrupted.
  */
 int vmgpu_gem_dumb_map_offset(struct drm_file *file, struct drm_device *drm, u32 handle,
 			      u64 *offset)
@@ -266,7 +269,8 @@ int vmgpu_gem_dumb_map_offset(struct drm_file *file, struct drm_device *drm, u32
 		goto exit;
 	}
 	vbo = gem_to_vmgpu_bo(obj);
-	if (!(vbo->flags & DRM_VMGPU_ALLOC_CPU_ACCESS)) {
+	/* An import's mapping is its exporter's (vmgpu_prime_mmap()). */
+	if (!(vbo->flags & DRM_VMGPU_ALLOC_CPU_ACCESS) && !vmgpu_bo_is_import(vbo)) {
 		ret = -EINVAL;
 		goto put;
 	}

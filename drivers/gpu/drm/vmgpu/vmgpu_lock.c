@@ -118,9 +118,13 @@ static int vmgpu_lock(struct drm_device *drm, struct drm_file *file,
 	if (!obj)
 		return -ENOENT;
 	vbo = gem_to_vmgpu_bo(obj);
-	/* Seed 001: no no-overwrite lock on a swizzled allocation. */
+	/*
+	 * Seed 001: no no-overwrite lock on a swizzled allocation. The CPU
+	 * reaches an import through its exporter only.
+	 */
 	ret = -EINVAL;
-	if ((vbo->flags & DRM_VMGPU_ALLOC_SWIZZLED) && (args->flags & DRM_VMGPU_LOCK_IGNORE_SYNC))
+	if (vmgpu_bo_is_import(vbo) ||
+	    ((vbo->flags & DRM_VMGPU_ALLOC_SWIZZLED) && (args->flags & DRM_VMGPU_LOCK_IGNORE_SYNC)))
 		goto out_put;
 	ret = -ENODEV;
 	if (!drm_dev_enter(drm, &idx))
@@ -164,8 +168,8 @@ out_put:
  *
  * Return: 0; -EBUSY (do-not-wait on a busy allocation, or locked by
  * another file); -ENOSPC (do-not-evict, and the lock would have to move
- * it); -EINVAL (an allocation without CPU access that cannot leave its
- * memory segment); or another negative errno.
+ * it); -EINVAL (an import, or an allocation without CPU access that
+ * cannot leave its memory segment); or another negative errno.
  */
 int vmgpu_gem_lock_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
 {

@@ -21,6 +21,7 @@
 #include "vmgpu_bo.h"
 #include "vmgpu_device.h"
 #include "vmgpu_hap.h"
+#include "vmgpu_prime.h"
 #include "vmgpu_swizzle.h"
 #include "vmgpu_mmap.h"
 #include "vmgpu_vram_mgr.h"
@@ -74,7 +75,8 @@
  *   After unplug it fails with -ENODEV.
  *
  * The driver offers no dma-buf attachment, so there is no other CPU path
- * to an allocation's pages.
+ * to an allocation's pages. An import's pages are its exporter's, and so
+ * is its CPU mapping (DOC: PRIME import).
  */
 
 /* How often a failed clear is redone before the access gives up. */
@@ -454,11 +456,15 @@ void vmgpu_gem_vunmap(struct drm_gem_object *obj, struct iosys_map *map)
  * @vma: the new mapping, its offset already the object's fake offset
  *
  * Return: 0, -EACCES for an allocation without CPU access that is not
- * locked, or an error of TTM's.
+ * locked, or an error of TTM's; for an import, what its exporter's mmap
+ * returns (vmgpu_prime_mmap()).
  */
 int vmgpu_gem_mmap(struct drm_gem_object *obj, struct vm_area_struct *vma)
 {
 	struct vmgpu_bo *vbo = gem_to_vmgpu_bo(obj);
+
+	if (vmgpu_bo_is_import(vbo))
+		return vmgpu_prime_mmap(obj, vma);
 
 	/* Only a hint: every fault checks under the reservation. */
 	if (!(vbo->flags & DRM_VMGPU_ALLOC_CPU_ACCESS) && !READ_ONCE(vbo->locked_by))

@@ -16,6 +16,7 @@
 
 #include "vmgpu_bo.h"
 #include "vmgpu_display.h"
+#include "vmgpu_prime.h"
 #include "vmgpu_drm.h"
 
 /**
@@ -154,6 +155,12 @@ static int vmgpu_display_pin(struct vmgpu_bo *vbo, u32 *space, u64 *addr)
 		ret = -EBUSY;
 		goto unreserve;
 	}
+	/* A dynamic exporter must not move an import on screen. */
+	if (!vbo->display_pins && vmgpu_bo_is_import(vbo)) {
+		ret = vmgpu_prime_pin(vbo);
+		if (ret)
+			goto unreserve;
+	}
 	/* Shown already (another plane, the same flip): it stays put. */
 	if (vbo->display_pins) {
 		ret = vmgpu_bo_physical_address(vbo, space, addr);
@@ -170,6 +177,8 @@ static int vmgpu_display_pin(struct vmgpu_bo *vbo, u32 *space, u64 *addr)
 	if (!ret) {
 		ttm_bo_pin(&vbo->tbo);
 		WRITE_ONCE(vbo->display_pins, vbo->display_pins + 1);
+	} else if (!vbo->display_pins && vmgpu_bo_is_import(vbo)) {
+		vmgpu_prime_unpin(vbo);
 	}
 unreserve:
 	ttm_bo_unreserve(&vbo->tbo);
@@ -192,6 +201,8 @@ static void vmgpu_display_unpin(struct vmgpu_bo *vbo)
 	ttm_bo_reserve(&vbo->tbo, false, false, NULL);
 	ttm_bo_unpin(&vbo->tbo);
 	WRITE_ONCE(vbo->display_pins, vbo->display_pins - 1);
+	if (!vbo->display_pins && vmgpu_bo_is_import(vbo))
+		vmgpu_prime_unpin(vbo);
 	res = vbo->tbo.resource;
 	if (!vbo->display_pins && !vbo->tbo.pin_count && res && res->mem_type == TTM_PL_TT &&
 	    !(vbo->flags & DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY)) {

@@ -21,6 +21,7 @@
 #include "vmgpu_hap.h"
 #include "vmgpu_migrate.h"
 #include "vmgpu_notify.h"
+#include "vmgpu_prime.h"
 #include "vmgpu_res_cursor.h"
 #include "vmgpu_stats.h"
 #include "vmgpu_swizzle.h"
@@ -74,9 +75,12 @@ static struct ttm_tt *vmgpu_ttm_tt_create(struct ttm_buffer_object *tbo,
 	return &vtt->base;
 }
 
+/* An import's pages are its exporter's, mapped as its backing enters TT. */
 static int vmgpu_ttm_tt_populate(struct ttm_device *bdev, struct ttm_tt *tt,
 				 struct ttm_operation_ctx *ctx)
 {
+	if (tt->page_flags & TTM_TT_FLAG_EXTERNAL)
+		return 0;
 	return ttm_pool_alloc(&bdev->pool, tt, ctx);
 }
 
@@ -96,6 +100,9 @@ static void vmgpu_ttm_tt_unpopulate(struct ttm_device *bdev, struct ttm_tt *tt)
 {
 	struct vmgpu_device *vdev = container_of(bdev, struct vmgpu_device, ttm);
 
+	/* An import was unmapped as its backing left TT (vmgpu_prime_unmap()). */
+	if (tt->page_flags & TTM_TT_FLAG_EXTERNAL)
+		return;
 	if (vmgpu_ttm_tt_notifies_unmap(vdev, tt) && !vmgpu_notify_iommu_unmap(vdev, tt))
 		vmgpu_stats_count(to_vmgpu_tt(tt)->stats, VMGPU_STATS_NOTIFY_IOMMU_UNMAP);
 	ttm_pool_free(&bdev->pool, tt);
@@ -232,13 +239,21 @@ static int vmgpu_ttm_move_backing(struct ttm_buffer_object *tbo, bool evict,
 		ret = vmgpu_ttm_leave_system_segment(tbo, evict);
 		if (ret)
 			return ret;
-		if (vbo) {
+		/*
+		 * An import's pages leave the device's mapping now: the
+		 * flush must be done first.
+		 */
+		if (vbo && !vmgpu_bo_is_import(vbo)) {
 			vmgpu_cache_leave_device(vbo);
 			vmgpu_vm_bo_invalidate(vbo);
 		} else {
 			vmgpu_cache_release_pages(tbo);
+			if (vbo)
+				vmgpu_vm_bo_invalidate(vbo);
 		}
 		ttm_bo_move_null(tbo, new_mem);
+		if (vbo && vmgpu_bo_is_import(vbo))
+			vmgpu_prime_unmap(vbo);
 		/*
 		 * Now out of the device's reach, the CPU clears what failed;
 		 * after what was just queued, if anything: the next access
@@ -285,6 +300,9 @@ static int vmgpu_ttm_move_backing(struct ttm_buffer_object *tbo, bool evict,
 		 * entries change, once nothing uses the old ones.
 		 */
 		ret = ttm_bo_wait_ctx(tbo, ctx);
+		/* An import's pages are mapped for the device as they enter TT. */
+		if (!ret && vbo && vmgpu_bo_is_import(vbo) && old_type != TTM_PL_TT)
+			ret = vmgpu_prime_map(vbo);
 		if (!ret) {
 			if (vbo)
 				vmgpu_vm_bo_invalidate(vbo);
@@ -384,7 +402,7 @@ static unsigned long vmgpu_ttm_io_mem_pfn(struct ttm_buffer_object *tbo,
  * its system pages leave the device's cache first: by the whole-cache
  * flush, or, for pages that get NotifyIoMmuUnmap when TTM unpopulates
  * them next, by that notification alone, which writes back and drops
- * just their lines.
+ * just their lines. An import's pages are unmapped after that.
  */
 static void vmgpu_ttm_delete_mem_notify(struct ttm_buffer_object *tbo)
 {
@@ -393,6 +411,8 @@ static void vmgpu_ttm_delete_mem_notify(struct ttm_buffer_object *tbo)
 	if (tbo->resource && tbo->resource->mem_type == TTM_PL_TT &&
 	    !vmgpu_ttm_tt_notifies_unmap(vmgpu_tbo_device(tbo), tbo->ttm))
 		vmgpu_cache_release_pages(tbo);
+	if (vmgpu_bo_is_vmgpu(tbo) && vmgpu_bo_is_import(to_vmgpu_bo(tbo)))
+		vmgpu_prime_unmap(to_vmgpu_bo(tbo));
 }
 
 static const struct ttm_device_funcs vmgpu_ttm_funcs = {
@@ -489,6 +509,7 @@ err_device:
  */
 void vmgpu_ttm_unplug(struct vmgpu_device *vdev)
 {
+	vmgpu_prime_unplug(vdev);
 	/*
 	 * Releases that come after the caller's flushes (a process's last
 	 * handle or mapping, deferred unmaps of jobs the scheduler fails

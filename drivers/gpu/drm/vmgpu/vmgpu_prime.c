@@ -1,0 +1,341 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright 2026 The vmgpu authors
+ */
+
+#include <linux/dma-buf.h>
+#include <linux/dma-resv.h>
+#include <linux/mm.h>
+#include <linux/scatterlist.h>
+
+#include <drm/drm_drv.h>
+#include <drm/drm_gem.h>
+#include <drm/drm_prime.h>
+#include <drm/drm_print.h>
+#include <drm/ttm/ttm_bo.h>
+#include <drm/ttm/ttm_tt.h>
+
+#include "vmgpu_drm.h"
+#include "vmgpu_bo.h"
+#include "vmgpu_device.h"
+#include "vmgpu_prime.h"
+
+/**
+ * DOC: PRIME import
+ *
+ * A dma-buf of another device (vgem, udmabuf, another GPU) imported
+ * through PRIME is an allocation in the implicit system segment: its
+ * supported set is the aperture segment alone, so it lives in system
+ * memory the device reaches (TT), mapped into the aperture only when it
+ * needs a physical reference, or out of the device's reach (TTM system).
+ * The exporter keeps the pages; vmgpu never copies, clears or swaps them,
+ * so an import never moves between segments.
+ *
+ * - Its pages are DMA-mapped for the device (dma_buf_map_attachment()) when
+ *   its backing enters TT, and unmapped when it leaves: an eviction, a
+ *   NONRESIDENT GEM_EVICT, destruction, unplug. Nothing stays mapped for
+ *   the device while it cannot use it. So that this is so for exporters
+ *   that never move their buffers (vgem, udmabuf) too, those are attached
+ *   statically: dma-buf would otherwise map a static exporter's buffer
+ *   for a dynamic importer at attach time, for as long as it is attached.
+ * - A dynamic exporter is attached dynamically: before it moves the
+ *   buffer it calls move_notify, which evicts the import out of the
+ *   device's reach (its GPU VA mappings are invalidated, its aperture
+ *   entries go, the mapping is unmapped); the next use maps the buffer
+ *   where it is then. A plane showing the import pins the attachment.
+ * - The reservation is the dma-buf's, so implicit synchronisation with
+ *   the exporter and its other importers holds both ways.
+ * - An import is a primary (%DRM_VMGPU_ALLOC_PRIMARY): a framebuffer can
+ *   be made of it, and while a plane shows it, it is mapped into the
+ *   aperture segment (seed: primaries are physically accessed by the
+ *   display).
+ * - The CPU reaches an import only through its exporter: vmgpu's mmap of
+ *   it is the exporter's mmap, and Lock and Lock2 refuse it. The CPU-access
+ *   rules of vmgpu's own allocations do not apply to pages it does not own;
+ *   DMA_BUF_IOCTL_SYNC on the dma-buf waits for vmgpu's jobs, which are in
+ *   the shared reservation.
+ * - A dma-buf vmgpu exported comes back as the allocation itself. vmgpu
+ *   exports with DRM's helpers, under its own &dma_buf_ops so that it can
+ *   tell its own dma-bufs apart.
+ */
+
+static const struct dma_buf_ops vmgpu_dmabuf_ops = {
+	.cache_sgt_mapping = true,
+	.attach = drm_gem_map_attach,
+	.detach = drm_gem_map_detach,
+	.map_dma_buf = drm_gem_map_dma_buf,
+	.unmap_dma_buf = drm_gem_unmap_dma_buf,
+	.release = drm_gem_dmabuf_release,
+	.mmap = drm_gem_dmabuf_mmap,
+	.vmap = drm_gem_dmabuf_vmap,
+	.vunmap = drm_gem_dmabuf_vunmap,
+};
+
+/**
+ * vmgpu_gem_prime_export() - &drm_gem_object_funcs.export
+ * @obj: an allocation of this device
+ * @flags: the dma-buf file's flags
+ *
+ * Return: the new dma-buf, or an ERR_PTR.
+ */
+struct dma_buf *vmgpu_gem_prime_export(struct drm_gem_object *obj, int flags)
+{
+	struct dma_buf_export_info exp_info = {
+		.exp_name = KBUILD_MODNAME,
+		.owner = THIS_MODULE,
+		.ops = &vmgpu_dmabuf_ops,
+		.size = obj->size,
+		.flags = flags,
+		.priv = obj,
+		.resv = obj->resv,
+	};
+
+	return drm_gem_dmabuf_export(obj->dev, &exp_info);
+}
+
+/*
+ * The exporter is about to move the buffer: take the import out of the
+ * device's reach, so that nothing uses the old mapping. The exporter then
+ * waits for the fences in the shared reservation, ours included.
+ */
+static void vmgpu_prime_move_notify(struct dma_buf_attachment *attach)
+{
+	static const struct ttm_place system = { .mem_type = TTM_PL_SYSTEM };
+	struct ttm_placement placement = { .num_placement = 1, .placement = &system };
+	struct ttm_operation_ctx ctx = { .interruptible = false };
+	struct vmgpu_bo *vbo = attach->importer_priv;
+	int ret;
+
+	dma_resv_assert_held(attach->dmabuf->resv);
+	if (!vbo->import_sgt)
+		return;
+	/* Being destroyed: no job uses it any more, only the mapping is left. */
+	if (vbo->tbo.deleted) {
+		vmgpu_prime_unmap(vbo);
+		return;
+	}
+	ret = ttm_bo_validate(&vbo->tbo, &placement, &ctx);
+	if (ret)
+		drm_err(vbo->tbo.base.dev, "import %p: eviction for its exporter failed (%d)\n",
+			vbo, ret);
+}
+
+static const struct dma_buf_attach_ops vmgpu_prime_attach_ops = {
+	.allow_peer2peer = false,
+	.move_notify = vmgpu_prime_move_notify,
+};
+
+/* Every page of the buffer, page-aligned, exactly its size. */
+static int vmgpu_prime_check_sgt(struct sg_table *sgt, u64 size)
+{
+	struct scatterlist *sg;
+	u64 bytes = 0;
+	unsigned int i;
+
+	for_each_sgtable_dma_sg(sgt, sg, i) {
+		if (!PAGE_ALIGNED(sg_dma_address(sg)) || !PAGE_ALIGNED(sg_dma_len(sg)))
+			return -EINVAL;
+		bytes += sg_dma_len(sg);
+	}
+	return bytes == size ? 0 : -EINVAL;
+}
+
+/**
+ * vmgpu_prime_map() - DMA-map an import's pages for the device
+ * @vbo: the import, reserved, its backing entering TT
+ *
+ * Fills its TT's bus addresses from the attachment's mapping.
+ *
+ * Return: 0; -EINVAL if the exporter's mapping does not cover the buffer
+ * page by page; an error of the exporter's.
+ */
+int vmgpu_prime_map(struct vmgpu_bo *vbo)
+{
+	struct dma_buf_attachment *attach = vbo->tbo.base.import_attach;
+	struct ttm_tt *tt = vbo->tbo.ttm;
+	struct sg_table *sgt;
+	int ret;
+
+	dma_resv_assert_held(vbo->tbo.base.resv);
+	if (vbo->import_sgt)
+		return 0;
+	sgt = dma_buf_map_attachment(attach, DMA_BIDIRECTIONAL);
+	if (IS_ERR(sgt))
+		return PTR_ERR(sgt);
+	ret = vmgpu_prime_check_sgt(sgt, vbo->tbo.base.size);
+	if (!ret)
+		ret = drm_prime_sg_to_dma_addr_array(sgt, tt->dma_address, tt->num_pages);
+	if (ret) {
+		drm_dbg_prime(vbo->tbo.base.dev, "import %p: unusable mapping from %s\n",
+			      vbo, attach->dmabuf->exp_name);
+		dma_buf_unmap_attachment(attach, sgt, DMA_BIDIRECTIONAL);
+		return -EINVAL;
+	}
+	vbo->import_sgt = sgt;
+	return 0;
+}
+
+/**
+ * vmgpu_prime_unmap() - undo vmgpu_prime_map()
+ * @vbo: the import, reserved, no longer reachable by the device
+ */
+void vmgpu_prime_unmap(struct vmgpu_bo *vbo)
+{
+	struct ttm_tt *tt = vbo->tbo.ttm;
+
+	dma_resv_assert_held(vbo->tbo.base.resv);
+	if (!vbo->import_sgt)
+		return;
+	dma_buf_unmap_attachment(vbo->tbo.base.import_attach, vbo->import_sgt,
+				 DMA_BIDIRECTIONAL);
+	vbo->import_sgt = NULL;
+	/* No stale bus address for anyone to follow. */
+	if (tt)
+		memset(tt->dma_address, 0, tt->num_pages * sizeof(*tt->dma_address));
+}
+
+/**
+ * vmgpu_prime_pin() - keep a dynamic exporter from moving an import
+ * @vbo: the import, reserved, about to be pinned for scanout
+ *
+ * Return: 0 or an error of the exporter's.
+ */
+int vmgpu_prime_pin(struct vmgpu_bo *vbo)
+{
+	struct dma_buf_attachment *attach = vbo->tbo.base.import_attach;
+
+	return attach->importer_ops ? dma_buf_pin(attach) : 0;
+}
+
+/**
+ * vmgpu_prime_unpin() - undo vmgpu_prime_pin()
+ * @vbo: the import, reserved
+ */
+void vmgpu_prime_unpin(struct vmgpu_bo *vbo)
+{
+	struct dma_buf_attachment *attach = vbo->tbo.base.import_attach;
+
+	if (attach->importer_ops)
+		dma_buf_unpin(attach);
+}
+
+/**
+ * vmgpu_prime_mmap() - the CPU mapping of an import: the exporter's
+ * @obj: the import
+ * @vma: the new mapping, holding a reference to @obj
+ *
+ * Return: 0 or an error of the exporter's mmap.
+ */
+int vmgpu_prime_mmap(struct drm_gem_object *obj, struct vm_area_struct *vma)
+{
+	int ret;
+
+	/* The exporter's mmap takes the mapping over, file and all. */
+	vma->vm_private_data = NULL;
+	vma->vm_ops = NULL;
+	vm_flags_set(vma, VM_DONTEXPAND);
+	ret = dma_buf_mmap(obj->import_attach->dmabuf, vma, 0);
+	/* The mapping holds the dma-buf's file now, not the object. */
+	if (!ret)
+		drm_gem_object_put(obj);
+	return ret;
+}
+
+static struct drm_gem_object *vmgpu_prime_import_foreign(struct vmgpu_device *vdev,
+							 struct dma_buf *dma_buf)
+{
+	u32 aperture = vmgpu_aperture_segment(vdev);
+	struct dma_buf_attachment *attach;
+	struct vmgpu_bo *vbo;
+	int ret;
+
+	if (!dma_buf->size || !PAGE_ALIGNED(dma_buf->size))
+		return ERR_PTR(-EINVAL);
+	vbo = vmgpu_bo_alloc(vdev, dma_buf->size, DRM_VMGPU_ALLOC_PRIMARY, BIT(aperture),
+			     aperture);
+	if (IS_ERR(vbo))
+		return ERR_CAST(vbo);
+	/* Dynamic with a dynamic exporter only: see DOC: PRIME import. */
+	if (dma_buf_is_dynamic(dma_buf))
+		attach = dma_buf_dynamic_attach(dma_buf, vdev->drm.dev,
+						&vmgpu_prime_attach_ops, vbo);
+	else
+		attach = dma_buf_attach(dma_buf, vdev->drm.dev);
+	if (IS_ERR(attach)) {
+		vmgpu_bo_free_unplaced(vbo);
+		return ERR_CAST(attach);
+	}
+	/* Dropped with the attachment by vmgpu_bo_destroy(). */
+	get_dma_buf(dma_buf);
+	vbo->tbo.base.import_attach = attach;
+	vbo->tbo.base.resv = dma_buf->resv;
+	/* The exporter's pages hold the exporter's contents. */
+	vbo->cleared = true;
+	vbo->has_contents = true;
+
+	dma_resv_lock(dma_buf->resv, NULL);
+	ret = vmgpu_bo_place(vbo, ttm_bo_type_sg, NULL);
+	dma_resv_unlock(dma_buf->resv);
+	return ret ? ERR_PTR(ret) : &vbo->tbo.base;
+}
+
+/**
+ * vmgpu_gem_prime_import() - &drm_driver.gem_prime_import
+ * @drm: the DRM device
+ * @dma_buf: the dma-buf to import
+ *
+ * Return: the allocation with a new reference: the one that was exported
+ * if @dma_buf is one of this device's, else a new import (DOC: PRIME
+ * import); or an ERR_PTR: -EINVAL for a buffer that is not whole pages,
+ * -E2BIG for one larger than may be resident in system memory (see
+ * memory-management.rst), -ENODEV after unplug, an error of the exporter's.
+ */
+struct drm_gem_object *vmgpu_gem_prime_import(struct drm_device *drm,
+					      struct dma_buf *dma_buf)
+{
+	struct drm_gem_object *obj;
+	int idx;
+
+	if (dma_buf->ops == &vmgpu_dmabuf_ops) {
+		obj = dma_buf->priv;
+		if (obj->dev == drm) {
+			drm_gem_object_get(obj);
+			return obj;
+		}
+	}
+	if (!drm_dev_enter(drm, &idx))
+		return ERR_PTR(-ENODEV);
+	obj = vmgpu_prime_import_foreign(to_vmgpu_device(drm), dma_buf);
+	drm_dev_exit(idx);
+	return obj;
+}
+
+/**
+ * vmgpu_prime_unplug() - the device is going: unmap every import
+ * @vdev: the device, unplugged, so that no import is mapped again, with
+ *	  TTM's delayed deletes flushed (those unmap the imports they free)
+ */
+void vmgpu_prime_unplug(struct vmgpu_device *vdev)
+{
+	struct vmgpu_bo *vbo;
+	bool found;
+
+	do {
+		found = false;
+		mutex_lock(&vdev->bos_lock);
+		list_for_each_entry(vbo, &vdev->bos, link) {
+			if (vmgpu_bo_is_import(vbo) && READ_ONCE(vbo->import_sgt) &&
+			    ttm_bo_get_unless_zero(&vbo->tbo)) {
+				found = true;
+				break;
+			}
+		}
+		mutex_unlock(&vdev->bos_lock);
+		if (!found)
+			break;
+		dma_resv_lock(vbo->tbo.base.resv, NULL);
+		vmgpu_prime_unmap(vbo);
+		dma_resv_unlock(vbo->tbo.base.resv);
+		ttm_bo_put(&vbo->tbo);
+	} while (found);
+}
