@@ -23,6 +23,7 @@ struct vmgpu_bo {
 	uint32_t handle;
 	uint64_t size;
 	void *cpu;		/* the mapping, NULL until vmgpu_bo_map() */
+	vmgpu_bo *next;		/* in dev->bos */
 };
 
 int vmgpu_ioctl(vmgpu_device *dev, unsigned long request, void *arg)
@@ -63,6 +64,7 @@ int vmgpu_device_create(int fd, vmgpu_device **out)
 		return -errno;
 	}
 	dev->refcount = 1;
+	pthread_mutex_init(&dev->bo_lock, NULL);
 	*out = dev;
 	return 0;
 }
@@ -111,6 +113,7 @@ void vmgpu_device_unref(vmgpu_device *dev)
 	if (!dev || __atomic_sub_fetch(&dev->refcount, 1, __ATOMIC_ACQ_REL))
 		return;
 	close(dev->fd);
+	pthread_mutex_destroy(&dev->bo_lock);
 	free(dev);
 }
 
@@ -213,6 +216,43 @@ static void vmgpu_gem_close(vmgpu_device *dev, uint32_t handle)
 	vmgpu_ioctl(dev, DRM_IOCTL_GEM_CLOSE, &args);
 }
 
+/* A new allocation for handle, listed in dev->bos; the caller holds bo_lock. */
+static int vmgpu_bo_wrap(vmgpu_device *dev, uint32_t handle, vmgpu_bo **out)
+{
+	struct drm_vmgpu_gem_info gem_info;
+	vmgpu_bo *bo;
+	int ret;
+
+	bo = calloc(1, sizeof(*bo));
+	if (!bo)
+		return -ENOMEM;
+	bo->dev = dev;
+	bo->handle = handle;
+	/* The kernel rounds the size up to the set's page size: ask it. */
+	ret = vmgpu_bo_info(bo, &gem_info);
+	if (ret) {
+		free(bo);
+		return ret;
+	}
+	bo->size = gem_info.size;
+	bo->refcount = 1;
+	vmgpu_device_ref(dev);
+	bo->next = dev->bos;
+	dev->bos = bo;
+	*out = bo;
+	return 0;
+}
+
+/* Take bo off dev->bos; the caller holds bo_lock. */
+static void vmgpu_bo_unlist(vmgpu_bo *bo)
+{
+	vmgpu_bo **link = &bo->dev->bos;
+
+	while (*link != bo)
+		link = &(*link)->next;
+	*link = bo->next;
+}
+
 int vmgpu_bo_create(vmgpu_device *dev, const struct vmgpu_bo_create_info *info,
 		    vmgpu_bo **out)
 {
@@ -222,34 +262,50 @@ int vmgpu_bo_create(vmgpu_device *dev, const struct vmgpu_bo_create_info *info,
 		.segments = info->segments,
 		.preferred_segment = info->preferred_segment,
 	};
-	struct drm_vmgpu_gem_info gem_info;
+	int ret;
+
+	ret = vmgpu_ioctl(dev, DRM_IOCTL_VMGPU_GEM_CREATE, &create);
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&dev->bo_lock);
+	ret = vmgpu_bo_wrap(dev, create.handle, out);
+	pthread_mutex_unlock(&dev->bo_lock);
+	if (ret)
+		vmgpu_gem_close(dev, create.handle);
+	return ret;
+}
+
+int vmgpu_bo_import(vmgpu_device *dev, int dmabuf_fd, vmgpu_bo **out)
+{
+	uint32_t handle;
 	vmgpu_bo *bo;
 	int ret;
 
-	bo = calloc(1, sizeof(*bo));
-	if (!bo)
-		return -ENOMEM;
-	ret = vmgpu_ioctl(dev, DRM_IOCTL_VMGPU_GEM_CREATE, &create);
+	vmgpu_count_ioctl(dev);
+	/* Under the lock: a racing last unref must not close the handle we get. */
+	pthread_mutex_lock(&dev->bo_lock);
+	ret = drmPrimeFDToHandle(dev->fd, dmabuf_fd, &handle) ? -errno : 0;
 	if (ret)
-		goto err_free;
-	bo->dev = dev;
-	bo->handle = create.handle;
-
-	/* The kernel rounds the size up to the set's page size: ask it. */
-	ret = vmgpu_bo_info(bo, &gem_info);
+		goto unlock;
+	for (bo = dev->bos; bo && bo->handle != handle; bo = bo->next)
+		;
+	if (bo) {
+		*out = vmgpu_bo_ref(bo);
+		goto unlock;
+	}
+	ret = vmgpu_bo_wrap(dev, handle, out);
 	if (ret)
-		goto err_close;
-	bo->size = gem_info.size;
-	bo->refcount = 1;
-	vmgpu_device_ref(dev);
-	*out = bo;
-	return 0;
-
-err_close:
-	vmgpu_gem_close(dev, create.handle);
-err_free:
-	free(bo);
+		vmgpu_gem_close(dev, handle);
+unlock:
+	pthread_mutex_unlock(&dev->bo_lock);
 	return ret;
+}
+
+int vmgpu_bo_export(vmgpu_bo *bo, int *dmabuf_fd)
+{
+	vmgpu_count_ioctl(bo->dev);
+	return drmPrimeHandleToFD(bo->dev->fd, bo->handle, DRM_CLOEXEC | DRM_RDWR,
+				  dmabuf_fd) ? -errno : 0;
 }
 
 vmgpu_bo *vmgpu_bo_ref(vmgpu_bo *bo)
@@ -260,8 +316,19 @@ vmgpu_bo *vmgpu_bo_ref(vmgpu_bo *bo)
 
 void vmgpu_bo_unref(vmgpu_bo *bo)
 {
-	if (!bo || __atomic_sub_fetch(&bo->refcount, 1, __ATOMIC_ACQ_REL))
+	vmgpu_device *dev;
+
+	if (!bo)
 		return;
+	/* vmgpu_bo_import() looks allocations up by handle under the lock. */
+	dev = bo->dev;
+	pthread_mutex_lock(&dev->bo_lock);
+	if (__atomic_sub_fetch(&bo->refcount, 1, __ATOMIC_ACQ_REL)) {
+		pthread_mutex_unlock(&dev->bo_lock);
+		return;
+	}
+	vmgpu_bo_unlist(bo);
+	pthread_mutex_unlock(&dev->bo_lock);
 	if (bo->cpu)
 		munmap(bo->cpu, bo->size);
 	vmgpu_gem_close(bo->dev, bo->handle);
@@ -274,12 +341,18 @@ int vmgpu_bo_destroy(vmgpu_bo *bo, uint32_t flags)
 	struct drm_vmgpu_gem_destroy args = { .handle = bo->handle, .flags = flags };
 	int ret;
 
-	if (__atomic_load_n(&bo->refcount, __ATOMIC_ACQUIRE) != 1)
+	pthread_mutex_lock(&bo->dev->bo_lock);
+	if (__atomic_load_n(&bo->refcount, __ATOMIC_ACQUIRE) != 1) {
+		pthread_mutex_unlock(&bo->dev->bo_lock);
 		return -EBUSY;
+	}
 	if (bo->cpu)
 		munmap(bo->cpu, bo->size);
 	bo->cpu = NULL;
 	ret = vmgpu_ioctl(bo->dev, DRM_IOCTL_VMGPU_GEM_DESTROY, &args);
+	if (!ret)
+		vmgpu_bo_unlist(bo);
+	pthread_mutex_unlock(&bo->dev->bo_lock);
 	if (ret)
 		return ret;
 	vmgpu_device_unref(bo->dev);

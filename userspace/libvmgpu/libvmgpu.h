@@ -53,6 +53,15 @@ struct vmgpu_bo_create_info {
 
 int vmgpu_bo_create(vmgpu_device *dev, const struct vmgpu_bo_create_info *info,
 		    vmgpu_bo **out);
+/*
+ * PRIME import of a dma-buf (another device's, or one of ours): a new
+ * reference to the allocation, the same one each time for the same object.
+ * Another device's buffer is an import: it lives in the system segment,
+ * and the CPU reaches it through its exporter (vmgpu_bo_map() maps that).
+ */
+int vmgpu_bo_import(vmgpu_device *dev, int dmabuf_fd, vmgpu_bo **out);
+/* PRIME export: a new dma-buf fd (close-on-exec, read-write) in *dmabuf_fd. */
+int vmgpu_bo_export(vmgpu_bo *bo, int *dmabuf_fd);
 vmgpu_bo *vmgpu_bo_ref(vmgpu_bo *bo);
 void vmgpu_bo_unref(vmgpu_bo *bo);
 uint32_t vmgpu_bo_handle(const vmgpu_bo *bo);

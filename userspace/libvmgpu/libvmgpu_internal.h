@@ -15,6 +15,13 @@
 struct vmgpu_device {
 	int refcount;
 	int fd;
+	/*
+	 * The allocations with a handle on fd, so that importing a dma-buf
+	 * whose handle we already hold returns that allocation (the kernel
+	 * gives one handle per object and file).
+	 */
+	pthread_mutex_t bo_lock;
+	vmgpu_bo *bos;
 	uint64_t ioctls;		/* every ioctl issued, atomically counted */
 	uint32_t va_windows;		/* GPU VA windows handed to queues */
 };
