@@ -400,8 +400,10 @@ struct drm_vmgpu_gem_create {
 #define DRM_VMGPU_RESIDENCY_UNSWIZZLED		(1 << 5)
 /*
  * A dma-buf of another device imported through PRIME (driver 1.7): its
- * pages are the exporter's, in the implicit system segment, DMA-mapped for
- * the device only while resident. Its flags are
+ * pages are the exporter's, in the implicit system segment, never cleared,
+ * copied or moved by vmgpu. Jobs that use it synchronise implicitly with
+ * the exporter's (they wait for its fences, and are writers to it). Its
+ * flags are
  * %DRM_VMGPU_ALLOC_PRIMARY, its set the aperture segment; the CPU maps it
  * through its exporter (mmap of the DRM fd forwards there), and
  * &drm_vmgpu_gem_lock refuses it (-EINVAL).

@@ -8,7 +8,6 @@
 #include <linux/slab.h>
 
 #include <drm/drm_gem_ttm_helper.h>
-#include <drm/drm_prime.h>
 #include <drm/drm_print.h>
 #include <drm/ttm/ttm_placement.h>
 #include <drm/ttm/ttm_tt.h>
@@ -549,8 +548,10 @@ void vmgpu_bo_destroy(struct ttm_buffer_object *tbo)
 	mutex_unlock(&vdev->bos_lock);
 	dma_fence_put(vbo->paging_fence);
 	vmgpu_stats_put(vbo->stats);
-	if (tbo->base.import_attach)
-		drm_prime_gem_destroy(&tbo->base, NULL);
+	if (vmgpu_bo_is_import(vbo)) {
+		vmgpu_prime_release(vbo);
+		return;
+	}
 	drm_gem_object_release(&tbo->base);
 	kfree(vbo);
 }
@@ -812,7 +813,12 @@ static int vmgpu_bo_validate_in_system(struct vmgpu_bo *vbo,
  */
 int vmgpu_bo_validate(struct vmgpu_bo *vbo, struct ttm_operation_ctx *ctx)
 {
+	int ret;
+
 	dma_resv_assert_held(vbo->tbo.base.resv);
+	ret = vmgpu_prime_settle(vbo);
+	if (ret)
+		return ret;
 	if (vmgpu_bo_held_in_system(vbo))
 		return vmgpu_bo_validate_in_system(vbo, ctx);
 	return vmgpu_swizzle_validate(vbo, ctx);

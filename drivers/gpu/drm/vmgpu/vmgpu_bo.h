@@ -6,6 +6,7 @@
 #define _VMGPU_BO_H_
 
 #include <linux/list.h>
+#include <linux/workqueue.h>
 
 #include <drm/ttm/ttm_bo.h>
 #include <drm/ttm/ttm_placement.h>
@@ -117,6 +118,16 @@ struct vmgpu_bo {
 	 * Under the reservation (the exporter's).
 	 */
 	struct sg_table *import_sgt;
+	/** @import_dmabuf: an import's dma-buf, referenced until it is freed. */
+	struct dma_buf *import_dmabuf;
+	/**
+	 * @import_moved: its exporter moved it while it could not be evicted;
+	 * the device does not reach it, and its next use evicts it first.
+	 * Under the reservation.
+	 */
+	bool import_moved;
+	/** @import_release: detaches and frees an import (vmgpu_prime.c). */
+	struct work_struct import_release;
 	/** @moves: moves of its backing so far. Under the reservation. */
 	u64 moves;
 	/** @hap_link: in &vmgpu_hap.lru while it holds pages unlocked. */

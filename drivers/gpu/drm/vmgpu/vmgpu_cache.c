@@ -221,7 +221,10 @@ static int vmgpu_cache_sync_one(struct drm_device *drm, struct drm_file *file,
 	if (tbo->resource && tbo->resource->mem_type == TTM_PL_TT &&
 	    tbo->ttm && ttm_tt_is_populated(tbo->ttm)) {
 		*touched = true;
-		/* An import's CPU caches are its exporter's (DMA_BUF_IOCTL_SYNC). */
+		/*
+		 * An import is mapped through its exporter's sg table, whose
+		 * CPU side is the exporter's to keep (x86 needs nothing).
+		 */
 		if (!!(op->flags & DRM_VMGPU_CACHE_SYNC_TO_DEVICE) == to_device &&
 		    !vmgpu_bo_is_import(gem_to_vmgpu_bo(obj)))
 			vmgpu_cache_sync_cpu(to_vmgpu_device(drm), tbo->ttm,

@@ -267,6 +267,12 @@ static void vmgpu_exec_put_out_syncs(struct vmgpu_exec_out_sync *out, u32 count)
 	kfree(out);
 }
 
+static bool vmgpu_exec_obj_is_import(struct drm_gpuvm_exec *vm_exec,
+				     struct drm_gem_object *obj)
+{
+	return obj != drm_gpuvm_resv_obj(vm_exec->vm) && vmgpu_bo_is_import(gem_to_vmgpu_bo(obj));
+}
+
 /*
  * With every allocation of the VM locked: bring back what was evicted out
  * of the device's reach, and wait for the kernel's work on all of them.
@@ -284,7 +290,8 @@ static int vmgpu_exec_prepare_bos(struct vmgpu_job *job, struct drm_gpuvm_exec *
 			/* Seed 001: the CPU or the GPU, never both. */
 			if ((vbo->flags & DRM_VMGPU_ALLOC_SWIZZLED) && vbo->locked_by)
 				return -EBUSY;
-			if (!vmgpu_bo_is_resident(&vbo->tbo) || vbo->unswizzled) {
+			if (!vmgpu_bo_is_resident(&vbo->tbo) || vbo->unswizzled ||
+			    vbo->import_moved) {
 				ret = vmgpu_bo_validate(vbo, &ctx);
 				if (ret)
 					return ret;
@@ -295,7 +302,13 @@ static int vmgpu_exec_prepare_bos(struct vmgpu_job *job, struct drm_gpuvm_exec *
 					return ret;
 			}
 		}
+		/*
+		 * An import also waits for the exporter's and its other
+		 * importers' work (implicit synchronisation).
+		 */
 		ret = drm_sched_job_add_resv_dependencies(&job->base, obj->resv,
+							  vmgpu_exec_obj_is_import(vm_exec, obj) ?
+							  DMA_RESV_USAGE_READ :
 							  DMA_RESV_USAGE_KERNEL);
 		if (ret)
 			return ret;
@@ -325,10 +338,19 @@ static int vmgpu_exec_push(struct vmgpu_job *job, struct vmgpu_vm *vm,
 		goto out;
 	ret = vmgpu_exec_prepare_bos(job, &vm_exec);
 	if (!ret) {
+		struct drm_gem_object *obj;
+
 		*fence = vmgpu_job_push(job);
 		drm_gpuvm_resv_add_fence(&vm->base, &vm_exec.exec, *fence,
 					 DMA_RESV_USAGE_BOOKKEEP,
 					 DMA_RESV_USAGE_BOOKKEEP);
+		/*
+		 * Imports are seen as written, by the exporter and whoever
+		 * else shares them: the same fence, its entry replaced.
+		 */
+		drm_exec_for_each_locked_object(&vm_exec.exec, obj)
+			if (vmgpu_exec_obj_is_import(&vm_exec, obj))
+				dma_resv_add_fence(obj->resv, *fence, DMA_RESV_USAGE_WRITE);
 	}
 	drm_gpuvm_exec_unlock(&vm_exec);
 out:

@@ -228,7 +228,7 @@ exit:
  * @file: the caller
  *
  * Return: 0, -EINVAL for non-zero flags or reserved words or an allocation
- * created without CPU access, -ENOENT for an unknown handle, -EIO for an
+ * created without CPU access (not an import), -ENOENT for an unknown handle, -EIO for an
  * allocation whose contents were lost, -ENODEV after unplug.
  */
 int vmgpu_gem_mmap_offset_ioctl(struct drm_device *drm, void *data,

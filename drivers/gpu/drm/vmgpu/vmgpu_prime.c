@@ -7,6 +7,8 @@
 #include <linux/dma-resv.h>
 #include <linux/mm.h>
 #include <linux/scatterlist.h>
+#include <linux/slab.h>
+#include <linux/workqueue.h>
 
 #include <drm/drm_drv.h>
 #include <drm/drm_gem.h>
@@ -17,8 +19,10 @@
 
 #include "vmgpu_drm.h"
 #include "vmgpu_bo.h"
+#include "vmgpu_cache.h"
 #include "vmgpu_device.h"
 #include "vmgpu_prime.h"
+#include "vmgpu_vm.h"
 
 /**
  * DOC: PRIME import
@@ -31,20 +35,27 @@
  * The exporter keeps the pages; vmgpu never copies, clears or swaps them,
  * so an import never moves between segments.
  *
- * - Its pages are DMA-mapped for the device (dma_buf_map_attachment()) when
+ * - Its pages are mapped for the device (dma_buf_map_attachment()) when
  *   its backing enters TT, and unmapped when it leaves: an eviction, a
- *   NONRESIDENT GEM_EVICT, destruction, unplug. Nothing stays mapped for
- *   the device while it cannot use it. So that this is so for exporters
- *   that never move their buffers (vgem, udmabuf) too, those are attached
- *   statically: dma-buf would otherwise map a static exporter's buffer
- *   for a dynamic importer at attach time, for as long as it is attached.
+ *   NONRESIDENT GEM_EVICT, destruction. Exporters that cache their
+ *   mapping (vgem, udmabuf, DRM's helpers) keep it until the attachment
+ *   goes: when the import is freed, or when the device is unplugged, which
+ *   detaches every import. Exporters that never move their buffers are
+ *   attached statically, so that those that do not cache unmap for real;
+ *   dma-buf would map their buffer at attach time for a dynamic importer.
  * - A dynamic exporter is attached dynamically: before it moves the
- *   buffer it calls move_notify, which evicts the import out of the
- *   device's reach (its GPU VA mappings are invalidated, its aperture
- *   entries go, the mapping is unmapped); the next use maps the buffer
- *   where it is then. A plane showing the import pins the attachment.
- * - The reservation is the dma-buf's, so implicit synchronisation with
- *   the exporter and its other importers holds both ways.
+ *   buffer it calls move_notify, which waits for the import's users and
+ *   evicts it out of the device's reach (its GPU VA mappings invalidated,
+ *   its aperture entries gone, the mapping unmapped); the next use maps
+ *   the buffer where it is then. A plane showing the import pins the
+ *   attachment. (With CONFIG_DMABUF_MOVE_NOTIFY off, as in Debian's
+ *   kernel, dma-buf pins every dynamic mapping instead.)
+ * - The reservation is the dma-buf's. A job that uses an import waits for
+ *   the exporter's and other importers' work (every fence but
+ *   bookkeeping) and is a writer of it to them (%DMA_RESV_USAGE_WRITE), so
+ *   implicit synchronisation (DMA_BUF_IOCTL_SYNC, other drivers' jobs)
+ *   sees vmgpu's jobs. vmgpu's own allocations stay explicitly
+ *   synchronised.
  * - An import is a primary (%DRM_VMGPU_ALLOC_PRIMARY): a framebuffer can
  *   be made of it, and while a plane shows it, it is mapped into the
  *   aperture segment (seed: primaries are physically accessed by the
@@ -52,8 +63,7 @@
  * - The CPU reaches an import only through its exporter: vmgpu's mmap of
  *   it is the exporter's mmap, and Lock and Lock2 refuse it. The CPU-access
  *   rules of vmgpu's own allocations do not apply to pages it does not own;
- *   DMA_BUF_IOCTL_SYNC on the dma-buf waits for vmgpu's jobs, which are in
- *   the shared reservation.
+ *   DMA_BUF_IOCTL_SYNC on the dma-buf waits for vmgpu's jobs (above).
  * - A dma-buf vmgpu exported comes back as the allocation itself. vmgpu
  *   exports with DRM's helpers, under its own &dma_buf_ops so that it can
  *   tell its own dma-bufs apart.
@@ -93,6 +103,15 @@ struct dma_buf *vmgpu_gem_prime_export(struct drm_gem_object *obj, int flags)
 	return drm_gem_dmabuf_export(obj->dev, &exp_info);
 }
 
+static int vmgpu_prime_evict(struct vmgpu_bo *vbo)
+{
+	static const struct ttm_place system = { .mem_type = TTM_PL_SYSTEM };
+	struct ttm_placement placement = { .num_placement = 1, .placement = &system };
+	struct ttm_operation_ctx ctx = { .interruptible = false };
+
+	return ttm_bo_validate(&vbo->tbo, &placement, &ctx);
+}
+
 /*
  * The exporter is about to move the buffer: take the import out of the
  * device's reach, so that nothing uses the old mapping. The exporter then
@@ -100,24 +119,48 @@ struct dma_buf *vmgpu_gem_prime_export(struct drm_gem_object *obj, int flags)
  */
 static void vmgpu_prime_move_notify(struct dma_buf_attachment *attach)
 {
-	static const struct ttm_place system = { .mem_type = TTM_PL_SYSTEM };
-	struct ttm_placement placement = { .num_placement = 1, .placement = &system };
-	struct ttm_operation_ctx ctx = { .interruptible = false };
 	struct vmgpu_bo *vbo = attach->importer_priv;
 	int ret;
 
 	dma_resv_assert_held(attach->dmabuf->resv);
 	if (!vbo->import_sgt)
 		return;
-	/* Being destroyed: no job uses it any more, only the mapping is left. */
+	/*
+	 * Without a timeout, as the exporter itself will: the eviction below
+	 * then has no user to give up on.
+	 */
+	dma_resv_wait_timeout(attach->dmabuf->resv, DMA_RESV_USAGE_BOOKKEEP, false,
+			      MAX_SCHEDULE_TIMEOUT);
+	/* Being destroyed: its delayed delete has not run yet. */
 	if (vbo->tbo.deleted) {
+		vmgpu_cache_release_pages(&vbo->tbo);
 		vmgpu_prime_unmap(vbo);
 		return;
 	}
-	ret = ttm_bo_validate(&vbo->tbo, &placement, &ctx);
-	if (ret)
+	ret = vmgpu_prime_evict(vbo);
+	if (ret) {
+		/*
+		 * Only a small allocation can have failed. Keep the device off
+		 * the old pages until the next use evicts the import.
+		 */
+		vmgpu_cache_release_pages(&vbo->tbo);
+		vmgpu_vm_bo_invalidate(vbo);
+		vbo->import_moved = true;
 		drm_err(vbo->tbo.base.dev, "import %p: eviction for its exporter failed (%d)\n",
 			vbo, ret);
+	}
+}
+
+/**
+ * vmgpu_prime_settle() - evict an import its exporter moved under it
+ * @vbo: an allocation, reserved, before the device uses it
+ *
+ * Return: 0, or an error of the eviction (see vmgpu_prime_move_notify()).
+ */
+int vmgpu_prime_settle(struct vmgpu_bo *vbo)
+{
+	dma_resv_assert_held(vbo->tbo.base.resv);
+	return vbo->import_moved ? vmgpu_prime_evict(vbo) : 0;
 }
 
 static const struct dma_buf_attach_ops vmgpu_prime_attach_ops = {
@@ -189,6 +232,7 @@ void vmgpu_prime_unmap(struct vmgpu_bo *vbo)
 	dma_buf_unmap_attachment(vbo->tbo.base.import_attach, vbo->import_sgt,
 				 DMA_BIDIRECTIONAL);
 	vbo->import_sgt = NULL;
+	vbo->import_moved = false;
 	/* No stale bus address for anyone to follow. */
 	if (tt)
 		memset(tt->dma_address, 0, tt->num_pages * sizeof(*tt->dma_address));
@@ -203,7 +247,14 @@ void vmgpu_prime_unmap(struct vmgpu_bo *vbo)
 int vmgpu_prime_pin(struct vmgpu_bo *vbo)
 {
 	struct dma_buf_attachment *attach = vbo->tbo.base.import_attach;
+	int ret;
 
+	/* Detached at unplug: the display is gone too. */
+	if (!attach)
+		return -ENODEV;
+	ret = vmgpu_prime_settle(vbo);
+	if (ret)
+		return ret;
 	return attach->importer_ops ? dma_buf_pin(attach) : 0;
 }
 
@@ -215,7 +266,7 @@ void vmgpu_prime_unpin(struct vmgpu_bo *vbo)
 {
 	struct dma_buf_attachment *attach = vbo->tbo.base.import_attach;
 
-	if (attach->importer_ops)
+	if (attach && attach->importer_ops)
 		dma_buf_unpin(attach);
 }
 
@@ -234,7 +285,7 @@ int vmgpu_prime_mmap(struct drm_gem_object *obj, struct vm_area_struct *vma)
 	vma->vm_private_data = NULL;
 	vma->vm_ops = NULL;
 	vm_flags_set(vma, VM_DONTEXPAND);
-	ret = dma_buf_mmap(obj->import_attach->dmabuf, vma, 0);
+	ret = dma_buf_mmap(gem_to_vmgpu_bo(obj)->import_dmabuf, vma, 0);
 	/* The mapping holds the dma-buf's file now, not the object. */
 	if (!ret)
 		drm_gem_object_put(obj);
@@ -265,8 +316,9 @@ static struct drm_gem_object *vmgpu_prime_import_foreign(struct vmgpu_device *vd
 		vmgpu_bo_free_unplaced(vbo);
 		return ERR_CAST(attach);
 	}
-	/* Dropped with the attachment by vmgpu_bo_destroy(). */
+	/* Dropped by vmgpu_prime_release(). */
 	get_dma_buf(dma_buf);
+	vbo->import_dmabuf = dma_buf;
 	vbo->tbo.base.import_attach = attach;
 	vbo->tbo.base.resv = dma_buf->resv;
 	/* The exporter's pages hold the exporter's contents. */
@@ -286,9 +338,11 @@ static struct drm_gem_object *vmgpu_prime_import_foreign(struct vmgpu_device *vd
  *
  * Return: the allocation with a new reference: the one that was exported
  * if @dma_buf is one of this device's, else a new import (DOC: PRIME
- * import); or an ERR_PTR: -EINVAL for a buffer that is not whole pages,
- * -E2BIG for one larger than may be resident in system memory (see
- * memory-management.rst), -ENODEV after unplug, an error of the exporter's.
+ * import); or an ERR_PTR: -EINVAL for a buffer that is not whole pages or
+ * that its exporter maps otherwise, -E2BIG for one larger than may be
+ * resident in system memory (see memory-management.rst), -ENOSYS for
+ * another vmgpu device's (vmgpu exports no device mapping), -ENODEV after
+ * unplug, another error of the exporter's.
  */
 struct drm_gem_object *vmgpu_gem_prime_import(struct drm_device *drm,
 					      struct dma_buf *dma_buf)
@@ -310,32 +364,72 @@ struct drm_gem_object *vmgpu_gem_prime_import(struct drm_device *drm,
 	return obj;
 }
 
+static void vmgpu_prime_release_work(struct work_struct *work)
+{
+	struct vmgpu_bo *vbo = container_of(work, struct vmgpu_bo, import_release);
+
+	if (vbo->tbo.base.import_attach)
+		dma_buf_detach(vbo->import_dmabuf, vbo->tbo.base.import_attach);
+	dma_buf_put(vbo->import_dmabuf);
+	drm_gem_object_release(&vbo->tbo.base);
+	kfree(vbo);
+}
+
 /**
- * vmgpu_prime_unplug() - the device is going: unmap every import
+ * vmgpu_prime_release() - detach and free an import TTM is done with
+ * @vbo: the import, unreferenced
+ *
+ * In a work item of TTM's: the last reference may go in an eviction that
+ * holds another reservation, and detaching takes the dma-buf's. TTM's
+ * workqueue is drained before the device is released.
+ */
+void vmgpu_prime_release(struct vmgpu_bo *vbo)
+{
+	INIT_WORK(&vbo->import_release, vmgpu_prime_release_work);
+	queue_work(vmgpu_bo_device(vbo)->ttm.wq, &vbo->import_release);
+}
+
+/* The next import still attached, with a reference; NULL when none is left. */
+static struct vmgpu_bo *vmgpu_prime_next_attached(struct vmgpu_device *vdev)
+{
+	struct vmgpu_bo *vbo, *found = NULL;
+
+	mutex_lock(&vdev->bos_lock);
+	list_for_each_entry(vbo, &vdev->bos, link) {
+		if (vmgpu_bo_is_import(vbo) && READ_ONCE(vbo->tbo.base.import_attach) &&
+		    ttm_bo_get_unless_zero(&vbo->tbo)) {
+			found = vbo;
+			break;
+		}
+	}
+	mutex_unlock(&vdev->bos_lock);
+	return found;
+}
+
+/**
+ * vmgpu_prime_unplug() - the device is going: detach every import
  * @vdev: the device, unplugged, so that no import is mapped again, with
- *	  TTM's delayed deletes flushed (those unmap the imports they free)
+ *	  TTM's delayed deletes flushed (those detach the imports they free)
+ *
+ * Exporters that cache their mapping unmap it only when detached. The
+ * imports stay, detached, until their last user lets go; a re-export
+ * still finds the dma-buf (&drm_gem_object.dma_buf).
  */
 void vmgpu_prime_unplug(struct vmgpu_device *vdev)
 {
+	struct dma_buf_attachment *attach;
 	struct vmgpu_bo *vbo;
-	bool found;
 
-	do {
-		found = false;
-		mutex_lock(&vdev->bos_lock);
-		list_for_each_entry(vbo, &vdev->bos, link) {
-			if (vmgpu_bo_is_import(vbo) && READ_ONCE(vbo->import_sgt) &&
-			    ttm_bo_get_unless_zero(&vbo->tbo)) {
-				found = true;
-				break;
-			}
-		}
-		mutex_unlock(&vdev->bos_lock);
-		if (!found)
-			break;
+	while ((vbo = vmgpu_prime_next_attached(vdev))) {
 		dma_resv_lock(vbo->tbo.base.resv, NULL);
 		vmgpu_prime_unmap(vbo);
 		dma_resv_unlock(vbo->tbo.base.resv);
+		/* PRIME's re-export reads it under this lock. */
+		mutex_lock(&vdev->drm.object_name_lock);
+		attach = vbo->tbo.base.import_attach;
+		vbo->tbo.base.import_attach = NULL;
+		mutex_unlock(&vdev->drm.object_name_lock);
+		dma_buf_detach(vbo->import_dmabuf, attach);
 		ttm_bo_put(&vbo->tbo);
-	} while (found);
+	}
 }

@@ -16,6 +16,8 @@ struct dma_buf *vmgpu_gem_prime_export(struct drm_gem_object *obj, int flags);
 struct drm_gem_object *vmgpu_gem_prime_import(struct drm_device *drm,
 					      struct dma_buf *dma_buf);
 int vmgpu_prime_map(struct vmgpu_bo *vbo);
+int vmgpu_prime_settle(struct vmgpu_bo *vbo);
+void vmgpu_prime_release(struct vmgpu_bo *vbo);
 void vmgpu_prime_unmap(struct vmgpu_bo *vbo);
 int vmgpu_prime_pin(struct vmgpu_bo *vbo);
 void vmgpu_prime_unpin(struct vmgpu_bo *vbo);
