@@ -31,7 +31,7 @@ set -euo pipefail
 TESTS=(
 	kms_atomic kms_flip kms_vblank kms_cursor_legacy kms_addfb_basic kms_getfb
 	kms_prop_blob kms_properties kms_setmode kms_plane kms_pipe_crc_basic
-	kms_atomic_transition kms_rmfb dumb_buffer
+	kms_atomic_transition kms_rmfb dumb_buffer vgem_basic
 )
 DEPS=(
 	dpkg-dev meson ninja-build pkg-config python3 libdrm-dev libpciaccess-dev

@@ -55,8 +55,9 @@ done
 # kernel's own modules.dep. Decompressed, since busybox insmod may not
 # understand .ko.xz.
 if [ -z "$debug_kdir" ]; then
-	# bochs and virtio_gpu: the displays make bench compares vmgpu's with.
-	deps="$(modinfo -F depends "$module" | tr ',' ' ') bochs virtio_gpu"
+	# bochs and virtio_gpu: the displays make bench compares vmgpu's with;
+	# vgem: an exporter for the PRIME import tests (and IGT's vgem_basic).
+	deps="$(modinfo -F depends "$module" | tr ',' ' ') bochs virtio_gpu vgem"
 	for dep in $deps; do
 		modprobe -d "$kroot" -S "$kver" --show-depends "$dep" | awk '$1 == "insmod" { print $2 }'
 	done | sort -u | while read -r ko; do

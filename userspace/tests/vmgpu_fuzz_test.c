@@ -4,8 +4,9 @@
  * would drive it: several processes, each with several threads, issue
  * random ioctls (GEM create/info/mmap/make-resident/evict/wait/destroy,
  * VM_BIND, contexts, EXEC with valid and mutated command streams,
- * LOCK/LOCK2/UNLOCK, CACHE_SYNC, the syncobj ioctls, QUERY) on random
- * allocations of every kind, and KMS on the primary node (dumb buffers,
+ * LOCK/LOCK2/UNLOCK, CACHE_SYNC, the syncobj ioctls, QUERY, PRIME export
+ * and import) on random allocations of every kind, vgem buffers imported
+ * among them, and KMS on the primary node (dumb buffers,
  * ADDFB2/RMFB, SETCRTC, PAGE_FLIP with events, the cursor; one process is
  * master, the others are refused).
  *
@@ -90,6 +91,8 @@ struct fuzz_proc {
 	vmgpu_bo *scratch;
 	vmgpu_context *ctx;
 	unsigned long violations;
+	/* vgem's card: buffers of another device to import. */
+	int vgem;
 	/* The primary node, for KMS: its CRTC, connector and a mode. */
 	int card_fd;
 	uint32_t crtc, connector;
@@ -332,6 +335,50 @@ static void op_must_fail(struct fuzz_thread *t)
 	t->calls++;
 	if (ret != -EINVAL)
 		violation(t, what, ret);
+}
+
+/*
+ * PRIME: a vgem buffer imported, or one of ours exported and imported back
+ * (the same allocation, one more reference); what is not a dma-buf is
+ * refused.
+ */
+static void op_prime(struct fuzz_thread *t)
+{
+	static const uint32_t lines[] = { 1, 2, 16, 64 };
+	struct vmgpu_test_fb fb;
+	vmgpu_bo *bo = NULL, *from = t->bos[below(t, POOL)];
+	unsigned int slot;
+	int dmabuf, ret;
+
+	switch (below(t, 3)) {
+	case 0:
+		/* 4 KiB lines: 4 to 256 KiB. */
+		if (expect(t, "vgem buffer", vmgpu_test_vgem_buffer(t->proc->vgem, 1024,
+				lines[below(t, 4)], &fb, &dmabuf), 0))
+			return;
+		/* The import keeps the pages; vgem's handle and mapping go. */
+		munmap(fb.map, fb.size);
+		drmCloseBufferHandle(t->proc->vgem, fb.handle);
+		break;
+	case 1:
+		if (!from || expect(t, "PRIME_HANDLE_TO_FD", vmgpu_bo_export(from, &dmabuf), 1))
+			return;
+		break;
+	default:
+		t->calls++;
+		ret = vmgpu_bo_import(t->proc->dev, t->proc->fd, &bo);
+		if (ret != -EINVAL)
+			violation(t, "PRIME_FD_TO_HANDLE of a DRM fd", ret);
+		return;
+	}
+	ret = expect(t, "PRIME_FD_TO_HANDLE", vmgpu_bo_import(t->proc->dev, dmabuf, &bo), 1);
+	close(dmabuf);
+	if (ret)
+		return;
+	slot = below(t, POOL);
+	if (t->bos[slot])
+		vmgpu_bo_unref(t->bos[slot]);
+	t->bos[slot] = bo;
 }
 
 static void op_bind(struct fuzz_thread *t)
@@ -659,7 +706,7 @@ static void *fuzz_thread_main(void *arg)
 	unsigned int i;
 
 	for (n = 0; n < cfg->ops && now_ms() < (int64_t)cfg->deadline_ms; n++) {
-		switch (below(t, 12)) {
+		switch (below(t, 13)) {
 		case 0:
 		case 1:
 			op_create(t);
@@ -688,6 +735,9 @@ static void *fuzz_thread_main(void *arg)
 			break;
 		case 10:
 			op_kms(t);
+			break;
+		case 11:
+			op_prime(t);
 			break;
 		default:
 			switch (below(t, 3)) {
@@ -778,7 +828,8 @@ static int fuzz_process(const struct fuzz_shared *cfg, unsigned int index)
 				       &sentinel_cpu))
 		return -1;
 	p.fd = vmgpu_device_fd(p.dev);
-	if (kms_setup(&p))
+	p.vgem = vmgpu_test_open_vgem();
+	if (p.vgem < 0 || kms_setup(&p))
 		return -1;
 	memset(scratch_cpu, 0, SCRATCH_SIZE);
 	vmgpu_test_fill(canary_cpu, SCRATCH_SIZE, CANARY_KEY(index));
@@ -829,6 +880,12 @@ FIXTURE_SETUP(fuzz)
 	struct drm_vmgpu_query_device info;
 	vmgpu_device *dev;
 
+	int vgem;
+
+	/* Loaded once here, not by each process at once. */
+	vgem = vmgpu_test_open_vgem();
+	ASSERT_LE(0, vgem) TH_LOG("no vgem device");
+	close(vgem);
 	ASSERT_EQ(0, vmgpu_device_open(&dev));
 	ASSERT_EQ(0, vmgpu_query_device(dev, &info));
 	self->cfg.aperture = vmgpu_test_aperture(dev);

@@ -417,6 +417,49 @@ TEST_F(kms, undisplayed_primaries_take_no_aperture_space)
 		munmap(prim[i].map, prim[i].size);
 }
 
+/*
+ * A framebuffer of a vgem buffer imported through PRIME: not in the
+ * aperture until shown; shown, it is mapped into the aperture, pinned, and
+ * the head shows vgem's pixels; flipped away, its entries go again.
+ */
+TEST_F(kms, imported_framebuffer_is_shown_through_the_aperture)
+{
+	uint32_t aperture = vmgpu_test_aperture(self->dev), w = self->mode.hdisplay;
+	uint32_t h = self->mode.vdisplay, handles[4] = { 0 }, pitches[4] = { 0 };
+	uint32_t offsets[4] = { 0 }, fb_id, seen;
+	struct vmgpu_test_fb vgem_fb;
+	int vgem, dmabuf, i;
+
+	vgem = vmgpu_test_open_vgem();
+	ASSERT_LE(0, vgem) TH_LOG("no vgem device");
+	ASSERT_EQ(0, vmgpu_test_vgem_buffer(vgem, w, h, &vgem_fb, &dmabuf));
+	fill_fb(&vgem_fb, w, h, 7);
+	ASSERT_EQ(0, drmPrimeFDToHandle(self->fd, dmabuf, &handles[0]));
+	close(dmabuf);
+	pitches[0] = vgem_fb.pitch;
+	ASSERT_EQ(0, drmModeAddFB2(self->fd, w, h, DRM_FORMAT_XRGB8888, handles, pitches,
+				   offsets, &fb_id, 0));
+	EXPECT_EQ(0, segment_of(self->dev, handles[0]));
+
+	ASSERT_EQ(0, set_crtc(self, fb_id));
+	EXPECT_EQ(aperture, segment_of(self->dev, handles[0]));
+	EXPECT_EQ(-EBUSY, evict(self->dev, handles[0]));
+	self->crc_fd = vmgpu_test_crc_open(0);
+	ASSERT_LE(0, self->crc_fd) TH_LOG("no crtc-0/crc in debugfs");
+	EXPECT_EQ(0, vmgpu_test_crc_wait(self->crc_fd, frame_crc(&vgem_fb, w, h, NULL, 0, 0),
+					 &seen))
+		TH_LOG("head shows CRC 0x%08x, not the vgem buffer's", seen);
+
+	ASSERT_EQ(0, set_crtc(self, self->a.id));
+	for (i = 0; i < 100 && segment_of(self->dev, handles[0]) != 0; i++)
+		usleep(10000);
+	EXPECT_EQ(0, segment_of(self->dev, handles[0]));
+	drmModeRmFB(self->fd, fb_id);
+	drmCloseBufferHandle(self->fd, handles[0]);
+	munmap(vgem_fb.map, vgem_fb.size);
+	close(vgem);
+}
+
 /* A framebuffer of head 0's size whose allocation is not PRIMARY, or 0. */
 static uint32_t non_primary_fb(FIXTURE_DATA(kms) *self)
 {

@@ -393,13 +393,13 @@ int vmgpu_test_try_mmap(int fd, uint64_t size, uint64_t offset)
 	return 0;
 }
 
-int vmgpu_test_dumb_fb(int card, uint32_t w, uint32_t h, uint32_t format,
-		       struct vmgpu_test_fb *fb)
+/* A w x h 32-bit dumb buffer of card's, mapped: 0 or -errno. */
+static int dumb_buffer(int card, uint32_t w, uint32_t h, struct vmgpu_test_fb *fb)
 {
 	struct drm_mode_create_dumb create = { .width = w, .height = h, .bpp = 32 };
 	struct drm_mode_map_dumb map = { 0 };
-	uint32_t handles[4] = { 0 }, pitches[4] = { 0 }, offsets[4] = { 0 };
 
+	fb->id = 0;
 	if (drmIoctl(card, DRM_IOCTL_MODE_CREATE_DUMB, &create))
 		return -errno;
 	fb->handle = create.handle;
@@ -409,13 +409,41 @@ int vmgpu_test_dumb_fb(int card, uint32_t w, uint32_t h, uint32_t format,
 	if (drmIoctl(card, DRM_IOCTL_MODE_MAP_DUMB, &map))
 		return -errno;
 	fb->map = mmap(NULL, fb->size, PROT_READ | PROT_WRITE, MAP_SHARED, card, map.offset);
-	if (fb->map == MAP_FAILED)
-		return -errno;
+	return fb->map == MAP_FAILED ? -errno : 0;
+}
+
+int vmgpu_test_dumb_fb(int card, uint32_t w, uint32_t h, uint32_t format,
+		       struct vmgpu_test_fb *fb)
+{
+	uint32_t handles[4] = { 0 }, pitches[4] = { 0 }, offsets[4] = { 0 };
+	int ret = dumb_buffer(card, w, h, fb);
+
+	if (ret)
+		return ret;
 	handles[0] = fb->handle;
 	pitches[0] = fb->pitch;
 	if (drmModeAddFB2(card, w, h, format, handles, pitches, offsets, &fb->id, 0))
 		return -errno;
 	return 0;
+}
+
+int vmgpu_test_open_vgem(void)
+{
+	int fd = vmgpu_open_card("vgem");
+
+	if (fd == -ENODEV && !vmgpu_test_run("modprobe vgem"))
+		fd = vmgpu_open_card("vgem");
+	return fd;
+}
+
+int vmgpu_test_vgem_buffer(int vgem, uint32_t w, uint32_t h, struct vmgpu_test_fb *fb,
+			   int *dmabuf)
+{
+	int ret = dumb_buffer(vgem, w, h, fb);
+
+	if (ret)
+		return ret;
+	return drmPrimeHandleToFD(vgem, fb->handle, DRM_CLOEXEC | DRM_RDWR, dmabuf) ? -errno : 0;
 }
 
 uint32_t vmgpu_test_crc32(uint32_t crc, const void *buf, size_t len)

@@ -66,6 +66,14 @@ struct vmgpu_test_fb {
 /* Create, map and ADDFB2 a w x h dumb buffer of format: 0 or -errno. */
 int vmgpu_test_dumb_fb(int card, uint32_t w, uint32_t h, uint32_t format,
 		       struct vmgpu_test_fb *fb);
+/* vgem's card node, loading the module if needed: an fd or -errno. */
+int vmgpu_test_open_vgem(void);
+/*
+ * A w x h 32-bit dumb buffer of vgem's, mapped, and exported as a dma-buf
+ * (read-write) in *dmabuf: 0 or -errno. fb->id is 0: no framebuffer.
+ */
+int vmgpu_test_vgem_buffer(int vgem, uint32_t w, uint32_t h, struct vmgpu_test_fb *fb,
+			   int *dmabuf);
 /* CRC-32 (zlib's) of len bytes, continuing crc (0 to start). */
 uint32_t vmgpu_test_crc32(uint32_t crc, const void *buf, size_t len);
 /* The frame CRCs of head (debugfs crtc-N/crc, source "auto"): an fd or -errno. */

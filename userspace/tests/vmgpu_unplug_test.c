@@ -4,8 +4,8 @@
  * dma-buf, queued paging work, and submission state: contexts on all three
  * engines with their seqno pages mapped, GPU VA bindings (page tables),
  * a user job running, one held behind another file's fence and a deferred
- * destruction waiting for it, and a head showing a pinned dumb buffer with
- * a flip queued. Removing the PCI device (sysfs remove)
+ * destruction waiting for it, a vgem buffer imported and written by a job,
+ * and a head showing a pinned dumb buffer with a flip queued. Removing the PCI device (sysfs remove)
  * fails the work, ioctls return -ENODEV, mappings read a dummy page
  * instead of crashing, rmmod is refused while a file is open, everything
  * closes cleanly (the page tables and the deferred work outlive the
@@ -37,6 +37,8 @@
 #define BO_SIZE		(2 * MiB)
 #define VA_HELD		0x200000000ull
 #define VA_GATE		0x300000000ull
+#define VA_IMPORT	0x380000000ull
+#define IMPORTED	0x1a4057edu
 
 struct held {
 	vmgpu_bo *bo;
@@ -169,7 +171,10 @@ TEST(unplug_with_open_files)
 	uint64_t *gate_word, seqno;
 	union vmgpu_cmd cmd;
 	uint8_t *shared;
-	int dmabuf, sync_fd;
+	int dmabuf, sync_fd, vgem, vgem_dmabuf;
+	struct vmgpu_test_fb vgem_buf;
+	vmgpu_context *import_ctx;
+	vmgpu_bo *imported;
 
 	ASSERT_EQ(0, vmgpu_device_open(&dev));
 	ASSERT_EQ(0, vmgpu_test_pci_path(dev, pci, sizeof(pci)));
@@ -218,6 +223,22 @@ TEST(unplug_with_open_files)
 	ASSERT_EQ(0, vmgpu_bo_destroy(held[1].bo, 0));
 	held[1].bo = NULL;
 
+	/*
+	 * Another device's buffer, imported, bound and written: the device's
+	 * unplug detaches it (its exporter's mapping for the device goes),
+	 * the buffer stays the exporter's, with what the job wrote.
+	 */
+	vgem = vmgpu_test_open_vgem();
+	ASSERT_LE(0, vgem) TH_LOG("no vgem device");
+	ASSERT_EQ(0, vmgpu_test_vgem_buffer(vgem, 1024, 16, &vgem_buf, &vgem_dmabuf));
+	ASSERT_EQ(0, vmgpu_bo_import(dev, vgem_dmabuf, &imported));
+	ASSERT_EQ(0, vmgpu_vm_map(imported, 0, VA_IMPORT, vgem_buf.size, 0));
+	cmd = cmd_fill(VA_IMPORT, vgem_buf.size, IMPORTED);
+	ASSERT_EQ(0, vmgpu_context_create(dev, DRM_VMGPU_ENGINE_GPU_VA0, &import_ctx));
+	ASSERT_EQ(0, run(import_ctx, vmgpu_device_fd(dev), &cmd, 1));
+	ASSERT_EQ(0, vmgpu_bo_cache_sync(imported, DRM_VMGPU_CACHE_SYNC_TO_CPU, 0,
+					 vgem_buf.size));
+
 	ASSERT_EQ(0, show_primary(&shown)) TH_LOG("no head showing a primary");
 
 	/* Paging work in flight and queued behind it when the device goes. */
@@ -245,6 +266,12 @@ TEST(unplug_with_open_files)
 				    1, &shown.mode));
 	EXPECT_EQ(ENODEV, errno);
 	EXPECT_TRUE(dummy_page(shown.cpu)) TH_LOG("dumb buffer");
+	EXPECT_EQ(0, count_not(vgem_buf.map, vgem_buf.size, IMPORTED)) TH_LOG("vgem buffer");
+	{
+		struct drm_vmgpu_gem_info gem;
+
+		EXPECT_EQ(-ENODEV, vmgpu_bo_info(imported, &gem)) TH_LOG("import");
+	}
 
 	/* The open file keeps the module; refusing is not an error path. */
 	EXPECT_NE(0, vmgpu_test_run("rmmod vmgpu 2>/dev/null"));
@@ -252,6 +279,11 @@ TEST(unplug_with_open_files)
 
 	munmap(shared, BO_SIZE);
 	close(dmabuf);
+	vmgpu_context_unref(import_ctx);
+	vmgpu_bo_unref(imported);
+	close(vgem_dmabuf);
+	munmap(vgem_buf.map, vgem_buf.size);
+	close(vgem);
 	munmap(shown.cpu, shown.size);
 	close(shown.card);
 	for (i = 0; i < 3; i++)
