@@ -69,6 +69,7 @@ static const struct drm_ioctl_desc vmgpu_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(VMGPU_GEM_LOCK2, vmgpu_gem_lock2_ioctl, DRM_RENDER_ALLOW),
 	DRM_IOCTL_DEF_DRV(VMGPU_GEM_UNLOCK, vmgpu_gem_unlock_ioctl, DRM_RENDER_ALLOW),
 	DRM_IOCTL_DEF_DRV(VMGPU_GEM_CACHE_SYNC, vmgpu_gem_cache_sync_ioctl, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(VMGPU_GEM_IMPORT, vmgpu_gem_import_ioctl, DRM_RENDER_ALLOW),
 };
 
 static void vmgpu_show_fdinfo(struct drm_printer *p, struct drm_file *file)
@@ -162,6 +163,11 @@ static int vmgpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
 	if (ret)
 		return ret;
+	/*
+	 * The device addresses system memory page by page: an exporter may
+	 * map an import in segments of any length (the default is 64 KiB).
+	 */
+	dma_set_max_seg_size(&pdev->dev, UINT_MAX);
 
 	vdev->mmio = pcim_iomap_region(pdev, VMGPU_BAR_MMIO, DRIVER_NAME);
 	if (IS_ERR(vdev->mmio))
