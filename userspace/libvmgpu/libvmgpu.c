@@ -275,16 +275,22 @@ int vmgpu_bo_create(vmgpu_device *dev, const struct vmgpu_bo_create_info *info,
 	return ret;
 }
 
-int vmgpu_bo_import(vmgpu_device *dev, int dmabuf_fd, vmgpu_bo **out)
+int vmgpu_bo_import(vmgpu_device *dev, int dmabuf_fd, uint32_t flags, vmgpu_bo **out)
 {
+	struct drm_vmgpu_gem_import args = { .fd = dmabuf_fd, .flags = flags };
 	uint32_t handle;
 	vmgpu_bo *bo;
 	int ret;
 
-	vmgpu_count_ioctl(dev);
 	/* Under the lock: a racing last unref must not close the handle we get. */
 	pthread_mutex_lock(&dev->bo_lock);
-	ret = drmPrimeFDToHandle(dev->fd, dmabuf_fd, &handle) ? -errno : 0;
+	if (flags) {
+		ret = vmgpu_ioctl(dev, DRM_IOCTL_VMGPU_GEM_IMPORT, &args);
+		handle = args.handle;
+	} else {
+		vmgpu_count_ioctl(dev);
+		ret = drmPrimeFDToHandle(dev->fd, dmabuf_fd, &handle) ? -errno : 0;
+	}
 	if (ret)
 		goto unlock;
 	for (bo = dev->bos; bo && bo->handle != handle; bo = bo->next)

@@ -58,8 +58,10 @@ int vmgpu_bo_create(vmgpu_device *dev, const struct vmgpu_bo_create_info *info,
  * reference to the allocation, the same one each time for the same object.
  * Another device's buffer is an import: it lives in the system segment,
  * and the CPU reaches it through its exporter (vmgpu_bo_map() maps that).
+ * flags: 0, or DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY for an import the
+ * physical engine uses (DRM_IOCTL_VMGPU_GEM_IMPORT).
  */
-int vmgpu_bo_import(vmgpu_device *dev, int dmabuf_fd, vmgpu_bo **out);
+int vmgpu_bo_import(vmgpu_device *dev, int dmabuf_fd, uint32_t flags, vmgpu_bo **out);
 /* PRIME export: a new dma-buf fd (close-on-exec, read-write) in *dmabuf_fd. */
 int vmgpu_bo_export(vmgpu_bo *bo, int *dmabuf_fd);
 vmgpu_bo *vmgpu_bo_ref(vmgpu_bo *bo);

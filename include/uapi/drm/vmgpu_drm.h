@@ -31,6 +31,7 @@ extern "C" {
 #define DRM_VMGPU_GEM_LOCK2		0x0d
 #define DRM_VMGPU_GEM_UNLOCK		0x0e
 #define DRM_VMGPU_GEM_CACHE_SYNC	0x0f
+#define DRM_VMGPU_GEM_IMPORT		0x10
 
 #define DRM_IOCTL_VMGPU_QUERY \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_VMGPU_QUERY, struct drm_vmgpu_query)
@@ -64,6 +65,8 @@ extern "C" {
 	DRM_IOW(DRM_COMMAND_BASE + DRM_VMGPU_GEM_UNLOCK, struct drm_vmgpu_gem_unlock)
 #define DRM_IOCTL_VMGPU_GEM_CACHE_SYNC \
 	DRM_IOW(DRM_COMMAND_BASE + DRM_VMGPU_GEM_CACHE_SYNC, struct drm_vmgpu_gem_cache_sync)
+#define DRM_IOCTL_VMGPU_GEM_IMPORT \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_VMGPU_GEM_IMPORT, struct drm_vmgpu_gem_import)
 
 /**
  * DOC: segments
@@ -943,6 +946,34 @@ struct drm_vmgpu_gem_cache_sync {
 	__u32 num_ops;
 	/** @flags: must be zero. */
 	__u32 flags;
+	/** @reserved: must be zero. */
+	__u64 reserved[2];
+};
+
+/**
+ * struct drm_vmgpu_gem_import - argument of %DRM_IOCTL_VMGPU_GEM_IMPORT
+ *
+ * PRIME import with what the importer needs of the allocation (driver
+ * 1.7): DRM_IOCTL_PRIME_FD_TO_HANDLE, then @flags. An import of another
+ * device's dma-buf (%DRM_VMGPU_RESIDENCY_IMPORTED) gains them, for every
+ * handle of it in this file; one of this device's must have them already
+ * (-EINVAL). %DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY makes the import
+ * physically referenced by being mapped into the aperture segment while
+ * resident, so that the physical engine can use it (-E2BIG if it is
+ * larger than the aperture). If the aperture has no room now, the call
+ * still succeeds: the allocation list of a physical job maps it then, or
+ * fails with -ENOSPC. An interrupted call leaves the handle, and can be
+ * made again.
+ */
+struct drm_vmgpu_gem_import {
+	/** @fd: in, the dma-buf's file descriptor. */
+	__s32 fd;
+	/** @flags: in, 0 or %DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY. */
+	__u32 flags;
+	/** @handle: out, the GEM handle, as PRIME would give it. */
+	__u32 handle;
+	/** @pad: must be zero. */
+	__u32 pad;
 	/** @reserved: must be zero. */
 	__u64 reserved[2];
 };

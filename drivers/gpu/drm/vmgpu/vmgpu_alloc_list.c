@@ -174,7 +174,10 @@ static int vmgpu_alloc_list_patch(struct vmgpu_alloc_list *list,
 		ret = vmgpu_bo_prepare_access(vbo, true);
 		if (ret)
 			return ret;
+		/* An import: also the exporter's work (DOC: PRIME import). */
 		ret = drm_sched_job_add_resv_dependencies(&job->base, vbo->tbo.base.resv,
+							  vmgpu_bo_is_import(vbo) ?
+							  DMA_RESV_USAGE_READ :
 							  DMA_RESV_USAGE_KERNEL);
 		if (ret)
 			return ret;
@@ -239,7 +242,9 @@ int vmgpu_alloc_list_push(struct vmgpu_job *job, struct drm_file *file,
 		goto out_exec;
 	*fence = vmgpu_job_push(job);
 	for (i = 0; i < list.num_objs; i++)
-		dma_resv_add_fence(list.objs[i]->resv, *fence, DMA_RESV_USAGE_BOOKKEEP);
+		dma_resv_add_fence(list.objs[i]->resv, *fence,
+				   vmgpu_bo_is_import(gem_to_vmgpu_bo(list.objs[i])) ?
+				   DMA_RESV_USAGE_WRITE : DMA_RESV_USAGE_BOOKKEEP);
 out_exec:
 	drm_exec_fini(&exec);
 out:

@@ -239,6 +239,20 @@ static void vmgpu_bo_build_placement(struct vmgpu_bo *vbo)
 }
 
 /**
+ * vmgpu_bo_add_flags() - an import gains allocation flags
+ * @vbo: the import, reserved
+ * @flags: DRM_VMGPU_ALLOC_* flags its placement follows from
+ *
+ * Its placement is rebuilt; the caller validates it again if resident.
+ */
+void vmgpu_bo_add_flags(struct vmgpu_bo *vbo, u32 flags)
+{
+	dma_resv_assert_held(vbo->tbo.base.resv);
+	WRITE_ONCE(vbo->flags, vbo->flags | flags);
+	vmgpu_bo_build_placement(vbo);
+}
+
+/**
  * vmgpu_bo_evict_placement() - where TTM sends an allocation it evicts
  * @tbo: the allocation
  * @placement: out

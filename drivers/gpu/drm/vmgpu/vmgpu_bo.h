@@ -160,6 +160,7 @@ static inline struct vmgpu_device *vmgpu_bo_device(struct vmgpu_bo *vbo)
 struct vmgpu_bo *vmgpu_bo_alloc(struct vmgpu_device *vdev, u64 size, u32 flags,
 				u32 segments, u32 preferred);
 void vmgpu_bo_free_unplaced(struct vmgpu_bo *vbo);
+void vmgpu_bo_add_flags(struct vmgpu_bo *vbo, u32 flags);
 int vmgpu_bo_place(struct vmgpu_bo *vbo, enum ttm_bo_type type, struct vmgpu_stats *stats);
 struct vmgpu_bo *vmgpu_bo_create(struct vmgpu_device *vdev, u64 size, u32 flags,
 				 u32 segments, u32 preferred, struct vmgpu_stats *stats);

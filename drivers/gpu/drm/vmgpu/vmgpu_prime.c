@@ -59,7 +59,9 @@
  * - An import is a primary (%DRM_VMGPU_ALLOC_PRIMARY): a framebuffer can
  *   be made of it, and while a plane shows it, it is mapped into the
  *   aperture segment (seed: primaries are physically accessed by the
- *   display).
+ *   display). An importer that asks (DRM_IOCTL_VMGPU_GEM_IMPORT) makes it
+ *   AccessedPhysically: mapped into the aperture segment while resident,
+ *   for the physical engine.
  * - The CPU reaches an import only through its exporter: vmgpu's mmap of
  *   it is the exporter's mmap, and Lock and Lock2 refuse it. The CPU-access
  *   rules of vmgpu's own allocations do not apply to pages it does not own;
@@ -329,6 +331,94 @@ static struct drm_gem_object *vmgpu_prime_import_foreign(struct vmgpu_device *vd
 	ret = vmgpu_bo_place(vbo, ttm_bo_type_sg, NULL);
 	dma_resv_unlock(dma_buf->resv);
 	return ret ? ERR_PTR(ret) : &vbo->tbo.base;
+}
+
+#define VMGPU_IMPORT_FLAGS	DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY
+
+/*
+ * Whether the allocation @dma_buf imports as can have @flags: one of this
+ * device's must have them already, an import must fit the aperture.
+ */
+static int vmgpu_prime_check_flags(struct vmgpu_device *vdev, struct dma_buf *dma_buf,
+				   u32 flags)
+{
+	if (dma_buf->ops == &vmgpu_dmabuf_ops &&
+	    ((struct drm_gem_object *)dma_buf->priv)->dev == &vdev->drm)
+		return (gem_to_vmgpu_bo(dma_buf->priv)->flags & flags) == flags ? 0 : -EINVAL;
+	if ((flags & DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY) &&
+	    dma_buf->size > (u64)vdev->gart_pages << PAGE_SHIFT)
+		return -E2BIG;
+	return 0;
+}
+
+/* An import gains @flags, and is placed where they say if resident. */
+static int vmgpu_prime_add_flags(struct vmgpu_bo *vbo, u32 flags)
+{
+	struct ttm_operation_ctx ctx = { .interruptible = true };
+	struct dma_resv *resv = vbo->tbo.base.resv;
+	int ret;
+
+	ret = dma_resv_lock_interruptible(resv, NULL);
+	if (ret)
+		return ret;
+	if ((vbo->flags & flags) != flags) {
+		vmgpu_bo_add_flags(vbo, flags);
+		if (vmgpu_bo_is_resident(&vbo->tbo))
+			ret = ttm_bo_validate(&vbo->tbo, &vbo->placement, &ctx);
+		/* No room now: an engine that needs it maps it then. */
+		if (ret == -ENOSPC || ret == -ENOMEM)
+			ret = 0;
+	}
+	dma_resv_unlock(resv);
+	return ret;
+}
+
+/**
+ * vmgpu_gem_import_ioctl() - DRM_IOCTL_VMGPU_GEM_IMPORT
+ * @drm: the DRM device
+ * @data: a &struct drm_vmgpu_gem_import
+ * @file: the importer
+ *
+ * Return: 0; -EINVAL for bad flags, a non-zero pad or reserved word, a
+ * file that is no dma-buf, or one of this device's allocations without
+ * @flags; -E2BIG for an AccessedPhysically import larger than the
+ * aperture; -ENODEV after unplug; -EINTR or -ERESTARTSYS if interrupted;
+ * what PRIME import returns (vmgpu_gem_prime_import()).
+ */
+int vmgpu_gem_import_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct drm_vmgpu_gem_import *args = data;
+	struct drm_gem_object *obj;
+	struct dma_buf *dma_buf;
+	int idx, ret;
+
+	if ((args->flags & ~VMGPU_IMPORT_FLAGS) || args->pad || args->reserved[0] ||
+	    args->reserved[1])
+		return -EINVAL;
+	dma_buf = dma_buf_get(args->fd);
+	if (IS_ERR(dma_buf))
+		return -EINVAL;
+	ret = vmgpu_prime_check_flags(to_vmgpu_device(drm), dma_buf, args->flags);
+	dma_buf_put(dma_buf);
+	if (ret)
+		return ret;
+	if (!drm_dev_enter(drm, &idx))
+		return -ENODEV;
+	ret = drm_gem_prime_fd_to_handle(drm, file, args->fd, &args->handle);
+	if (ret || !args->flags)
+		goto exit;
+	/* A racing close of the handle leaves nothing to give flags to. */
+	obj = drm_gem_object_lookup(file, args->handle);
+	if (!obj) {
+		ret = -ENOENT;
+		goto exit;
+	}
+	if (vmgpu_bo_is_import(gem_to_vmgpu_bo(obj)))
+		ret = vmgpu_prime_add_flags(gem_to_vmgpu_bo(obj), args->flags);
+	drm_gem_object_put(obj);
+exit:
+	drm_dev_exit(idx);
+	return ret;
 }
 
 /**
