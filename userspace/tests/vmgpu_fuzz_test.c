@@ -5,8 +5,8 @@
  * random ioctls (GEM create/info/mmap/make-resident/evict/wait/destroy,
  * VM_BIND, contexts, EXEC with valid and mutated command streams,
  * LOCK/LOCK2/UNLOCK, CACHE_SYNC, the syncobj ioctls, QUERY, PRIME export
- * and import) on random allocations of every kind, vgem buffers imported
- * among them, and KMS on the primary node (dumb buffers,
+ * and import, GEM_IMPORT) on random allocations of every kind, vgem
+ * buffers imported among them, and KMS on the primary node (dumb buffers,
  * ADDFB2/RMFB, SETCRTC, PAGE_FLIP with events, the cursor; one process is
  * master, the others are refused).
  *
@@ -267,6 +267,7 @@ static void op_must_fail(struct fuzz_thread *t)
 		struct drm_vmgpu_gem_unlock unlock;
 		struct drm_vmgpu_gem_cache_sync sync;
 		struct drm_vmgpu_exec exec;
+		struct drm_vmgpu_gem_import import;
 	} a;
 	vmgpu_bo *bo = t->bos[below(t, POOL)];
 	uint32_t handle = bo ? vmgpu_bo_handle(bo) : 1;
@@ -275,7 +276,7 @@ static void op_must_fail(struct fuzz_thread *t)
 	int ret;
 
 	memset(&a, 0, sizeof(a));
-	switch (below(t, 10)) {
+	switch (below(t, 11)) {
 	case 0:
 		a.info = (struct drm_vmgpu_gem_info){ .handle = handle, .reserved = { junk } };
 		what = "GEM_INFO reserved";
@@ -326,6 +327,13 @@ static void op_must_fail(struct fuzz_thread *t)
 		what = "GEM_CACHE_SYNC reserved";
 		ret = ioc(t, DRM_IOCTL_VMGPU_GEM_CACHE_SYNC, &a.sync);
 		break;
+	case 9:
+		/* Before the fd is looked at: any fd will do. */
+		a.import = (struct drm_vmgpu_gem_import){ .fd = t->proc->fd,
+							  .pad = (uint32_t)junk };
+		what = "GEM_IMPORT pad";
+		ret = ioc(t, DRM_IOCTL_VMGPU_GEM_IMPORT, &a.import);
+		break;
 	default:
 		a.exec = (struct drm_vmgpu_exec){ .ctx_id = 1, .num_cmds = 1,
 						  .pad = (uint32_t)junk };
@@ -366,12 +374,15 @@ static void op_prime(struct fuzz_thread *t)
 		break;
 	default:
 		t->calls++;
-		ret = vmgpu_bo_import(t->proc->dev, t->proc->fd, &bo);
+		ret = vmgpu_bo_import(t->proc->dev, t->proc->fd, 0, &bo);
 		if (ret != -EINVAL)
 			violation(t, "PRIME_FD_TO_HANDLE of a DRM fd", ret);
 		return;
 	}
-	ret = expect(t, "PRIME_FD_TO_HANDLE", vmgpu_bo_import(t->proc->dev, dmabuf, &bo), 1);
+	/* PRIME, or GEM_IMPORT asking for AccessedPhysically. */
+	ret = expect(t, "PRIME_FD_TO_HANDLE / GEM_IMPORT",
+		     vmgpu_bo_import(t->proc->dev, dmabuf, below(t, 2) ?
+				     DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY : 0, &bo), 1);
 	close(dmabuf);
 	if (ret)
 		return;
@@ -607,9 +618,18 @@ static void op_kms(struct fuzz_thread *t)
 
 	switch (below(t, 8)) {
 	case 0: {
+		/*
+		 * The mode's size, a random one of at most 16 MiB, or one
+		 * larger than all system memory may hold (refused): eight
+		 * slots of near-limit buffers per thread would only measure
+		 * the guest's RAM (the OOM killer), not the uapi.
+		 */
+		uint32_t kind = below(t, 8);
 		struct drm_mode_create_dumb c = {
-			.width = below(t, 4) ? p->mode.hdisplay : below(t, 20000),
-			.height = below(t, 4) ? p->mode.vdisplay : below(t, 20000),
+			.width = kind < 5 ? p->mode.hdisplay :
+				 kind < 7 ? below(t, 2048) : 40000 + below(t, 20000),
+			.height = kind < 5 ? p->mode.vdisplay :
+				  kind < 7 ? below(t, 2048) : 40000 + below(t, 20000),
 			.bpp = below(t, 4) ? 32 : bpps[below(t, 6)],
 		};
 		struct drm_mode_destroy_dumb d = { .handle = t->dumbs[slot] };

@@ -6,8 +6,9 @@
  * sees it, without a clear or a copy on the way; evicted out of the
  * device's reach and used again, they keep their bytes; the CPU reaches
  * them through the exporter only; jobs synchronise implicitly with the
- * exporter's work both ways; and a dma-buf vmgpu exported comes back as
- * the same allocation.
+ * exporter's work both ways; an import asked for AccessedPhysically is
+ * what the physical engine writes; and a dma-buf vmgpu exported comes back
+ * as the same allocation.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -148,7 +149,7 @@ TEST_F(prime, gpu_writes_a_vgem_buffer_the_exporter_reads)
 	uint64_t first;
 	vmgpu_bo *bo;
 
-	ASSERT_EQ(0, vmgpu_bo_import(self->dev, self->dmabuf, &bo));
+	ASSERT_EQ(0, vmgpu_bo_import(self->dev, self->dmabuf, 0, &bo));
 	expect_import_info(_metadata, bo, self->aperture, DRM_VMGPU_RESIDENCY_RESIDENT);
 	ASSERT_EQ(0, vmgpu_vm_map(bo, 0, IMPORT_VA, SIZE, 0));
 	ASSERT_EQ(0, gpu(self, cmd_fill(IMPORT_VA + HALF, HALF, NEW)));
@@ -173,7 +174,7 @@ TEST_F(prime, gpu_reads_and_writes_a_udmabuf)
 	ASSERT_EQ(0, udmabuf_buffer(&dmabuf, &memfd_map))
 		TH_LOG("no udmabuf (/dev/udmabuf)");
 	vmgpu_test_fill(memfd_map, SIZE, ~KEY);
-	ASSERT_EQ(0, vmgpu_bo_import(self->dev, dmabuf, &bo));
+	ASSERT_EQ(0, vmgpu_bo_import(self->dev, dmabuf, 0, &bo));
 	close(dmabuf);
 	expect_import_info(_metadata, bo, self->aperture, DRM_VMGPU_RESIDENCY_RESIDENT);
 	ASSERT_EQ(0, vmgpu_vm_map(bo, 0, IMPORT_VA, SIZE, 0));
@@ -203,7 +204,7 @@ TEST_F(prime, evicted_import_comes_back_with_its_bytes)
 
 	ASSERT_NE(NULL, kept);
 	memcpy(kept, (uint8_t *)self->vgem_map + HALF, HALF);
-	ASSERT_EQ(0, vmgpu_bo_import(self->dev, self->dmabuf, &bo));
+	ASSERT_EQ(0, vmgpu_bo_import(self->dev, self->dmabuf, 0, &bo));
 	ASSERT_EQ(0, vmgpu_vm_map(bo, 0, IMPORT_VA, SIZE, 0));
 	ASSERT_EQ(0, vmgpu_bo_evict_flags(bo, DRM_VMGPU_EVICT_NONRESIDENT));
 	expect_import_info(_metadata, bo, self->aperture, 0);
@@ -227,7 +228,7 @@ TEST_F(prime, import_outlives_the_exporters_handles)
 	uint32_t *cpu;
 	vmgpu_bo *bo;
 
-	ASSERT_EQ(0, vmgpu_bo_import(self->dev, self->dmabuf, &bo));
+	ASSERT_EQ(0, vmgpu_bo_import(self->dev, self->dmabuf, 0, &bo));
 	ASSERT_EQ(0, vmgpu_vm_map(bo, 0, IMPORT_VA, SIZE, 0));
 	close(self->dmabuf);
 	self->dmabuf = -1;
@@ -253,7 +254,7 @@ TEST_F(prime, cpu_reaches_an_import_through_its_exporter)
 	void *locked;
 	vmgpu_bo *bo;
 
-	ASSERT_EQ(0, vmgpu_bo_import(self->dev, self->dmabuf, &bo));
+	ASSERT_EQ(0, vmgpu_bo_import(self->dev, self->dmabuf, 0, &bo));
 	ASSERT_EQ(0, vmgpu_bo_map(bo, (void **)&cpu));
 	EXPECT_EQ(0, vmgpu_test_check(cpu, SIZE, KEY, &first));
 	cpu[7] = NEW;
@@ -281,12 +282,12 @@ TEST_F(prime, self_import_is_the_same_allocation)
 	ASSERT_EQ(0, vmgpu_test_create_mapped(self->dev, SIZE, 0, 1u << self->aperture,
 					      self->aperture, &bo, (void **)&cpu));
 	ASSERT_EQ(0, vmgpu_bo_export(bo, &fd));
-	ASSERT_EQ(0, vmgpu_bo_import(self->dev, fd, &again));
+	ASSERT_EQ(0, vmgpu_bo_import(self->dev, fd, 0, &again));
 	EXPECT_EQ(bo, again);
 	vmgpu_bo_unref(again);
 
 	ASSERT_EQ(0, vmgpu_device_open(&other));
-	ASSERT_EQ(0, vmgpu_bo_import(other, fd, &other_bo));
+	ASSERT_EQ(0, vmgpu_bo_import(other, fd, 0, &other_bo));
 	close(fd);
 	ASSERT_EQ(0, vmgpu_bo_info(other_bo, &info));
 	EXPECT_EQ(DRM_VMGPU_ALLOC_CPU_ACCESS, info.flags);
@@ -321,7 +322,7 @@ TEST_F(prime, job_waits_for_the_exporters_write)
 	uint64_t first;
 	vmgpu_bo *bo;
 
-	ASSERT_EQ(0, vmgpu_bo_import(self->dev, self->dmabuf, &bo));
+	ASSERT_EQ(0, vmgpu_bo_import(self->dev, self->dmabuf, 0, &bo));
 	ASSERT_EQ(0, vmgpu_vm_map(bo, 0, IMPORT_VA, SIZE, 0));
 	ASSERT_EQ(0, drmIoctl(self->vgem, DRM_IOCTL_VGEM_FENCE_ATTACH, &attach));
 	ASSERT_EQ(0, submit_signal(self->ctx, fd, &fill, 1, &syncobj, NULL));
@@ -355,7 +356,7 @@ TEST_F(prime, exporter_sees_the_job_as_a_writer)
 					     (void **)&gate_word));
 	*gate_word = 0;
 	ASSERT_EQ(0, vmgpu_bo_cache_sync(gate, DRM_VMGPU_CACHE_SYNC_TO_DEVICE, 0, 4096));
-	ASSERT_EQ(0, vmgpu_bo_import(self->dev, self->dmabuf, &bo));
+	ASSERT_EQ(0, vmgpu_bo_import(self->dev, self->dmabuf, 0, &bo));
 	ASSERT_EQ(0, vmgpu_vm_map(bo, 0, IMPORT_VA, SIZE, 0));
 	ASSERT_EQ(0, submit_signal(self->ctx, fd, cmds, 2, &syncobj, NULL));
 	EXPECT_EQ(0, poll(&readers, 1, 300)) TH_LOG("the dma-buf is idle under a queued job");
@@ -369,6 +370,85 @@ TEST_F(prime, exporter_sees_the_job_as_a_writer)
 	vmgpu_bo_unref(gate);
 }
 
+/*
+ * Asked for AccessedPhysically (GEM_IMPORT), an import is mapped into the
+ * aperture segment with a physical reference, and a physical engine's job
+ * patched to it writes vgem's pages.
+ */
+TEST_F(prime, physical_engine_writes_an_import_asked_for)
+{
+	union vmgpu_cmd fill = { 0 };
+	struct drm_vmgpu_patch patch = { .cmd = 0, .which = DRM_VMGPU_PATCH_FIRST };
+	struct drm_vmgpu_gem_info info;
+	struct vmgpu_sync out = { 0 };
+	vmgpu_context *physical;
+	int fd = vmgpu_device_fd(self->dev);
+	vmgpu_bo *bo;
+
+	ASSERT_EQ(0, vmgpu_bo_import(self->dev, self->dmabuf,
+				     DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY, &bo));
+	ASSERT_EQ(0, vmgpu_bo_info(bo, &info));
+	EXPECT_EQ(DRM_VMGPU_ALLOC_PRIMARY | DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY, info.flags);
+	EXPECT_EQ(self->aperture, info.segment_id);
+	EXPECT_EQ(DRM_VMGPU_RESIDENCY_IMPORTED | DRM_VMGPU_RESIDENCY_RESIDENT |
+		  DRM_VMGPU_RESIDENCY_PHYSICAL, info.residency);
+
+	fill.fill.hdr.opcode = VMGPU_OP_FILL;
+	fill.fill.size = HALF;
+	fill.fill.pattern = NEW;
+	patch.offset = HALF;
+	ASSERT_EQ(0, vmgpu_context_create(self->dev, DRM_VMGPU_ENGINE_PHYSICAL, &physical));
+	ASSERT_EQ(0, drmSyncobjCreate(fd, 0, &out.syncobj));
+	ASSERT_EQ(0, vmgpu_context_submit_physical(physical, &fill, 1, &bo, 1, &patch, 1,
+						   &out, 1, NULL));
+	ASSERT_EQ(0, wait_syncobj(fd, out.syncobj));
+	ASSERT_EQ(0, vmgpu_bo_cache_sync(bo, DRM_VMGPU_CACHE_SYNC_TO_CPU, 0, SIZE));
+	EXPECT_EQ(0, count_not((uint8_t *)self->vgem_map + HALF, HALF, NEW));
+	{
+		uint64_t first;
+
+		EXPECT_EQ(0, vmgpu_test_check(self->vgem_map, HALF, KEY, &first));
+	}
+	drmSyncobjDestroy(fd, out.syncobj);
+	vmgpu_context_unref(physical);
+	vmgpu_bo_unref(bo);
+}
+
+/*
+ * GEM_IMPORT's refusals: bad flags, a pad or reserved word, no dma-buf,
+ * and AccessedPhysically for one of vmgpu's own allocations without it.
+ */
+TEST_F(prime, gem_import_refuses_what_it_cannot_give)
+{
+	struct drm_vmgpu_gem_import args = { .fd = self->dmabuf };
+	vmgpu_bo *own;
+	int fd;
+
+	args.flags = DRM_VMGPU_ALLOC_CPU_ACCESS;
+	EXPECT_EQ(-EINVAL, vmgpu_test_ioctl(self->dev, DRM_IOCTL_VMGPU_GEM_IMPORT, &args));
+	args.flags = 0;
+	args.pad = 1;
+	EXPECT_EQ(-EINVAL, vmgpu_test_ioctl(self->dev, DRM_IOCTL_VMGPU_GEM_IMPORT, &args));
+	args.pad = 0;
+	args.reserved[1] = 1;
+	EXPECT_EQ(-EINVAL, vmgpu_test_ioctl(self->dev, DRM_IOCTL_VMGPU_GEM_IMPORT, &args));
+	args.reserved[1] = 0;
+	args.fd = vmgpu_device_fd(self->dev);
+	EXPECT_EQ(-EINVAL, vmgpu_test_ioctl(self->dev, DRM_IOCTL_VMGPU_GEM_IMPORT, &args));
+
+	ASSERT_EQ(0, vmgpu_test_create(self->dev, SIZE, 0, 1u << self->aperture, self->aperture,
+				       &own));
+	ASSERT_EQ(0, vmgpu_bo_export(own, &fd));
+	args.fd = fd;
+	args.flags = DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY;
+	EXPECT_EQ(-EINVAL, vmgpu_test_ioctl(self->dev, DRM_IOCTL_VMGPU_GEM_IMPORT, &args));
+	args.flags = 0;
+	EXPECT_EQ(0, vmgpu_test_ioctl(self->dev, DRM_IOCTL_VMGPU_GEM_IMPORT, &args));
+	EXPECT_EQ(vmgpu_bo_handle(own), args.handle);
+	close(fd);
+	vmgpu_bo_unref(own);
+}
+
 /* What is not a dma-buf is refused. */
 TEST_F(prime, import_of_a_file_that_is_no_dmabuf_fails)
 {
@@ -377,7 +457,7 @@ TEST_F(prime, import_of_a_file_that_is_no_dmabuf_fails)
 
 	ASSERT_LE(0, memfd);
 	ASSERT_EQ(0, ftruncate(memfd, SIZE));
-	EXPECT_EQ(-EINVAL, vmgpu_bo_import(self->dev, memfd, &bo));
+	EXPECT_EQ(-EINVAL, vmgpu_bo_import(self->dev, memfd, 0, &bo));
 	close(memfd);
 }
 

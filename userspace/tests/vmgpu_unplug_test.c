@@ -231,7 +231,7 @@ TEST(unplug_with_open_files)
 	vgem = vmgpu_test_open_vgem();
 	ASSERT_LE(0, vgem) TH_LOG("no vgem device");
 	ASSERT_EQ(0, vmgpu_test_vgem_buffer(vgem, 1024, 16, &vgem_buf, &vgem_dmabuf));
-	ASSERT_EQ(0, vmgpu_bo_import(dev, vgem_dmabuf, &imported));
+	ASSERT_EQ(0, vmgpu_bo_import(dev, vgem_dmabuf, 0, &imported));
 	ASSERT_EQ(0, vmgpu_vm_map(imported, 0, VA_IMPORT, vgem_buf.size, 0));
 	cmd = cmd_fill(VA_IMPORT, vgem_buf.size, IMPORTED);
 	ASSERT_EQ(0, vmgpu_context_create(dev, DRM_VMGPU_ENGINE_GPU_VA0, &import_ctx));
