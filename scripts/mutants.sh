@@ -99,6 +99,11 @@ MUTANTS=(
 	"umd-no-sync-to-cpu%%userspace/libvmgpu/vmgpu_buffer.c%%s/\t\treturn vmgpu_queue_sync_to_cpu\(q, s\);/\t\treturn 0;/%%noncoherent%%vmgpu_umd_test/umd.noncoherent_data"
 	"umd-sync-bytes-not-lines%%userspace/libvmgpu/vmgpu_buffer.c%%s/\tif \(mode != VMGPU_MAP_READ\) \{\n\t\toffset &= /\tif (0) {\n\t\toffset \&= /%%noncoherent%%vmgpu_umd_test/umd.cpu_write_beside_gpu_write_in_one_line"
 	"umd-sync-when-coherent%%userspace/libvmgpu/vmgpu_buffer.c%%s/\t\tif \(q->noncoherent\)\n\t\t\tvmgpu_range_add\(&s->cpu_dirty/\t\tif (1)\n\t\t\tvmgpu_range_add(\&s->cpu_dirty/%%rebar%%vmgpu_umd_test/umd.coherency_sync_calls"
+	"prime-clears-import%%vmgpu_prime.c%%s/\tvbo->cleared = true;\n//%%rebar%%vmgpu_prime_test/prime.gpu_writes_a_vgem_buffer_the_exporter_reads"
+	"prime-no-implicit-wait%%vmgpu_exec.c%%s/\t\t\t\t\t\t\t  DMA_RESV_USAGE_READ :/\t\t\t\t\t\t\t  DMA_RESV_USAGE_KERNEL :/%%rebar%%vmgpu_prime_test/prime.job_waits_for_the_exporters_write"
+	"prime-job-not-a-writer%%vmgpu_exec.c%%s/dma_resv_add_fence\(obj->resv, \*fence, DMA_RESV_USAGE_WRITE\);/dma_resv_add_fence(obj->resv, *fence, DMA_RESV_USAGE_BOOKKEEP);/%%rebar%%vmgpu_prime_test/prime.exporter_sees_the_job_as_a_writer"
+	"prime-no-remap%%vmgpu_prime.c%%s/\tvbo->import_sgt = NULL;\n\tvbo->import_moved = false;/\tvbo->import_moved = false;/%%rebar%%vmgpu_prime_test/prime.evicted_import_comes_back_with_its_bytes"
+	"prime-unplug-keeps-attachment%%vmgpu_prime.c%%s/\t\tdma_buf_detach\(vbo->import_dmabuf, attach\);\n//%%rootport%%guest-log-clean"
 )
 
 wanted=("$@")
