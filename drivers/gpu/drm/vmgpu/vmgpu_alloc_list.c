@@ -164,8 +164,10 @@ static int vmgpu_alloc_list_patch(struct vmgpu_alloc_list *list,
 
 		if ((vbo->flags & DRM_VMGPU_ALLOC_SWIZZLED) && vbo->locked_by)
 			return -EBUSY;
+		/* The exporter's side of the cache: see &vmgpu_job.cache_bracket. */
+		job->cache_bracket |= vmgpu_bo_is_import(vbo) && vmgpu_job_may_bracket(job->ring);
 		if (!(upper_32_bits(vmgpu_bo_residency(vbo, &offset)) &
-		      DRM_VMGPU_RESIDENCY_PHYSICAL) || vbo->unswizzled) {
+		      DRM_VMGPU_RESIDENCY_PHYSICAL) || vbo->unswizzled || vbo->import_moved) {
 			ret = vmgpu_bo_validate(vbo, &ctx);
 			if (ret)
 				return ret;

@@ -11,6 +11,7 @@
 
 #include <drm/drm_gem.h>
 
+#include "vmgpu_bo.h"
 #include "vmgpu_device.h"
 #include "vmgpu_vm.h"
 
@@ -75,13 +76,18 @@ static void vmgpu_vm_deferred_cb(struct dma_fence *fence, struct dma_fence_cb *c
 
 /*
  * AssumeNotInUse: the file's jobs do not count as users of obj any more;
- * if they do use it, they fault (its mappings are gone first).
+ * if they do use it, they fault (its mappings are gone first). Not for an
+ * import: its exporter and other importers still wait for them (DOC: PRIME
+ * import).
  */
 static void vmgpu_vm_forget_jobs(struct vmgpu_vm *vm, struct drm_gem_object *obj)
 {
-	struct dma_fence *stub = dma_fence_get_stub();
+	struct dma_fence *stub;
 	u32 i;
 
+	if (vmgpu_bo_is_import(gem_to_vmgpu_bo(obj)))
+		return;
+	stub = dma_fence_get_stub();
 	for (i = 0; i < vm->num_fence_contexts; i++)
 		dma_resv_replace_fences(obj->resv, vm->fence_contexts[i], stub,
 					DMA_RESV_USAGE_BOOKKEEP);

@@ -394,6 +394,11 @@ struct vmgpu_device {
 	struct list_head bos;
 	/** @bos_lock: protects @bos. */
 	struct mutex bos_lock;
+	/**
+	 * @imports_attached: imports still attached to their dma-buf, which
+	 * unplug waits to be none (vmgpu_prime.c).
+	 */
+	atomic_t imports_attached;
 };
 
 #endif

@@ -287,6 +287,9 @@ static int vmgpu_exec_prepare_bos(struct vmgpu_job *job, struct drm_gpuvm_exec *
 		if (obj != drm_gpuvm_resv_obj(vm_exec->vm)) {
 			struct vmgpu_bo *vbo = gem_to_vmgpu_bo(obj);
 
+			job->cache_bracket |= vmgpu_bo_is_import(vbo) &&
+					      vmgpu_job_may_bracket(job->ring);
+
 			/* Seed 001: the CPU or the GPU, never both. */
 			if ((vbo->flags & DRM_VMGPU_ALLOC_SWIZZLED) && vbo->locked_by)
 				return -EBUSY;

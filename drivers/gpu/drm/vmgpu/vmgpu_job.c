@@ -36,15 +36,27 @@
  * @ring: the ring it will run on
  *
  * Return: the ring's slots, less one (a full ring is never written) and
- * less the job's own commands: its FENCE, and on a GPU-VA engine its
- * SET_VM.
+ * less the job's own commands: its FENCE, on a GPU-VA engine its SET_VM,
+ * and on a user ring of a non-coherent device its cache flushes
+ * (&vmgpu_job.cache_bracket).
  */
 u32 vmgpu_job_max_cmds(const struct vmgpu_ring *ring)
 {
 	bool user_vm = ring->index != VMGPU_RING_PAGING &&
 		       ring->mode == VMGPU_RING_MODE_VIRTUAL;
 
-	return ring->num_slots - 2 - user_vm;
+	return ring->num_slots - 2 - user_vm - 2 * vmgpu_job_may_bracket(ring);
+}
+
+/**
+ * vmgpu_job_may_bracket() - whether a ring's jobs may be cache-bracketed
+ * @ring: a ring
+ *
+ * Return: true for the user rings of a device in non-coherent mode.
+ */
+bool vmgpu_job_may_bracket(const struct vmgpu_ring *ring)
+{
+	return ring->index != VMGPU_RING_PAGING && ring->vdev->noncoherent;
 }
 
 /**
@@ -117,7 +129,8 @@ int vmgpu_job_prepare(struct vmgpu_job *job, struct dma_resv *resv)
 	int ret;
 
 	ret = drm_sched_job_init(&job->base, job->entity,
-				 job->num_cmds + 1 + (job->hw_vm >= 0), NULL, 0);
+				 job->num_cmds + 1 + (job->hw_vm >= 0) +
+				 2 * vmgpu_job_may_bracket(job->ring), NULL, 0);
 	if (ret)
 		return ret;
 	if (!resv)

@@ -14,6 +14,7 @@ struct vmgpu_ring;
 union vmgpu_cmd;
 
 u32 vmgpu_job_max_cmds(const struct vmgpu_ring *ring);
+bool vmgpu_job_may_bracket(const struct vmgpu_ring *ring);
 struct vmgpu_job *vmgpu_job_alloc(struct vmgpu_ring *ring, u32 max_cmds);
 int vmgpu_job_add(struct vmgpu_job *job, const union vmgpu_cmd *cmd);
 void vmgpu_job_continues(struct vmgpu_job *job, struct dma_fence *prev);

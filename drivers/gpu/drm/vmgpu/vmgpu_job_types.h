@@ -96,6 +96,14 @@ struct vmgpu_job {
 	int hw_vm;
 	/** @vm_generation: @hw_vm's generation when the job took it. */
 	u32 vm_generation;
+	/**
+	 * @cache_bracket: a user job that uses an import on a non-coherent
+	 * device: run_job() writes back and drops the device's cache before
+	 * its commands (it reads what the exporter wrote) and after them (the
+	 * exporter reads what it wrote once its fence signals). Room for both
+	 * is kept on every user ring of a non-coherent device. Set at push.
+	 */
+	bool cache_bracket;
 	/** @num_cmds: commands in @cmds. */
 	u32 num_cmds;
 	/** @max_cmds: room in @cmds. */

@@ -88,7 +88,7 @@ static const struct dma_buf_ops vmgpu_dmabuf_ops = {
  * @obj: an allocation of this device
  * @flags: the dma-buf file's flags
  *
- * Return: the new dma-buf, or an ERR_PTR.
+ * Return: the new dma-buf, or an ERR_PTR (-ENODEV for an import).
  */
 struct dma_buf *vmgpu_gem_prime_export(struct drm_gem_object *obj, int flags)
 {
@@ -102,6 +102,12 @@ struct dma_buf *vmgpu_gem_prime_export(struct drm_gem_object *obj, int flags)
 		.resv = obj->resv,
 	};
 
+	/*
+	 * PRIME re-exports an import's own dma-buf; one detached at unplug
+	 * has no mapping to offer anyone.
+	 */
+	if (vmgpu_bo_is_import(gem_to_vmgpu_bo(obj)))
+		return ERR_PTR(-ENODEV);
 	return drm_gem_dmabuf_export(obj->dev, &exp_info);
 }
 
@@ -133,13 +139,24 @@ static void vmgpu_prime_move_notify(struct dma_buf_attachment *attach)
 	 */
 	dma_resv_wait_timeout(attach->dmabuf->resv, DMA_RESV_USAGE_BOOKKEEP, false,
 			      MAX_SCHEDULE_TIMEOUT);
-	/* Being destroyed: its delayed delete has not run yet. */
-	if (vbo->tbo.deleted) {
+	/*
+	 * Being freed (TTM's release runs without the reservation until its
+	 * delayed delete): no user left, only the mapping.
+	 */
+	if (!ttm_bo_get_unless_zero(&vbo->tbo)) {
 		vmgpu_cache_release_pages(&vbo->tbo);
 		vmgpu_prime_unmap(vbo);
 		return;
 	}
-	ret = vmgpu_prime_evict(vbo);
+	if (vbo->tbo.deleted) {
+		vmgpu_cache_release_pages(&vbo->tbo);
+		vmgpu_prime_unmap(vbo);
+		ret = 0;
+	} else {
+		ret = vmgpu_prime_evict(vbo);
+	}
+	/* Under the reservation: an import's last put only queues its delete. */
+	ttm_bo_put(&vbo->tbo);
 	if (ret) {
 		/*
 		 * Only a small allocation can have failed. Keep the device off
@@ -318,6 +335,7 @@ static struct drm_gem_object *vmgpu_prime_import_foreign(struct vmgpu_device *vd
 		vmgpu_bo_free_unplaced(vbo);
 		return ERR_CAST(attach);
 	}
+	atomic_inc(&vdev->imports_attached);
 	/* Dropped by vmgpu_prime_release(). */
 	get_dma_buf(dma_buf);
 	vbo->import_dmabuf = dma_buf;
@@ -351,17 +369,30 @@ static int vmgpu_prime_check_flags(struct vmgpu_device *vdev, struct dma_buf *dm
 	return 0;
 }
 
-/* An import gains @flags, and is placed where they say if resident. */
+/*
+ * The allocation the handle names gains @flags if it is an import, and is
+ * placed where they say if resident; one of this device's must have them.
+ * Checked again here, on what the handle names now: the fd or the handle
+ * may have been replaced since vmgpu_prime_check_flags().
+ */
 static int vmgpu_prime_add_flags(struct vmgpu_bo *vbo, u32 flags)
 {
 	struct ttm_operation_ctx ctx = { .interruptible = true };
+	struct vmgpu_device *vdev = vmgpu_bo_device(vbo);
 	struct dma_resv *resv = vbo->tbo.base.resv;
 	int ret;
 
 	ret = dma_resv_lock_interruptible(resv, NULL);
 	if (ret)
 		return ret;
-	if ((vbo->flags & flags) != flags) {
+	if ((vbo->flags & flags) == flags)
+		goto unlock;
+	if (!vmgpu_bo_is_import(vbo)) {
+		ret = -EINVAL;
+	} else if ((flags & DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY) &&
+		   vbo->tbo.base.size > (u64)vdev->gart_pages << PAGE_SHIFT) {
+		ret = -E2BIG;
+	} else {
 		vmgpu_bo_add_flags(vbo, flags);
 		if (vmgpu_bo_is_resident(&vbo->tbo))
 			ret = ttm_bo_validate(&vbo->tbo, &vbo->placement, &ctx);
@@ -369,6 +400,7 @@ static int vmgpu_prime_add_flags(struct vmgpu_bo *vbo, u32 flags)
 		if (ret == -ENOSPC || ret == -ENOMEM)
 			ret = 0;
 	}
+unlock:
 	dma_resv_unlock(resv);
 	return ret;
 }
@@ -413,8 +445,7 @@ int vmgpu_gem_import_ioctl(struct drm_device *drm, void *data, struct drm_file *
 		ret = -ENOENT;
 		goto exit;
 	}
-	if (vmgpu_bo_is_import(gem_to_vmgpu_bo(obj)))
-		ret = vmgpu_prime_add_flags(gem_to_vmgpu_bo(obj), args->flags);
+	ret = vmgpu_prime_add_flags(gem_to_vmgpu_bo(obj), args->flags);
 	drm_gem_object_put(obj);
 exit:
 	drm_dev_exit(idx);
@@ -454,12 +485,22 @@ struct drm_gem_object *vmgpu_gem_prime_import(struct drm_device *drm,
 	return obj;
 }
 
+/* Detached: one import fewer for unplug to wait for. */
+static void vmgpu_prime_detach(struct vmgpu_bo *vbo, struct dma_buf_attachment *attach)
+{
+	struct vmgpu_device *vdev = vmgpu_bo_device(vbo);
+
+	dma_buf_detach(vbo->import_dmabuf, attach);
+	if (atomic_dec_and_test(&vdev->imports_attached))
+		wake_up_var(&vdev->imports_attached);
+}
+
 static void vmgpu_prime_release_work(struct work_struct *work)
 {
 	struct vmgpu_bo *vbo = container_of(work, struct vmgpu_bo, import_release);
 
 	if (vbo->tbo.base.import_attach)
-		dma_buf_detach(vbo->import_dmabuf, vbo->tbo.base.import_attach);
+		vmgpu_prime_detach(vbo, vbo->tbo.base.import_attach);
 	dma_buf_put(vbo->import_dmabuf);
 	drm_gem_object_release(&vbo->tbo.base);
 	kfree(vbo);
@@ -498,8 +539,7 @@ static struct vmgpu_bo *vmgpu_prime_next_attached(struct vmgpu_device *vdev)
 
 /**
  * vmgpu_prime_unplug() - the device is going: detach every import
- * @vdev: the device, unplugged, so that no import is mapped again, with
- *	  TTM's delayed deletes flushed (those detach the imports they free)
+ * @vdev: the device, unplugged, so that no import is mapped again
  *
  * Exporters that cache their mapping unmap it only when detached. The
  * imports stay, detached, until their last user lets go; a re-export
@@ -519,7 +559,12 @@ void vmgpu_prime_unplug(struct vmgpu_device *vdev)
 		attach = vbo->tbo.base.import_attach;
 		vbo->tbo.base.import_attach = NULL;
 		mutex_unlock(&vdev->drm.object_name_lock);
-		dma_buf_detach(vbo->import_dmabuf, attach);
+		vmgpu_prime_detach(vbo, attach);
 		ttm_bo_put(&vbo->tbo);
 	}
+	/* Those the walk found dying detach in their release, soon. */
+	if (!wait_var_event_timeout(&vdev->imports_attached,
+				    !atomic_read(&vdev->imports_attached), 10 * HZ))
+		drm_err(&vdev->drm, "%d imports still attached after unplug\n",
+			atomic_read(&vdev->imports_attached));
 }

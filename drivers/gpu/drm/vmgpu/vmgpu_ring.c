@@ -11,6 +11,7 @@
 #include <drm/drm_managed.h>
 #include <drm/drm_print.h>
 
+#include "vmgpu_cache.h"
 #include "vmgpu_context.h"
 #include "vmgpu_device.h"
 #include "vmgpu_fence.h"
@@ -90,7 +91,8 @@ static u32 vmgpu_ring_read_reg(struct vmgpu_ring *ring, u32 reg)
 }
 
 /*
- * Write a job's SET_VM, commands and FENCE; returns the job's first slot.
+ * Write a job's SET_VM, commands (between cache flushes if it asks) and
+ * FENCE; returns the job's first slot.
  * A job the scheduler cancelled (its context is guilty) writes only the
  * FENCE, so that the ring's timeline goes on.
  */
@@ -114,9 +116,19 @@ static u32 vmgpu_ring_write_job(struct vmgpu_ring *ring, struct vmgpu_job *job,
 		ring->cmds[ring->tail] = set_vm;
 		ring->tail = (ring->tail + 1) & mask;
 	}
+	if (num_cmds && job->cache_bracket) {
+		ring->cmds[ring->tail] = vmgpu_cache_flush_cmd();
+		trace_vmgpu_cmd(&ring->cmds[ring->tail]);
+		ring->tail = (ring->tail + 1) & mask;
+	}
 	for (i = 0; i < num_cmds; i++) {
 		trace_vmgpu_cmd(&job->cmds[i]);
 		ring->cmds[ring->tail] = job->cmds[i];
+		ring->tail = (ring->tail + 1) & mask;
+	}
+	if (num_cmds && job->cache_bracket) {
+		ring->cmds[ring->tail] = vmgpu_cache_flush_cmd();
+		trace_vmgpu_cmd(&ring->cmds[ring->tail]);
 		ring->tail = (ring->tail + 1) & mask;
 	}
 	fence_cmd.fence.hdr.opcode = cpu_to_le16(VMGPU_OP_FENCE);
