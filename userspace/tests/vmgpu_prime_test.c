@@ -26,6 +26,7 @@
 #include "kselftest_harness.h"
 #include "vmgpu_submit.h"
 #include "vmgpu_testlib.h"
+#include "../../tests/exporter/vmgpu_test_exporter.h"
 
 #define SIZE		(64 * 1024ull)
 #define HALF		(SIZE / 2)
@@ -340,6 +341,37 @@ TEST_F(prime, job_waits_for_the_exporters_write)
 }
 
 /*
+ * Once the job's fence has signalled, the exporter reads what it wrote,
+ * with no cache-sync call: on the non-coherent configuration the kernel
+ * brackets a job that uses an import with flushes of the device's cache.
+ * The job also reads what the exporter wrote after an earlier job read
+ * the same pages.
+ */
+TEST_F(prime, exporter_and_job_see_each_other_without_cache_sync)
+{
+	vmgpu_bo *bo, *native;
+	void *native_cpu;
+	uint64_t first;
+
+	ASSERT_EQ(0, vmgpu_bo_import(self->dev, self->dmabuf, 0, &bo));
+	ASSERT_EQ(0, vmgpu_vm_map(bo, 0, IMPORT_VA, SIZE, 0));
+	ASSERT_EQ(0, make_mapped(self->dev, 1, self->aperture, NATIVE_VA, SIZE, &native,
+				 &native_cpu));
+	ASSERT_EQ(0, gpu(self, cmd_transfer(IMPORT_VA, NATIVE_VA, SIZE)));
+	EXPECT_EQ(0, vmgpu_test_check(native_cpu, SIZE, KEY, &first));
+
+	vmgpu_test_fill(self->vgem_map, SIZE, ~KEY);
+	ASSERT_EQ(0, gpu(self, cmd_transfer(IMPORT_VA, NATIVE_VA, SIZE)));
+	EXPECT_EQ(0, vmgpu_test_check(native_cpu, SIZE, ~KEY, &first))
+		TH_LOG("the job read a stale line at %llu", (unsigned long long)first);
+
+	ASSERT_EQ(0, gpu(self, cmd_fill(IMPORT_VA, SIZE, NEW)));
+	EXPECT_EQ(0, count_not(self->vgem_map, SIZE, NEW)) TH_LOG("the write is still cached");
+	vmgpu_bo_unref(native);
+	vmgpu_bo_unref(bo);
+}
+
+/*
  * The exporter sees a job on an import as a writer: its dma-buf polls busy
  * for readers while the job is held at a gate, and idle once it is done.
  */
@@ -447,6 +479,62 @@ TEST_F(prime, gem_import_refuses_what_it_cannot_give)
 	EXPECT_EQ(vmgpu_bo_handle(own), args.handle);
 	close(fd);
 	vmgpu_bo_unref(own);
+}
+
+/* The debug kernel's test exporter, loading it if needed: an fd or -errno. */
+static int open_test_exporter(void)
+{
+	int fd = open("/dev/vmgpu-test-exporter", O_RDWR | O_CLOEXEC);
+
+	if (fd < 0 && !vmgpu_test_run("insmod /usr/lib/vmgpu/modules/vmgpu_test_exporter.ko"))
+		fd = open("/dev/vmgpu-test-exporter", O_RDWR | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+/*
+ * A dynamic exporter moves the buffer an import has mapped: move_notify
+ * takes the import out of the device's reach and unmaps it (the exporter
+ * refuses to move while a mapping is left), and the next job maps the
+ * new pages, which hold what the first job wrote.
+ */
+TEST_F(prime, dynamic_exporter_moves_the_buffer)
+{
+	const char *kernel = getenv("VMGPU_KERNEL");
+	struct vmgpu_test_exporter_create create = { .size = SIZE };
+	struct vmgpu_test_exporter_move move = { 0 };
+	struct drm_vmgpu_gem_info info;
+	uint8_t *cpu;
+	vmgpu_bo *bo;
+	int exporter;
+
+	ASSERT_NE(NULL, kernel) TH_LOG("VMGPU_KERNEL not set by the configuration");
+	/* Its tests/exporter module is built for the debug kernel only. */
+	if (strcmp(kernel, "debug"))
+		SKIP(return, "Debian's kernel pins dynamic mappings (no CONFIG_DMABUF_MOVE_NOTIFY)");
+	exporter = open_test_exporter();
+	ASSERT_LE(0, exporter) TH_LOG("no /dev/vmgpu-test-exporter");
+	ASSERT_EQ(0, ioctl(exporter, VMGPU_TEST_EXPORTER_CREATE, &create));
+	ASSERT_EQ(0, vmgpu_bo_import(self->dev, create.fd, 0, &bo));
+	ASSERT_EQ(0, vmgpu_vm_map(bo, 0, IMPORT_VA, SIZE, 0));
+	ASSERT_EQ(0, gpu(self, cmd_fill(IMPORT_VA, HALF, NEW)));
+
+	move.fd = create.fd;
+	EXPECT_EQ(0, ioctl(exporter, VMGPU_TEST_EXPORTER_MOVE, &move))
+		TH_LOG("%u mappings left after move_notify", move.mappings_left);
+	EXPECT_EQ(1, move.moves);
+	ASSERT_EQ(0, vmgpu_bo_info(bo, &info));
+	EXPECT_EQ(DRM_VMGPU_RESIDENCY_IMPORTED, info.residency) TH_LOG("still resident");
+
+	ASSERT_EQ(0, gpu(self, cmd_fill(IMPORT_VA + HALF, HALF, ~NEW)));
+	ASSERT_EQ(0, vmgpu_bo_cache_sync(bo, DRM_VMGPU_CACHE_SYNC_TO_CPU, 0, SIZE));
+	cpu = mmap(NULL, SIZE, PROT_READ, MAP_SHARED, create.fd, 0);
+	ASSERT_NE(MAP_FAILED, cpu);
+	EXPECT_EQ(0, count_not(cpu, HALF, NEW));
+	EXPECT_EQ(0, count_not(cpu + HALF, HALF, ~NEW)) TH_LOG("the job wrote the old pages");
+	munmap(cpu, SIZE);
+	vmgpu_bo_unref(bo);
+	close(create.fd);
+	close(exporter);
 }
 
 /* What is not a dma-buf is refused. */
