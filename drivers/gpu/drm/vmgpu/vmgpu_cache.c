@@ -42,7 +42,8 @@
  *   are freed have just their own lines written back and dropped by it
  *   instead, or the whole cache if the notification fails (DOC:
  *   allocation notifications).
- * - User jobs' accesses are the UMD's to keep coherent, as the seed says:
+ * - Except for imports (DOC: PRIME import, &vmgpu_job.cache_bracket),
+ *   user jobs' accesses are the UMD's to keep coherent, as the seed says:
  *   it calls DRM_IOCTL_VMGPU_GEM_CACHE_SYNC after CPU writes before the GPU
  *   reads, and after GPU writes before the CPU reads. The ioctl does the
  *   CPU cache maintenance the DMA API gives for the pages (a no-op on x86,

@@ -54,8 +54,10 @@
  *   the exporter's and other importers' work (every fence but
  *   bookkeeping) and is a writer of it to them (%DMA_RESV_USAGE_WRITE), so
  *   implicit synchronisation (DMA_BUF_IOCTL_SYNC, other drivers' jobs)
- *   sees vmgpu's jobs. vmgpu's own allocations stay explicitly
- *   synchronised.
+ *   sees vmgpu's jobs. On a non-coherent device the job is bracketed by
+ *   flushes of the device's cache (&vmgpu_job.cache_bracket), so that its
+ *   fence means its writes are in memory. vmgpu's own allocations stay
+ *   explicitly synchronised.
  * - An import is a primary (%DRM_VMGPU_ALLOC_PRIMARY): a framebuffer can
  *   be made of it, and while a plane shows it, it is mapped into the
  *   aperture segment (seed: primaries are physically accessed by the
