@@ -73,6 +73,8 @@ else
 	cp "$debug_kdir"/modules.{builtin,builtin.modinfo,order} "$root/$mods/"
 	mkdir -p "$root/usr/lib/vmgpu/checkers"
 	cp "$VMGPU_OUT/module-debug/checkers/vmgpu_checker_bugs.ko" "$root/usr/lib/vmgpu/checkers/"
+	mkdir -p "$root/usr/lib/vmgpu/modules"
+	cp "$VMGPU_OUT/module-debug/exporter/vmgpu_test_exporter.ko" "$root/usr/lib/vmgpu/modules/"
 fi
 cp "$module" "$root/$mods/extra/"
 depmod -b "$root" "$kver"
