@@ -104,6 +104,7 @@ MUTANTS=(
 	"prime-job-not-a-writer%%vmgpu_exec.c%%s/dma_resv_add_fence\(obj->resv, \*fence, DMA_RESV_USAGE_WRITE\);/dma_resv_add_fence(obj->resv, *fence, DMA_RESV_USAGE_BOOKKEEP);/%%rebar%%vmgpu_prime_test/prime.exporter_sees_the_job_as_a_writer"
 	"prime-no-remap%%vmgpu_prime.c%%s/\tvbo->import_sgt = NULL;\n\tvbo->import_moved = false;/\tvbo->import_moved = false;/%%rebar%%vmgpu_prime_test/prime.evicted_import_comes_back_with_its_bytes"
 	"prime-no-cache-bracket%%vmgpu_exec.c%%s/\t\t\tjob->cache_bracket \|= vmgpu_bo_is_import\(vbo\) &&/\t\t\tjob->cache_bracket |= false \&\&/%%noncoherent%%vmgpu_prime_test/prime.exporter_and_job_see_each_other_without_cache_sync"
+	"prime-move-notify-ignored%%vmgpu_prime.c%%s/\tdma_resv_assert_held\(attach->dmabuf->resv\);\n\tif \(!vbo->import_sgt\)/\tdma_resv_assert_held(attach->dmabuf->resv);\n\tif (true)/%%rootport%%vmgpu_prime_test/prime.dynamic_exporter_moves_the_buffer"
 	"prime-unplug-keeps-attachment%%vmgpu_prime.c%%s/\t\tdma_buf_detach\(vbo->import_dmabuf, attach\);\n//%%rootport%%guest-log-clean"
 )
 
