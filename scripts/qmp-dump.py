@@ -3,13 +3,17 @@
 """Dump what a guest that ran out of time was doing, over QEMU's QMP socket.
 
 run-guest.sh calls this before it kills a guest at its boot timeout, so
-that a hang leaves more in the log than silence: whether the VM runs,
-where each vCPU is and whether it is halted, and the interrupt
-controllers' state (a lost interrupt or wake-up is the first suspect).
-Every line is prefixed with "vmgpu-hang: ". usage: qmp-dump.py SOCKET
+that a hang leaves more in the log than silence. First the guest kernel's
+own view: SysRq-T on the emulated keyboard (the guest boots with
+sysrq_always_enabled) prints every task's state and stack on the console,
+where a task asleep on a fence or a lock shows what it waits for. Then
+QEMU's: whether the VM runs, where each vCPU is and whether it is halted,
+and the interrupt controllers' state. Every line of QEMU's is prefixed
+with "vmgpu-hang: ". usage: qmp-dump.py SOCKET
 """
 import os
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 from vmgpu_qmp import Qmp  # noqa: E402
@@ -24,7 +28,12 @@ def main(path):
     except (OSError, EOFError, ValueError) as e:
         print(f"vmgpu-hang: no QMP on {path}: {e}")
         return 1
-    print("vmgpu-hang: the guest ran out of time; QEMU's state follows")
+    print("vmgpu-hang: the guest ran out of time; its tasks (SysRq-T) follow")
+    sys.stdout.flush()
+    qmp.call("human-monitor-command", **{"command-line": "sendkey alt-sysrq-t"})
+    # The guest prints on the serial console at its own pace.
+    time.sleep(10)
+    print("vmgpu-hang: QEMU's state follows")
     for command in HMP_COMMANDS:
         reply = qmp.call("human-monitor-command", **{"command-line": command})
         text = reply.get("return", reply.get("error"))

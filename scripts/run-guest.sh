@@ -59,7 +59,9 @@ images="$VMGPU_OUT"
 iommu_args=()
 # no_timer_check: under a loaded host, TCG can miss the kernel's IO-APIC
 # timer probe window and the boot panics; the timer itself works.
-cmdline="console=ttyS0 loglevel=7 panic=-1 no_timer_check"
+# sysrq_always_enabled: at the boot timeout, qmp-dump.py asks the guest
+# for its tasks' stacks (SysRq-T).
+cmdline="console=ttyS0 loglevel=7 panic=-1 no_timer_check sysrq_always_enabled"
 if [ "$IOMMU" = on ]; then
 	iommu_args=(-device intel-iommu,intremap=on,caching-mode=on)
 	cmdline+=" intel_iommu=on iommu.passthrough=0 iommu.strict=1"
@@ -104,8 +106,10 @@ shell)
 	# At the boot timeout, dump QEMU's view (halted vCPUs? pending
 	# interrupts?) into the log before the kill: a hang must say something.
 	qmp=$(mktemp -u "${TMPDIR:-/tmp}/vmgpu-qmp.XXXXXX")
+	# Appending, like qmp-dump.py, so that neither overwrites the other.
+	[ "$logfile" = /dev/stdout ] || : >"$logfile"
 	"${qemu[@]}" -serial stdio -serial chardev:answer -qmp "unix:$qmp,server=on,wait=off" \
-		</dev/null >"$logfile" 2>&1 &
+		</dev/null >>"$logfile" 2>&1 &
 	pid=$!
 	# Guest tests that need the host (screendumps, hotplug) ask it on the
 	# serial console; the verdicts go to a host test log next to this one.
