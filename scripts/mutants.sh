@@ -11,7 +11,8 @@ set -uo pipefail
 . "$(dirname "$0")/common.sh"
 
 # name %% file (under drivers/gpu/drm/vmgpu, or a path from the top) %% perl -0
-# substitution %% config %% test that must fail
+# substitution %% config %% test that must fail (PROGRAM:CHECK: a check of
+# the boot, such as guest-log-clean, with only that test program run)
 MUTANTS=(
 	"no-redo%%vmgpu_bo.c%%s/\tif \(!error\)\n\t\treturn vbo->needs_scrub;/\tif (true)\n\t\treturn vbo->needs_scrub;/%%rebar%%vmgpu_error_test/global.failed_clear_is_redone"
 	"no-lost%%vmgpu_bo.c%%s/if \(copied && vbo->has_contents/if (false \&\& copied \&\& vbo->has_contents/%%rebar%%vmgpu_error_test/global.failed_move_loses_contents"
@@ -105,7 +106,7 @@ MUTANTS=(
 	"prime-no-remap%%vmgpu_prime.c%%s/\tvbo->import_sgt = NULL;\n\tvbo->import_moved = false;/\tvbo->import_moved = false;/%%rebar%%vmgpu_prime_test/prime.evicted_import_comes_back_with_its_bytes"
 	"prime-no-cache-bracket%%vmgpu_exec.c%%s/\t\t\tjob->cache_bracket \|= vmgpu_bo_is_import\(vbo\) &&/\t\t\tjob->cache_bracket |= false \&\&/%%noncoherent%%vmgpu_prime_test/prime.exporter_and_job_see_each_other_without_cache_sync"
 	"prime-move-notify-ignored%%vmgpu_prime.c%%s/\tdma_resv_assert_held\(attach->dmabuf->resv\);\n\tif \(!vbo->import_sgt\)/\tdma_resv_assert_held(attach->dmabuf->resv);\n\tif (true)/%%rootport%%vmgpu_prime_test/prime.dynamic_exporter_moves_the_buffer"
-	"prime-unplug-keeps-attachment%%vmgpu_prime.c%%s/\t\tdma_buf_detach\(vbo->import_dmabuf, attach\);\n//%%rootport%%guest-log-clean"
+	"prime-unplug-keeps-attachment%%vmgpu_prime.c%%s/\t\tvmgpu_prime_detach\(vbo, attach\);\n\t\tttm_bo_put/\t\tttm_bo_put/%%rootport%%vmgpu_unplug_test:guest-log-clean"
 )
 
 wanted=("$@")
@@ -132,10 +133,12 @@ for m in "${MUTANTS[@]}"; do
 		continue
 	fi
 	log "mutant $name: $file changed, running $config"
-	# Only the test program that must fail (KUnit and kmemleak: all).
+	# Only the test program that must fail (KUnit and kmemleak: all);
+	# PROGRAM:CHECK runs that program alone for a check of the boot.
 	only=${test%%/*}
-	case $only in
-	vmgpu_*_test) ;;
+	case $test in
+	*:*) only=${test%%:*}; test=${test#*:} ;;
+	vmgpu_*_test/*) ;;
 	*) only= ;;
 	esac
 	VMGPU_ONLY_TESTS="$only" VMGPU_OUT="$tree/out" make -s -C "$tree" test CONFIGS="$config" \
