@@ -157,8 +157,6 @@ static void vmgpu_prime_move_notify(struct dma_buf_attachment *attach)
 	} else {
 		ret = vmgpu_prime_evict(vbo);
 	}
-	/* Under the reservation: an import's last put only queues its delete. */
-	ttm_bo_put(&vbo->tbo);
 	if (ret) {
 		/*
 		 * Only a small allocation can have failed. Keep the device off
@@ -170,6 +168,8 @@ static void vmgpu_prime_move_notify(struct dma_buf_attachment *attach)
 		drm_err(vbo->tbo.base.dev, "import %p: eviction for its exporter failed (%d)\n",
 			vbo, ret);
 	}
+	/* Under the reservation: an import's last put only queues its delete. */
+	ttm_bo_put(&vbo->tbo);
 }
 
 /**
