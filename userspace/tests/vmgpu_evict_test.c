@@ -3,7 +3,8 @@
  * Eviction under pressure: several processes together allocate several
  * times the VRAM, then bring their allocations back in turn with
  * MakeResident, each call evicting others' allocations to system memory.
- * Every byte must survive every move.
+ * Every byte must survive every move. And the paging operations behind
+ * the moves allocate nothing and wait for every user of the allocation.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -11,11 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "vmgpu_submit.h"
 #include "vmgpu_testlib.h"
 
 #define MiB			(1ull << 20)
@@ -427,51 +430,168 @@ TEST_F_TIMEOUT(evict, aperture_pressure, 180)
 	free(cpu);
 }
 
-/* Pages the paging-VA staging pool took after probe (debugfs). */
-static int staging_grown(uint64_t *grown)
+/*
+ * What this process allocated inside vmgpu's paging operations, read from a
+ * tracing instance of its own: the kmem events between each
+ * vmgpu_paging_op_begin and vmgpu_paging_op_end (global clock, so that the
+ * order holds across CPUs).
+ */
+#define OP_TRACE	"/sys/kernel/tracing/instances/vmgpu-reserve"
+
+struct op_trace {
+	int begins, ends, lost;
+	unsigned int max_jobs;	/* the most jobs of one operation, gates included */
+	int inside;		/* allocations inside operations */
+	char first[512];	/* the first of them */
+};
+
+static int op_trace_start(void)
 {
-	unsigned int pages, free_pages;
-	unsigned long long n;
-	char buf[128];
+	static const char *const events[] = {
+		"kmem/kmalloc", "kmem/kmem_cache_alloc", "kmem/mm_page_alloc",
+		"vmgpu/vmgpu_paging_op_begin", "vmgpu/vmgpu_paging_op_end",
+	};
+	char path[256], pid[16];
+	unsigned int i;
 	int ret;
 
-	ret = vmgpu_test_debugfs_read("paging_staging", buf, sizeof(buf));
-	if (ret)
-		return ret;
-	if (sscanf(buf, "staging pages %u free %u grown %llu", &pages, &free_pages, &n) != 3)
-		return -EINVAL;
-	*grown = n;
-	return 0;
+	rmdir(OP_TRACE);
+	if (mkdir(OP_TRACE, 0755))
+		return -errno;
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	ret = vmgpu_test_write_file(OP_TRACE "/buffer_size_kb", "8192") ?:
+	      vmgpu_test_write_file(OP_TRACE "/trace_clock", "global") ?:
+	      vmgpu_test_write_file(OP_TRACE "/set_event_pid", pid);
+	for (i = 0; !ret && i < sizeof(events) / sizeof(events[0]); i++) {
+		snprintf(path, sizeof(path), OP_TRACE "/events/%s/enable", events[i]);
+		ret = vmgpu_test_write_file(path, "1");
+	}
+	return ret;
+}
+
+static int op_trace_stop(struct op_trace *t)
+{
+	FILE *f = fopen(OP_TRACE "/trace", "r");
+	bool inside = false;
+	char line[512];
+
+	memset(t, 0, sizeof(*t));
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		const char *end;
+		unsigned int jobs;
+
+		if (line[0] == '#')
+			continue;
+		if (strstr(line, "LOST"))
+			t->lost++;
+		if (strstr(line, " vmgpu_paging_op_begin:")) {
+			inside = true;
+			t->begins++;
+		} else if ((end = strstr(line, " vmgpu_paging_op_end:"))) {
+			inside = false;
+			t->ends++;
+			end = strstr(end, " jobs ");
+			if (end && sscanf(end, " jobs %u", &jobs) == 1 && jobs > t->max_jobs)
+				t->max_jobs = jobs;
+		} else if (inside && (strstr(line, " kmalloc:") ||
+				      strstr(line, " kmem_cache_alloc:") ||
+				      strstr(line, " mm_page_alloc:"))) {
+			if (!t->inside++)
+				snprintf(t->first, sizeof(t->first), "%s", line);
+		}
+	}
+	fclose(f);
+	vmgpu_test_write_file(OP_TRACE "/tracing_on", "0");
+	vmgpu_test_write_file(OP_TRACE "/set_event_pid", "");
+	return rmdir(OP_TRACE) ? -errno : 0;
 }
 
 /*
- * Moves take their paging-VA staging pages from the device's pool: after
- * the first round, evicting and restoring the largest allocation a memory
- * segment holds, again and again, allocates none.
+ * Seed "GPU segments": evictions make room, so they must not need memory.
+ * vmgpu's paging operations take prepared jobs of a reserve, staging
+ * included (DOC: paging job reserve): a clear, moves out of and back into
+ * a memory segment, NotifyEviction queued ahead of leaving the system
+ * segment, and in non-coherent mode the flushes, allocate nothing while
+ * they are built and queued. TTM's own allocations around them (the new
+ * resource, the system pages) are outside the operations.
  */
-TEST_F_TIMEOUT(evict, moves_take_no_new_staging, 120)
+TEST_F(evict, paging_operations_allocate_nothing)
 {
-	const struct drm_vmgpu_segment *seg = vmgpu_test_segment(self->s, 1);
-	uint64_t size = (seg->cpu_visible_size < seg->size ? seg->cpu_visible_size : seg->size) / 2;
-	uint64_t before, after, first;
-	vmgpu_bo *bo;
+	const uint64_t size = 2 * MiB;
+	struct op_trace t;
+	uint64_t first = 0;
+	vmgpu_bo *bo, *notified;
 	void *cpu;
-	int round;
 
+	ASSERT_EQ(0, op_trace_start()) TH_LOG("no tracing instance with kmem and vmgpu events");
 	ASSERT_EQ(0, vmgpu_test_create_mappable(self->dev, 1, self->aperture, size, &bo, &cpu));
-	vmgpu_test_fill(cpu, size, 0x57a9);
+	vmgpu_test_fill(cpu, size, 0x0a110c);
 	ASSERT_EQ(0, vmgpu_bo_evict(bo));
 	ASSERT_EQ(0, vmgpu_bo_make_resident(bo));
-	ASSERT_EQ(0, staging_grown(&before)) TH_LOG("no debugfs paging_staging");
-	for (round = 0; round < 4; round++) {
-		ASSERT_EQ(0, vmgpu_bo_evict(bo));
-		ASSERT_EQ(0, vmgpu_bo_make_resident(bo));
-	}
-	EXPECT_EQ(0, vmgpu_test_check(cpu, size, 0x57a9, &first))
+	ASSERT_EQ(0, vmgpu_test_create(self->dev, size, DRM_VMGPU_ALLOC_NOTIFY_EVICTION,
+				       1u << self->aperture, self->aperture, &notified));
+	ASSERT_EQ(0, vmgpu_bo_make_resident(notified));
+	ASSERT_EQ(0, vmgpu_bo_evict_flags(notified, DRM_VMGPU_EVICT_NONRESIDENT));
+	ASSERT_EQ(0, op_trace_stop(&t));
+
+	EXPECT_EQ(0, t.lost) TH_LOG("the trace lost events");
+	/* The clear, the move out, the move back, the notification at least. */
+	EXPECT_LE(4, t.begins);
+	EXPECT_EQ(t.begins, t.ends);
+	EXPECT_EQ(0, t.inside) TH_LOG("%d allocations inside %d paging operations, the first: %s",
+				      t.inside, t.begins, t.first);
+	EXPECT_EQ(0, vmgpu_test_check(cpu, size, 0x0a110c, &first))
 		TH_LOG("wrong at %#llx", (unsigned long long)first);
-	ASSERT_EQ(0, staging_grown(&after));
-	EXPECT_EQ(before, after) TH_LOG("moves allocated %llu staging pages",
-					 (unsigned long long)(after - before));
+	vmgpu_bo_unref(notified);
+	vmgpu_bo_unref(bo);
+}
+
+/*
+ * An eviction waits for every job that used the allocation, on the GPU
+ * side, however many contexts they come from: the operation's first job
+ * holds one fence, an empty job queued ahead (a gate) each other one.
+ * Jobs of two engines fill one half each after a delay; the eviction is
+ * queued while both run, and what it evicted has both halves.
+ */
+TEST_F(evict, eviction_waits_for_every_user)
+{
+	const uint64_t size = 2 * MiB, va = 0x400000000ull;
+	union vmgpu_cmd first[2] = { cmd_nop(400000), cmd_fill(va, size / 2, 0x1111aaaa) };
+	union vmgpu_cmd second[2] = {
+		cmd_nop(200000), cmd_fill(va + size / 2, size / 2, 0x2222bbbb),
+	};
+	int fd = vmgpu_device_fd(self->dev);
+	vmgpu_context *ctx0, *ctx1;
+	uint32_t sync0, sync1;
+	struct op_trace t;
+	uint8_t *cpu;
+	vmgpu_bo *bo;
+
+	ASSERT_EQ(0, make_mapped(self->dev, 1, self->aperture, va, size, &bo, (void **)&cpu));
+	ASSERT_EQ(1, segment_of(bo));
+	ASSERT_EQ(0, vmgpu_context_create(self->dev, DRM_VMGPU_ENGINE_GPU_VA0, &ctx0));
+	ASSERT_EQ(0, vmgpu_context_create(self->dev, DRM_VMGPU_ENGINE_GPU_VA1, &ctx1));
+	ASSERT_EQ(0, op_trace_start()) TH_LOG("no tracing instance with kmem and vmgpu events");
+	ASSERT_EQ(0, submit_signal(ctx0, fd, first, 2, &sync0, NULL));
+	ASSERT_EQ(0, submit_signal(ctx1, fd, second, 2, &sync1, NULL));
+	ASSERT_EQ(0, vmgpu_bo_evict(bo));
+	ASSERT_EQ(0, op_trace_stop(&t));
+	EXPECT_LE(2, t.max_jobs) TH_LOG("no gate: the eviction took %u job(s)", t.max_jobs);
+	EXPECT_EQ(0, t.inside) TH_LOG("%d allocations inside paging operations, the first: %s",
+				      t.inside, t.first);
+
+	ASSERT_EQ(0, wait_syncobj(fd, sync0));
+	ASSERT_EQ(0, wait_syncobj(fd, sync1));
+	EXPECT_NE(1, segment_of(bo));
+	EXPECT_EQ(0, count_not(cpu, size / 2, 0x1111aaaa)) TH_LOG("the first job's half");
+	EXPECT_EQ(0, count_not(cpu + size / 2, size / 2, 0x2222bbbb))
+		TH_LOG("the second job's half");
+	drmSyncobjDestroy(fd, sync0);
+	drmSyncobjDestroy(fd, sync1);
+	vmgpu_context_unref(ctx1);
+	vmgpu_context_unref(ctx0);
 	vmgpu_bo_unref(bo);
 }
 

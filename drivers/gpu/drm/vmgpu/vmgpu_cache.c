@@ -17,7 +17,7 @@
 #include "vmgpu_bo.h"
 #include "vmgpu_cache.h"
 #include "vmgpu_device.h"
-#include "vmgpu_job.h"
+#include "vmgpu_paging_op.h"
 
 /**
  * DOC: I/O coherency
@@ -71,18 +71,18 @@ union vmgpu_cmd vmgpu_cache_flush_cmd(void)
  * @vdev: the device, inside drm_dev_enter()
  * @intr: whether a signal may end the wait (the flush still runs)
  *
- * Return: 0, -ERESTARTSYS if interrupted, or the error of the flush or of
- * its submission.
+ * Return: 0, -ERESTARTSYS if interrupted, or the error of the flush.
  */
 int vmgpu_cache_flush_wait(struct vmgpu_device *vdev, bool intr)
 {
 	union vmgpu_cmd cmd = vmgpu_cache_flush_cmd();
+	struct vmgpu_paging_op op;
 	struct dma_fence *fence;
 	long ret;
 
-	fence = vmgpu_job_submit_cmd(vmgpu_paging_ring(vdev), &cmd, NULL);
-	if (IS_ERR(fence))
-		return PTR_ERR(fence);
+	vmgpu_paging_op_begin(&op, vdev, NULL, NULL);
+	vmgpu_paging_op_add(&op, &cmd);
+	fence = vmgpu_paging_op_end(&op);
 	ret = dma_fence_wait(fence, intr);
 	if (!ret)
 		ret = min(dma_fence_get_status(fence), 0);
@@ -133,14 +133,15 @@ void vmgpu_cache_release_pages(struct ttm_buffer_object *tbo)
  * last paging operation, continuing the one before: a kernel fence of its
  * reservation, which CPU access waits for, and which TTM waits for before
  * it frees or swaps the pages. If the flush fails, the contents are lost
- * (vmgpu_bo_needs_scrub()). Without memory for the job, flushes and waits.
+ * (vmgpu_bo_needs_scrub()). Without memory for a fence slot, flushes and
+ * waits.
  */
 void vmgpu_cache_leave_device(struct vmgpu_bo *vbo)
 {
 	struct vmgpu_device *vdev = vmgpu_bo_device(vbo);
 	struct ttm_buffer_object *tbo = &vbo->tbo;
 	union vmgpu_cmd cmd = vmgpu_cache_flush_cmd();
-	struct vmgpu_job *job;
+	struct vmgpu_paging_op op;
 	struct dma_fence *fence;
 	int idx;
 
@@ -149,22 +150,15 @@ void vmgpu_cache_leave_device(struct vmgpu_bo *vbo)
 		return;
 	if (!drm_dev_enter(&vdev->drm, &idx))
 		return;
-	job = vmgpu_job_alloc(vmgpu_paging_ring(vdev), 1);
-	if (IS_ERR(job) || dma_resv_reserve_fences(tbo->base.resv, 1) ||
-	    vmgpu_job_add(job, &cmd)) {
-		if (!IS_ERR(job))
-			vmgpu_job_discard(job);
+	if (dma_resv_reserve_fences(tbo->base.resv, 1)) {
 		drm_dev_exit(idx);
 		vmgpu_cache_release_pages(tbo);
 		return;
 	}
-	vmgpu_job_continues(job, vbo->paging_fence);
-	fence = vmgpu_job_submit(job, tbo->base.resv);
+	vmgpu_paging_op_begin(&op, vdev, tbo->base.resv, vbo->paging_fence);
+	vmgpu_paging_op_add(&op, &cmd);
+	fence = vmgpu_paging_op_end(&op);
 	drm_dev_exit(idx);
-	if (IS_ERR(fence)) {
-		vmgpu_cache_release_pages(tbo);
-		return;
-	}
 	vmgpu_bo_queue_paging(vbo, fence, true);
 	dma_fence_put(fence);
 }

@@ -17,7 +17,7 @@
 #include "vmgpu_debugfs.h"
 #include "vmgpu_device.h"
 #include "vmgpu_hap.h"
-#include "vmgpu_paging_vm.h"
+#include "vmgpu_paging_op.h"
 #include "vmgpu_ttm.h"
 #include "vmgpu_vm.h"
 
@@ -95,12 +95,12 @@ static int vmgpu_debugfs_hap(struct seq_file *m, void *data)
 	return 0;
 }
 
-static int vmgpu_debugfs_paging_staging(struct seq_file *m, void *data)
+static int vmgpu_debugfs_job_reserve(struct seq_file *m, void *data)
 {
 	struct drm_debugfs_entry *entry = m->private;
 	struct drm_printer p = drm_seq_file_printer(m);
 
-	vmgpu_paging_vm_staging_print(to_vmgpu_device(entry->dev), &p);
+	vmgpu_job_reserve_print(to_vmgpu_device(entry->dev), &p);
 	return 0;
 }
 
@@ -132,5 +132,5 @@ void vmgpu_debugfs_init(struct vmgpu_device *vdev)
 	drm_debugfs_add_file(&vdev->drm, "segment_managers", vmgpu_debugfs_managers, NULL);
 	drm_debugfs_add_file(&vdev->drm, "vms", vmgpu_debugfs_vms, NULL);
 	drm_debugfs_add_file(&vdev->drm, "host_aperture", vmgpu_debugfs_hap, NULL);
-	drm_debugfs_add_file(&vdev->drm, "paging_staging", vmgpu_debugfs_paging_staging, NULL);
+	drm_debugfs_add_file(&vdev->drm, "job_reserve", vmgpu_debugfs_job_reserve, NULL);
 }

@@ -193,29 +193,39 @@ struct vmgpu_paging_vm {
 	u64 size;
 	/**
 	 * @leaf_bus: bus addresses of the last-level tables, in VA order.
-	 * Only the paging ring writes them (vmgpu_paging_vm_map()).
+	 * Only the paging ring writes them (vmgpu_paging_op_map()).
 	 */
 	dma_addr_t *leaf_bus;
+};
+
+/**
+ * struct vmgpu_job_reserve - the paging ring's jobs, made ready ahead of
+ * the paging operations that take them (DOC: paging job reserve)
+ */
+struct vmgpu_job_reserve {
+	/** @lock: protects the lists, the counters and @gone. */
+	spinlock_t lock;
+	/** @ready: jobs the scheduler can take, empty, with their fences. */
+	struct list_head ready;
+	/** @spent: jobs back from the scheduler, to be made ready again. */
+	struct list_head spent;
+	/** @refill: makes @spent jobs ready, outside any paging operation. */
+	struct delayed_work refill;
+	/** @wq: woken when a job is ready. */
+	wait_queue_head_t wq;
+	/** @jobs: jobs of the reserve, wherever they are. */
+	u32 jobs;
+	/** @num_ready: jobs in @ready. */
+	u32 num_ready;
+	/** @waits: paging operations that waited for a ready job. */
+	u64 waits;
+	/** @refills: jobs made ready again. */
+	u64 refills;
 	/**
-	 * @staging_lock: protects the staging pool and @staging_gone. Not
-	 * drmm: the rings' release, which frees jobs left over, comes after
-	 * this one's in the drmm order.
+	 * @gone: the reserve was released with the DRM device: jobs the
+	 * scheduler frees later free themselves.
 	 */
-	struct mutex staging_lock;
-	/** @staging_pool: free staging pages, the first @staging_free. */
-	struct vmgpu_pte_page *staging_pool;
-	/** @staging_free: pages in @staging_pool. */
-	u32 staging_free;
-	/** @staging_keep: room in @staging_pool; more are freed. */
-	u32 staging_keep;
-	/** @staging_pages: staging pages the device has, free or in use. */
-	u32 staging_pages;
-	/** @staging_grown: pages allocated after probe. */
-	u64 staging_grown;
-	/** @staging_wq: woken when pages come back or the device goes. */
-	wait_queue_head_t staging_wq;
-	/** @staging_gone: the device is unplugged: no pages any more. */
-	bool staging_gone;
+	bool gone;
 };
 
 /**
@@ -330,6 +340,8 @@ struct vmgpu_device {
 	u32 gart_pages;
 	/** @paging_vm: the paging process GPU VA space, device VM 0. */
 	struct vmgpu_paging_vm paging_vm;
+	/** @job_reserve: the paging ring's jobs. */
+	struct vmgpu_job_reserve job_reserve;
 
 	/** @ttm: the TTM device. */
 	struct ttm_device ttm;

@@ -30,6 +30,7 @@
 #include "vmgpu_inject.h"
 #include "vmgpu_irq.h"
 #include "vmgpu_lock.h"
+#include "vmgpu_paging_op.h"
 #include "vmgpu_paging_vm.h"
 #include "vmgpu_prime.h"
 #include "vmgpu_query.h"
@@ -198,6 +199,9 @@ static int vmgpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = vmgpu_paging_vm_init(vdev);
 	if (ret)
 		return ret;
+	ret = vmgpu_job_reserve_init(vdev);
+	if (ret)
+		return ret;
 	ret = vmgpu_ttm_init(vdev);
 	if (ret)
 		return ret;
@@ -249,9 +253,7 @@ static void vmgpu_remove(struct pci_dev *pdev)
 	flush_workqueue(vdev->wq);
 	flush_workqueue(vdev->ttm.wq);
 	vmgpu_ttm_unplug(vdev);
-	/* Jobs still queued or unfreed hold DMA pages: free them while bound. */
-	vmgpu_paging_vm_unplug(vdev);
-	/* So do the files' page tables, which live as long as their VMs. */
+	/* The files' page tables, which live as long as their VMs, hold DMA pages. */
 	vmgpu_vm_unplug(vdev);
 }
 

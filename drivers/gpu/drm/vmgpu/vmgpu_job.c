@@ -11,7 +11,7 @@
 #include "vmgpu_fence.h"
 #include "vmgpu_job.h"
 #include "vmgpu_job_types.h"
-#include "vmgpu_paging_vm.h"
+#include "vmgpu_paging_op.h"
 #include "vmgpu_trace.h"
 
 /**
@@ -29,6 +29,10 @@
  * A caller splitting work over several jobs prepares them all before it
  * pushes the first, and throws them all away with vmgpu_job_discard() if
  * one cannot be prepared: nothing then runs.
+ *
+ * The kernel's paging operations take jobs that are prepared already
+ * (DOC: paging job reserve); since nothing can fail after the first is
+ * taken, they queue each one as soon as it is full.
  */
 
 /**
@@ -57,6 +61,18 @@ u32 vmgpu_job_max_cmds(const struct vmgpu_ring *ring)
 bool vmgpu_job_may_bracket(const struct vmgpu_ring *ring)
 {
 	return ring->index != VMGPU_RING_PAGING && ring->vdev->noncoherent;
+}
+
+/**
+ * vmgpu_job_credits() - the ring slots a job takes
+ * @job: a job with its commands
+ *
+ * Return: its commands and its FENCE, its SET_VM on a GPU-VA engine, and
+ * room for cache flushes on a ring that may bracket jobs.
+ */
+u32 vmgpu_job_credits(const struct vmgpu_job *job)
+{
+	return job->num_cmds + 1 + (job->hw_vm >= 0) + 2 * vmgpu_job_may_bracket(job->ring);
 }
 
 /**
@@ -128,9 +144,7 @@ int vmgpu_job_prepare(struct vmgpu_job *job, struct dma_resv *resv)
 {
 	int ret;
 
-	ret = drm_sched_job_init(&job->base, job->entity,
-				 job->num_cmds + 1 + (job->hw_vm >= 0) +
-				 2 * vmgpu_job_may_bracket(job->ring), NULL, 0);
+	ret = drm_sched_job_init(&job->base, job->entity, vmgpu_job_credits(job), NULL, 0);
 	if (ret)
 		return ret;
 	if (!resv)
@@ -162,38 +176,10 @@ struct dma_fence *vmgpu_job_push(struct vmgpu_job *job)
 }
 
 /**
- * vmgpu_job_push_chain() - queue prepared kernel jobs one after another
- * @jobs: the jobs, prepared, all for the same ring's own entity
- * @num_jobs: how many, at least one
- * @prev: the fence of the work the first continues, or NULL
- *
- * Each job continues the one before (vmgpu_job_continues()), so the last
- * fence fails if any job, or @prev, does; no other kernel job runs
- * between them.
- *
- * Return: the last job's finished fence, a reference for the caller.
- */
-struct dma_fence *vmgpu_job_push_chain(struct vmgpu_job **jobs, u32 num_jobs,
-				       struct dma_fence *prev)
-{
-	struct vmgpu_ring *ring = jobs[0]->ring;
-	struct dma_fence *fence = NULL, *next;
-	u32 i;
-
-	mutex_lock(&ring->push_lock);
-	for (i = 0; i < num_jobs; i++) {
-		vmgpu_job_continues(jobs[i], i ? fence : prev);
-		next = vmgpu_job_push(jobs[i]);
-		dma_fence_put(fence);
-		fence = next;
-	}
-	mutex_unlock(&ring->push_lock);
-	return fence;
-}
-
-/**
  * vmgpu_job_free() - free a job's memory
  * @job: a job the scheduler is done with, or one never pushed
+ *
+ * A job of the paging job reserve goes back to it instead.
  */
 void vmgpu_job_free(struct vmgpu_job *job)
 {
@@ -202,10 +188,13 @@ void vmgpu_job_free(struct vmgpu_job *job)
 	else
 		vmgpu_fence_free(job->hw_fence);
 	dma_fence_put(job->prev);
-	vmgpu_paging_vm_staging_free(job->ring->vdev, job->pte_staging);
+	job->prev = NULL;
 	if (job->ctx)
 		vmgpu_context_put(job->ctx);
-	kvfree(job);
+	if (job->reserved)
+		vmgpu_job_reserve_put(job);
+	else
+		kvfree(job);
 }
 
 /**

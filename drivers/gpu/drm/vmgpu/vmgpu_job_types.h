@@ -14,8 +14,22 @@
 #include "hw/vmgpu_hw.h"
 
 struct vmgpu_context;
-struct vmgpu_pte_staging;
 struct vmgpu_ring;
+
+/**
+ * struct vmgpu_pte_staging - paging-VA entries a job's commands copy into
+ * the tables (DOC: paging process GPU VA)
+ */
+struct vmgpu_pte_staging {
+	/** @cpu: CPU view of coherent memory the device reads. */
+	__le64 *cpu;
+	/** @bus: its bus address. */
+	dma_addr_t bus;
+	/** @size: entries it holds. */
+	u32 size;
+	/** @used: entries written for the job's commands so far. */
+	u32 used;
+};
 
 /**
  * struct vmgpu_hw_fence - completion of one job on its ring, as the device
@@ -85,10 +99,17 @@ struct vmgpu_job {
 	/** @prev: see &vmgpu_hw_fence.prev; the job holds a reference. */
 	struct dma_fence *prev;
 	/**
-	 * @pte_staging: paging-VA entries its commands (or an earlier job's
-	 * of the same operation) read; freed with the job.
+	 * @reserve_link: in &vmgpu_job_reserve.ready or .spent while the job
+	 * is not in use.
 	 */
-	struct vmgpu_pte_staging *pte_staging;
+	struct list_head reserve_link;
+	/**
+	 * @reserved: the job belongs to the paging job reserve: the
+	 * scheduler's free gives it back instead of freeing it.
+	 */
+	bool reserved;
+	/** @staging: a reserved job's paging-VA entries; empty otherwise. */
+	struct vmgpu_pte_staging staging;
 	/**
 	 * @hw_vm: the device VM a GPU-VA job runs in, or -1: run_job()
 	 * starts the job with SET_VM(@hw_vm, @vm_generation).

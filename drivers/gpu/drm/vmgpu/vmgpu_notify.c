@@ -4,7 +4,6 @@
  */
 
 #include <linux/dma-fence.h>
-#include <linux/slab.h>
 
 #include <drm/drm_drv.h>
 #include <drm/drm_print.h>
@@ -15,10 +14,8 @@
 #include "vmgpu_cache.h"
 #include "vmgpu_device.h"
 #include "vmgpu_drm.h"
-#include "vmgpu_job.h"
-#include "vmgpu_job_types.h"
 #include "vmgpu_notify.h"
-#include "vmgpu_paging_vm.h"
+#include "vmgpu_paging_op.h"
 #include "vmgpu_res_cursor.h"
 #include "vmgpu_stats.h"
 #include "vmgpu_trace.h"
@@ -56,10 +53,11 @@
  *   through VM 0 for both (a deviation, memory-management.rst).
  *
  * Each notification follows the seed's steps, in chunks of at most the
- * paging process GPU VA size (DOC: paging process GPU VA): one job on the
- * paging ring maps the chunk there, sends NOTIFY and unmaps the chunk.
- * The chunks are queued together, each continuing the one before, and
- * nothing on the CPU waits for them but what must:
+ * paging process GPU VA size (DOC: paging process GPU VA): the paging
+ * ring maps the chunk there, sends NOTIFY and unmaps the chunk. The
+ * chunks are one paging operation, queued with jobs of the reserve (DOC:
+ * paging job reserve), and nothing on the CPU waits for them but what
+ * must:
  *
  * - NotifyEviction ahead of a move to TTM's system memory is queued after
  *   the allocation's users and becomes its last paging operation, a
@@ -94,9 +92,8 @@
  * last reference is dropped from a fence callback or a scheduler's
  * free_job, which holds for vmgpu's own jobs (they hold no allocation).
  *
- * A NotifyEviction that cannot be queued (no memory for its job) fails
- * the move: the allocation stays where it is, its device state intact,
- * and the caller gets the error. One that fails on the device loses the
+ * Queueing a notification needs no memory, so it cannot fail while the
+ * device is there. One that fails on the device loses the
  * contents (above), and pages it did not decode keep their compression
  * state in the device until their address space goes (COMPRESS_FORGET).
  * If the device is gone, the allocation moves and its contents are marked
@@ -124,107 +121,46 @@ union vmgpu_cmd vmgpu_notify_cmd(u64 va, u64 n, u16 flags)
 	return cmd;
 }
 
-/* For vmgpu_paging_vm_map() and _unmap(). */
-static int vmgpu_notify_add(void *job, const union vmgpu_cmd *cmd)
-{
-	return vmgpu_job_add(job, cmd);
-}
-
 /*
- * One chunk, as the seed lists the steps: map it into the paging VA, NOTIFY,
- * unmap, in one job on the paging ring (DOC: paging process GPU VA).
- */
-static struct vmgpu_job *vmgpu_notify_chunk(struct vmgpu_device *vdev,
-					    struct vmgpu_res_cursor *cur, u64 n, u16 flags)
-{
-	u32 runs = vmgpu_paging_vm_runs(0, n);
-	union vmgpu_cmd cmd = {}, flush = vmgpu_cache_flush_cmd();
-	struct vmgpu_job *job;
-	int ret = 0;
-
-	job = vmgpu_job_alloc(vmgpu_paging_ring(vdev), 2 * runs + 3);
-	if (IS_ERR(job))
-		return job;
-	job->pte_staging = vmgpu_paging_vm_staging_alloc(vdev, runs);
-	if (!job->pte_staging) {
-		vmgpu_job_discard(job);
-		return ERR_PTR(-ENOMEM);
-	}
-	/*
-	 * Non-coherent: no stale line of the staging pages is read, and the
-	 * entries written through the cache reach the tables the device walks.
-	 */
-	if (vdev->noncoherent)
-		ret = vmgpu_job_add(job, &flush);
-	if (!ret)
-		ret = vmgpu_paging_vm_map(vdev, job->pte_staging, 0, cur, n, true,
-					  vmgpu_notify_add, job);
-	if (!ret && vdev->noncoherent)
-		ret = vmgpu_job_add(job, &flush);
-	if (!ret) {
-		cmd = vmgpu_notify_cmd(0, n, flags);
-		ret = vmgpu_job_add(job, &cmd);
-	}
-	if (!ret)
-		ret = vmgpu_paging_vm_unmap(vdev, 0, n, vmgpu_notify_add, job);
-	if (ret) {
-		vmgpu_job_discard(job);
-		return ERR_PTR(ret);
-	}
-	return job;
-}
-
-/*
- * Every page of @tt, in chunks of the paging VA: all the jobs are built
- * and prepared before any is pushed, so that either the whole notification
- * is queued or nothing of it runs. Each chunk continues the one before
- * (the last fence fails if any chunk does, or @prev), and the first runs
- * after the fences of @resv, if given. @key names the pages in traces.
- * Returns the last chunk's fence or an ERR_PTR.
+ * Every page of @tt, in chunks of the paging VA, as one paging operation
+ * after the fences of @resv, if given, continuing @prev. @key names the
+ * pages in traces. Returns the operation's fence, or an ERR_PTR: the
+ * device is gone, or @tt has no bus addresses.
  */
 static struct dma_fence *vmgpu_notify_queue(struct vmgpu_device *vdev, struct ttm_tt *tt,
 					    u16 flags, const void *key,
 					    struct dma_fence *prev, struct dma_resv *resv)
 {
 	u64 size = (u64)tt->num_pages << VMGPU_PAGE_SHIFT, chunk = vdev->paging_vm.size, done;
-	u32 max_runs = (vmgpu_job_max_cmds(vmgpu_paging_ring(vdev)) - 3) / 2;
-	struct dma_fence *fence = NULL;
+	struct vmgpu_paging_op op;
 	struct vmgpu_res_cursor cur;
-	struct vmgpu_job **jobs;
-	u32 i, num_jobs;
+	struct dma_fence *fence;
 	int idx, ret;
 
-	/* One job per chunk: a paging VA of several GiB takes several. */
-	chunk = min_t(u64, chunk, (u64)max_runs * VMGPU_PT_ENTRIES * VMGPU_PAGE_SIZE);
-	num_jobs = DIV_ROUND_UP_ULL(size, chunk);
-	jobs = kcalloc(num_jobs, sizeof(*jobs), GFP_KERNEL);
-	if (!jobs)
-		return ERR_PTR(-ENOMEM);
-	if (!drm_dev_enter(&vdev->drm, &idx)) {
-		kfree(jobs);
+	if (!drm_dev_enter(&vdev->drm, &idx))
 		return ERR_PTR(-ENODEV);
-	}
 	ret = vmgpu_res_first_tt(tt, size, &cur);
-	for (i = 0, done = 0; i < num_jobs && !ret; i++, done += chunk) {
+	if (ret) {
+		drm_dev_exit(idx);
+		return ERR_PTR(ret);
+	}
+	vmgpu_paging_op_begin(&op, vdev, resv, prev);
+	/* No stale line of the staging memory is read. */
+	vmgpu_paging_op_flush(&op);
+	for (done = 0; done < size; done += chunk) {
 		u64 n = min(chunk, size - done);
+		union vmgpu_cmd cmd = vmgpu_notify_cmd(0, n, flags);
 
-		jobs[i] = vmgpu_notify_chunk(vdev, &cur, n, flags);
-		ret = PTR_ERR_OR_ZERO(jobs[i]);
-		if (ret)
-			jobs[i] = NULL;
-		else
-			ret = vmgpu_job_prepare(jobs[i], i ? NULL : resv);
-		trace_vmgpu_notify(key, flags, size, done, n, ret);
+		vmgpu_paging_op_map(&op, 0, &cur, n, true);
+		/* Entries written through the cache reach the tables. */
+		vmgpu_paging_op_flush(&op);
+		vmgpu_paging_op_add(&op, &cmd);
+		vmgpu_paging_op_unmap(&op, 0, n);
+		trace_vmgpu_notify(key, flags, size, done, n, 0);
 	}
-	if (!ret) {
-		fence = vmgpu_job_push_chain(jobs, num_jobs, prev);
-	} else {
-		for (i = 0; i < num_jobs && jobs[i]; i++)
-			vmgpu_job_discard(jobs[i]);
-	}
+	fence = vmgpu_paging_op_end(&op);
 	drm_dev_exit(idx);
-	kfree(jobs);
-	return ret ? ERR_PTR(ret) : fence;
+	return fence;
 }
 
 /**
@@ -258,8 +194,9 @@ bool vmgpu_notify_eviction_needed(struct ttm_buffer_object *tbo)
  * (vmgpu_bo_needs_scrub()). Nothing waits for it here.
  *
  * Return: 0 (also once the device is gone: the contents are then marked
- * lost), or the error of building it (-ENOMEM), after which the
- * allocation must not move: nothing of the notification runs then.
+ * lost), or an error after which the allocation must not move, nothing of
+ * the notification having been queued: no fence slot for it (-ENOMEM),
+ * or pages without bus addresses (-EINVAL).
  */
 int vmgpu_notify_eviction(struct vmgpu_bo *vbo)
 {

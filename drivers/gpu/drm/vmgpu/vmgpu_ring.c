@@ -323,10 +323,17 @@ static void vmgpu_ring_free_job(struct drm_sched_job *sched_job)
 	vmgpu_job_free(to_vmgpu_job(sched_job));
 }
 
+/* A paging job is prepared before its commands are known (DOC: paging job reserve). */
+static u32 vmgpu_ring_job_credits(struct drm_sched_job *sched_job)
+{
+	return vmgpu_job_credits(to_vmgpu_job(sched_job));
+}
+
 static const struct drm_sched_backend_ops vmgpu_ring_sched_ops = {
 	.run_job = vmgpu_ring_run_job,
 	.timedout_job = vmgpu_ring_timedout_job,
 	.free_job = vmgpu_ring_free_job,
+	.update_job_credits = vmgpu_ring_job_credits,
 };
 
 /* Blame the command a halted ring stopped on, and run on after it. */

@@ -132,6 +132,32 @@ TRACE_EVENT(vmgpu_paging_chunk,
 		      __entry->offset, __entry->size)
 );
 
+/*
+ * A paging operation is being built and queued (DOC: paging job reserve):
+ * from here to vmgpu_paging_op_end, nothing is allocated.
+ */
+TRACE_EVENT(vmgpu_paging_op_begin,
+	    TP_PROTO(int minor),
+	    TP_ARGS(minor),
+	    TP_STRUCT__entry(__field(int, minor)),
+	    TP_fast_assign(__entry->minor = minor;),
+	    TP_printk("card%d", __entry->minor)
+);
+
+/* The operation is queued: @jobs jobs (gates included), the last @seqno. */
+TRACE_EVENT(vmgpu_paging_op_end,
+	    TP_PROTO(int minor, u32 jobs, u64 seqno),
+	    TP_ARGS(minor, jobs, seqno),
+	    TP_STRUCT__entry(__field(int, minor)
+			     __field(u32, jobs)
+			     __field(u64, seqno)),
+	    TP_fast_assign(__entry->minor = minor;
+			   __entry->jobs = jobs;
+			   __entry->seqno = seqno;),
+	    TP_printk("card%d jobs %u seqno %llu", __entry->minor, __entry->jobs,
+		      __entry->seqno)
+);
+
 /* A VM_BIND request of a GPU VA space; vm: its device VM, -1 none yet. */
 TRACE_EVENT(vmgpu_vm_bind,
 	    TP_PROTO(int vm, u32 op, u64 addr, u64 range),

@@ -7,13 +7,15 @@
  * through the paging process VA, in chunks of it). A copy maps every page
  * of source and destination, whatever their fragmentation, in whatever
  * space the device reaches each side through, and moves a chunk with one
- * Transfer; operations split into ring-sized jobs in order; an injected
+ * Transfer; operations fill the jobs of the reserve in order; an injected
  * fault replaces an operation's work. Included by vmgpu_migrate.c.
  */
 
 #include <kunit/test.h>
 #include <drm/ttm/ttm_tt.h>
 
+#include "../vmgpu_cache.h"
+#include "../vmgpu_job.h"
 #include "../vmgpu_job_types.h"
 #include "vmgpu_kunit.h"
 
@@ -59,21 +61,64 @@ static void migrate_paging_vm(struct vmgpu_device *vdev)
 	vdev->paging_vm.leaf_bus = leaves;
 }
 
-/* Staging pages in plain memory, at made-up bus addresses. */
-static struct vmgpu_pte_staging *migrate_staging(struct kunit *test, u32 count)
+/* Jobs an operation queued, kept for the test instead of the ring. */
+struct migrate_sink {
+	struct vmgpu_paging_op op;
+	struct vmgpu_job *jobs[4];
+	u32 num_jobs;
+};
+
+static void migrate_emit(struct vmgpu_paging_op *op)
 {
-	struct vmgpu_pte_staging *st;
+	struct migrate_sink *sink = container_of(op, struct migrate_sink, op);
+
+	if (sink->num_jobs < ARRAY_SIZE(sink->jobs))
+		sink->jobs[sink->num_jobs++] = op->job;
+}
+
+static void migrate_free_job(void *job)
+{
+	vmgpu_job_free(job);
+}
+
+/*
+ * A reserve of @n jobs without scheduler fences, staging @entries entries
+ * each in plain memory at made-up bus addresses: 0x800000, 0x900000, ...
+ */
+static void migrate_reserve(struct kunit *test, struct vmgpu_device *vdev, u32 n, u32 entries)
+{
+	struct vmgpu_job_reserve *res = &vdev->job_reserve;
+	struct vmgpu_ring *ring = vmgpu_paging_ring(vdev);
 	u32 i;
 
-	st = kunit_kzalloc(test, struct_size(st, pages, count), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, st);
-	for (i = 0; i < count; i++) {
-		st->pages[i].cpu = kunit_kzalloc(test, SZ_4K, GFP_KERNEL);
-		KUNIT_ASSERT_NOT_NULL(test, st->pages[i].cpu);
-		st->pages[i].bus = 0x800000 + i * SZ_4K;
+	spin_lock_init(&res->lock);
+	INIT_LIST_HEAD(&res->ready);
+	INIT_LIST_HEAD(&res->spent);
+	init_waitqueue_head(&res->wq);
+	for (i = 0; i < n; i++) {
+		struct vmgpu_job *job = vmgpu_job_alloc(ring, vmgpu_job_max_cmds(ring));
+
+		KUNIT_ASSERT_FALSE(test, IS_ERR(job));
+		KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, migrate_free_job, job));
+		job->staging.size = entries;
+		job->staging.cpu = kunit_kcalloc(test, entries, sizeof(__le64), GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, job->staging.cpu);
+		job->staging.bus = 0x800000 + i * 0x100000;
+		list_add_tail(&job->reserve_link, &res->ready);
+		res->num_ready++;
 	}
-	st->count = count;
-	return st;
+}
+
+/* Start an operation whose jobs go to @sink. */
+static void migrate_start(struct migrate_sink *sink, struct vmgpu_device *vdev)
+{
+	*sink = (struct migrate_sink){};
+	vmgpu_paging_op_start(&sink->op, vdev, NULL, migrate_emit);
+}
+
+static void migrate_finish(struct migrate_sink *sink)
+{
+	sink->op.emit(&sink->op);
 }
 
 static void migrate_expect_transfer(struct kunit *test, const union vmgpu_cmd *cmd,
@@ -124,20 +169,23 @@ static void migrate_check_copy(struct kunit *test, struct vmgpu_device *vdev,
 			       u32 dst_space, const u64 *dst, u32 n, bool notify)
 {
 	const u32 S = VMGPU_SPACE_SYSTEM, VA = VMGPU_SPACE_VIRTUAL;
-	struct vmgpu_paging_op op;
+	struct vmgpu_res_cursor src_cur, dst_cur;
+	struct migrate_sink sink;
 	struct vmgpu_job *job;
-	u32 count, staging, i;
+	u32 i;
 
-	count = vmgpu_op_cmds(vdev, tbo->base.size, vmgpu_copy_chunk(vdev), 2, &staging);
-	KUNIT_ASSERT_EQ(test, count, 5);
-	KUNIT_ASSERT_EQ(test, staging, 2);
-	KUNIT_ASSERT_EQ(test, 0, vmgpu_paging_op_init(&op, vdev, count + notify, 0));
-	op.staging = migrate_staging(test, staging);
-	KUNIT_ASSERT_EQ(test, 0, vmgpu_copy_chunks(vdev, tbo, from, to, 0, notify, &op));
-	job = op.jobs[0];
-	KUNIT_ASSERT_EQ(test, job->num_cmds, count + notify);
+	migrate_reserve(test, vdev, 1, 64);
+	KUNIT_ASSERT_EQ(test, 0, vmgpu_res_first(vdev, from, tbo->ttm, tbo->base.size, &src_cur));
+	KUNIT_ASSERT_EQ(test, 0, vmgpu_res_first(vdev, to, tbo->ttm, tbo->base.size, &dst_cur));
+	migrate_start(&sink, vdev);
+	vmgpu_copy_chunks(vdev, tbo, &src_cur, &dst_cur, 0, notify, &sink.op);
+	migrate_finish(&sink);
+	KUNIT_ASSERT_EQ(test, sink.num_jobs, 1);
+	job = sink.jobs[0];
+	KUNIT_ASSERT_EQ(test, job->num_cmds, 5 + notify);
+	/* Both sides' entries, one after the other in the job's staging. */
 	migrate_expect_transfer(test, &job->cmds[0], S, 0x800000, S, 0x700000, n * 8);
-	migrate_expect_transfer(test, &job->cmds[1], S, 0x801000, S, 0x701000, n * 8);
+	migrate_expect_transfer(test, &job->cmds[1], S, 0x800000 + n * 8, S, 0x701000, n * 8);
 	i = 2;
 	if (notify) {
 		const struct vmgpu_cmd_range *c = &job->cmds[i++].range;
@@ -153,10 +201,9 @@ static void migrate_check_copy(struct kunit *test, struct vmgpu_device *vdev,
 	/* Then both windows' entries are cleared. */
 	migrate_expect_fill(test, &job->cmds[i++], 0x700000, n * 8);
 	migrate_expect_fill(test, &job->cmds[i++], 0x701000, n * 8);
-	migrate_expect_ptes(test, op.staging->pages[0].cpu, src_space, src, n, notify);
-	migrate_expect_ptes(test, op.staging->pages[1].cpu, dst_space, dst, n, true);
-	op.staging = NULL;
-	vmgpu_paging_op_discard(&op);
+	migrate_expect_ptes(test, job->staging.cpu, src_space, src, n, notify);
+	migrate_expect_ptes(test, job->staging.cpu + n, dst_space, dst, n, true);
+	KUNIT_EXPECT_EQ(test, job->staging.used, 2 * n);
 }
 
 /* Scattered VRAM to scattered system pages: each page's entry, in order. */
@@ -227,80 +274,116 @@ static void migrate_copy_notifies_first(struct kunit *test)
 }
 
 /*
- * Operations larger than the paging VA go in chunks: a Fill of the whole
- * space, a Transfer of half of it; each chunk has one entry-writing
- * command per page table per side, and in non-coherent mode a flush.
+ * A copy moves half the paging VA per chunk, a Fill all of it; mapping
+ * takes one command per page table it touches, and a command never
+ * straddles two tables.
  */
-static void migrate_chunks_by_paging_va(struct kunit *test)
+static void migrate_map_splits_by_table(struct kunit *test)
 {
 	struct vmgpu_device *vdev = vmgpu_kunit_device(test, SZ_16M);
-	u32 staging;
+	struct vmgpu_res_cursor cur;
+	struct migrate_sink sink;
+	struct vmgpu_job *job;
 
 	migrate_paging_vm(vdev);
 	KUNIT_EXPECT_EQ(test, vmgpu_copy_chunk(vdev), SZ_2M);
-	/* 2 + 2 + 1 MiB: 2 maps, the Transfer, 2 clears each. */
-	KUNIT_EXPECT_EQ(test, vmgpu_op_cmds(vdev, 5 * SZ_1M, SZ_2M, 2, &staging), 15);
-	KUNIT_EXPECT_EQ(test, staging, 6);
-	/* 4 + 1 MiB filled: the first chunk spans both tables. */
-	KUNIT_EXPECT_EQ(test, vmgpu_op_cmds(vdev, 5 * SZ_1M, SZ_4M, 1, &staging), 8);
-	KUNIT_EXPECT_EQ(test, staging, 3);
-	vdev->noncoherent = true;
-	KUNIT_EXPECT_EQ(test, vmgpu_op_cmds(vdev, 5 * SZ_1M, SZ_4M, 1, &staging), 10);
+	migrate_reserve(test, vdev, 1, 64);
+	KUNIT_ASSERT_EQ(test, 0, vmgpu_res_first_tt(migrate_tt(test), 5 * SZ_4K, &cur));
+	migrate_start(&sink, vdev);
+	vmgpu_paging_op_map(&sink.op, SZ_2M - 2 * SZ_4K, &cur, 5 * SZ_4K, true);
+	vmgpu_paging_op_unmap(&sink.op, SZ_2M - 2 * SZ_4K, 5 * SZ_4K);
+	migrate_finish(&sink);
+	KUNIT_ASSERT_EQ(test, sink.num_jobs, 1);
+	job = sink.jobs[0];
+	KUNIT_ASSERT_EQ(test, job->num_cmds, 4);
+	migrate_expect_transfer(test, &job->cmds[0], VMGPU_SPACE_SYSTEM, 0x800000,
+				VMGPU_SPACE_SYSTEM, 0x700000 + 510 * 8, 2 * 8);
+	migrate_expect_transfer(test, &job->cmds[1], VMGPU_SPACE_SYSTEM, 0x800000 + 2 * 8,
+				VMGPU_SPACE_SYSTEM, 0x701000, 3 * 8);
+	migrate_expect_fill(test, &job->cmds[2], 0x700000 + 510 * 8, 2 * 8);
+	migrate_expect_fill(test, &job->cmds[3], 0x701000, 3 * 8);
 }
 
-/* Commands fill ring-sized jobs in order; the last job takes the rest. */
+/*
+ * Commands fill the reserve's jobs in order, the next job taken when one
+ * is full of commands or of staged entries.
+ */
 static void migrate_op_splits_in_order(struct kunit *test)
 {
 	struct vmgpu_device *vdev = vmgpu_kunit_device(test, SZ_16M);
 	u32 max = vmgpu_job_max_cmds(vmgpu_paging_ring(vdev)), total = 2 * max + 2, i;
-	struct vmgpu_paging_op op;
+	struct vmgpu_res_cursor cur;
+	struct migrate_sink sink;
 	union vmgpu_cmd cmd = {};
 
-	KUNIT_ASSERT_EQ(test, 0, vmgpu_paging_op_init(&op, vdev, total, 0));
-	KUNIT_ASSERT_EQ(test, op.num_jobs, 3);
+	migrate_paging_vm(vdev);
+	migrate_reserve(test, vdev, 5, 4);
 	cmd.nop.hdr.opcode = cpu_to_le16(VMGPU_OP_NOP);
+	migrate_start(&sink, vdev);
 	for (i = 0; i < total; i++) {
 		cmd.nop.delay_us = cpu_to_le32(i);
-		KUNIT_ASSERT_EQ(test, 0, vmgpu_paging_op_add(&op, &cmd));
+		vmgpu_paging_op_add(&sink.op, &cmd);
 	}
-	KUNIT_EXPECT_EQ(test, -ENOSPC, vmgpu_paging_op_add(&op, &cmd));
-	KUNIT_EXPECT_EQ(test, op.jobs[0]->num_cmds, max);
-	KUNIT_EXPECT_EQ(test, op.jobs[1]->num_cmds, max);
-	KUNIT_EXPECT_EQ(test, op.jobs[2]->num_cmds, 2);
-	KUNIT_EXPECT_EQ(test, le32_to_cpu(op.jobs[1]->cmds[0].nop.delay_us), max);
-	KUNIT_EXPECT_EQ(test, le32_to_cpu(op.jobs[2]->cmds[1].nop.delay_us), total - 1);
-	vmgpu_paging_op_discard(&op);
+	migrate_finish(&sink);
+	KUNIT_ASSERT_EQ(test, sink.num_jobs, 3);
+	KUNIT_EXPECT_EQ(test, sink.jobs[0]->num_cmds, max);
+	KUNIT_EXPECT_EQ(test, sink.jobs[1]->num_cmds, max);
+	KUNIT_EXPECT_EQ(test, sink.jobs[2]->num_cmds, 2);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(sink.jobs[1]->cmds[0].nop.delay_us), max);
+	KUNIT_EXPECT_EQ(test, le32_to_cpu(sink.jobs[2]->cmds[1].nop.delay_us), total - 1);
+
+	/* Five entries, four per job: the second run goes to the next job. */
+	KUNIT_ASSERT_EQ(test, 0, vmgpu_res_first_tt(migrate_tt(test), 5 * SZ_4K, &cur));
+	migrate_start(&sink, vdev);
+	vmgpu_paging_op_map(&sink.op, 0, &cur, 4 * SZ_4K, true);
+	vmgpu_paging_op_map(&sink.op, 4 * SZ_4K, &cur, SZ_4K, true);
+	migrate_finish(&sink);
+	KUNIT_ASSERT_EQ(test, sink.num_jobs, 2);
+	KUNIT_EXPECT_EQ(test, sink.op.jobs, 1);
+	KUNIT_EXPECT_EQ(test, sink.jobs[0]->staging.used, 4);
+	KUNIT_EXPECT_EQ(test, sink.jobs[1]->staging.used, 1);
+	migrate_expect_transfer(test, &sink.jobs[1]->cmds[0], VMGPU_SPACE_SYSTEM,
+				sink.jobs[1]->staging.bus, VMGPU_SPACE_SYSTEM, 0x700000 + 4 * 8, 8);
 }
 
-/* An injected fault makes the next operation one rejected command. */
+/* An injected fault makes the next operation's work one rejected command. */
 static void migrate_injected_fault(struct kunit *test)
 {
 	struct vmgpu_device *vdev = vmgpu_kunit_device(test, SZ_16M);
-	struct vmgpu_paging_op op;
-	union vmgpu_cmd cmd = {};
+	union vmgpu_cmd cmd = {}, flush = vmgpu_cache_flush_cmd();
 	const union vmgpu_cmd *bad;
+	struct migrate_sink sink;
 
+	migrate_reserve(test, vdev, 2, 4);
 	atomic_set(&vdev->inject.paging_faults, 1);
-	KUNIT_ASSERT_EQ(test, 0, vmgpu_paging_op_init(&op, vdev, 40, 0));
+	migrate_start(&sink, vdev);
+	vmgpu_paging_op_inject(&sink.op);
 	KUNIT_EXPECT_EQ(test, atomic_read(&vdev->inject.paging_faults), 0);
-	KUNIT_ASSERT_EQ(test, op.num_jobs, 1);
-	KUNIT_EXPECT_EQ(test, 0, vmgpu_paging_op_add(&op, &cmd));
-	KUNIT_ASSERT_EQ(test, op.jobs[0]->num_cmds, 1);
-	bad = &op.jobs[0]->cmds[0];
+	vmgpu_paging_op_work(&sink.op, &cmd);
+	vmgpu_paging_op_work(&sink.op, &cmd);
+	/* What is not the work stays. */
+	vmgpu_paging_op_add(&sink.op, &flush);
+	migrate_finish(&sink);
+	KUNIT_ASSERT_EQ(test, sink.jobs[0]->num_cmds, 2);
+	bad = &sink.jobs[0]->cmds[0];
 	KUNIT_EXPECT_EQ(test, le16_to_cpu(bad->hdr.opcode), VMGPU_OP_TRANSFER);
 	KUNIT_EXPECT_GE(test, le64_to_cpu(bad->transfer.src.addr), vdev->vram.size);
-	vmgpu_paging_op_discard(&op);
+	KUNIT_EXPECT_EQ(test, le16_to_cpu(sink.jobs[0]->cmds[1].hdr.opcode), VMGPU_OP_CACHE_FLUSH);
 
-	KUNIT_ASSERT_EQ(test, 0, vmgpu_paging_op_init(&op, vdev, 40, 0));
-	KUNIT_EXPECT_EQ(test, op.num_jobs, 3);
-	vmgpu_paging_op_discard(&op);
+	/* Used up: the next operation's work goes through. */
+	migrate_start(&sink, vdev);
+	vmgpu_paging_op_inject(&sink.op);
+	vmgpu_paging_op_work(&sink.op, &cmd);
+	migrate_finish(&sink);
+	KUNIT_ASSERT_EQ(test, sink.jobs[0]->num_cmds, 1);
+	KUNIT_EXPECT_EQ(test, le16_to_cpu(sink.jobs[0]->cmds[0].hdr.opcode), 0);
 }
 
 static struct kunit_case vmgpu_migrate_cases[] = {
 	KUNIT_CASE(migrate_copy_maps_every_page),
 	KUNIT_CASE(migrate_copy_through_aperture),
 	KUNIT_CASE(migrate_copy_notifies_first),
-	KUNIT_CASE(migrate_chunks_by_paging_va),
+	KUNIT_CASE(migrate_map_splits_by_table),
 	KUNIT_CASE(migrate_op_splits_in_order),
 	KUNIT_CASE(migrate_injected_fault),
 	{}

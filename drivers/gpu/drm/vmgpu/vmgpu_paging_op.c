@@ -1,0 +1,505 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright 2026 The vmgpu authors
+ */
+
+#include <linux/dma-fence.h>
+#include <linux/dma-mapping.h>
+#include <linux/dma-resv.h>
+#include <linux/sizes.h>
+#include <linux/slab.h>
+
+#include <kunit/visibility.h>
+
+#include <drm/drm_file.h>
+#include <drm/drm_managed.h>
+#include <drm/drm_print.h>
+
+#include "vmgpu_cache.h"
+#include "vmgpu_device.h"
+#include "vmgpu_fence.h"
+#include "vmgpu_inject.h"
+#include "vmgpu_job.h"
+#include "vmgpu_job_types.h"
+#include "vmgpu_paging_op.h"
+#include "vmgpu_paging_vm.h"
+#include "vmgpu_res_cursor.h"
+#include "vmgpu_trace.h"
+
+/**
+ * DOC: paging job reserve
+ *
+ * Seed "GPU segments": evictions are what make room, so they must not
+ * need memory themselves. Every paging operation (clears and moves,
+ * NotifyEviction and NotifyIoMmuUnmap, the cache flushes that end an
+ * allocation's stay in the device's reach) is queued with the jobs of a
+ * reserve made at probe: %VMGPU_RESERVE_JOBS jobs, each with room for
+ * %VMGPU_RESERVE_JOB_CMDS commands and with staging memory for the
+ * paging-VA entries of %VMGPU_RESERVE_JOB_ENTRIES pages (DOC: paging
+ * process GPU VA). A ready job has its scheduler fence and its hardware
+ * fence already: building and queueing an operation allocates nothing.
+ *
+ * An operation holds the paging ring's push lock from its first job to its
+ * last: it takes a ready job, fills it, queues it once full and takes the
+ * next, so its jobs follow one another on the ring and each continues the
+ * one before (&vmgpu_hw_fence.prev). A job the scheduler frees goes back
+ * to the reserve, and a work item gives it new fences, outside any
+ * operation. An operation that finds no ready job waits for one: the jobs
+ * queued before it complete without its help, so one always comes back,
+ * and an operation of any size goes through a reserve of any size.
+ *
+ * The fences an operation waits for are spread one per job, since a
+ * scheduler job holds its first dependency without allocating: the
+ * operation's first job takes one, and each further one gets an empty job
+ * of its own (a gate) queued ahead of it. The ring's entity runs its jobs
+ * in order, so the operation starts after every gate.
+ *
+ * Not covered: TTM's own allocations around a move (the new resource, a
+ * ghost object, a system backing's pages and page arrays) and a fence slot
+ * of the reservation, which happen before or after vmgpu's part.
+ */
+
+/* Jobs of the reserve. */
+#define VMGPU_RESERVE_JOBS		8
+/* Commands of a reserved job, at most. */
+#define VMGPU_RESERVE_JOB_CMDS		512
+/* Paging-VA entries a reserved job stages: 64 MiB mapped. */
+#define VMGPU_RESERVE_JOB_ENTRIES	(SZ_128K / sizeof(__le64))
+
+/* A job's fences, made outside any operation: a new job, or one back. */
+static int vmgpu_job_reserve_ready(struct vmgpu_job *job)
+{
+	int ret = drm_sched_job_init(&job->base, job->entity, 1, NULL, 0);
+
+	if (ret)
+		return ret;
+	if (!job->hw_fence)
+		job->hw_fence = vmgpu_fence_alloc();
+	if (!job->hw_fence) {
+		drm_sched_job_cleanup(&job->base);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void vmgpu_job_reserve_add_ready(struct vmgpu_job_reserve *res, struct vmgpu_job *job)
+{
+	spin_lock(&res->lock);
+	list_add_tail(&job->reserve_link, &res->ready);
+	res->num_ready++;
+	spin_unlock(&res->lock);
+	wake_up(&res->wq);
+}
+
+static void vmgpu_job_reserve_refill(struct work_struct *work)
+{
+	struct vmgpu_job_reserve *res = container_of(to_delayed_work(work),
+						     struct vmgpu_job_reserve, refill);
+	struct vmgpu_job *job;
+
+	for (;;) {
+		spin_lock(&res->lock);
+		job = list_first_entry_or_null(&res->spent, struct vmgpu_job, reserve_link);
+		if (job)
+			list_del(&job->reserve_link);
+		spin_unlock(&res->lock);
+		if (!job)
+			return;
+		if (vmgpu_job_reserve_ready(job)) {
+			spin_lock(&res->lock);
+			list_add(&job->reserve_link, &res->spent);
+			spin_unlock(&res->lock);
+			/* Memory is short: try again a little later. */
+			schedule_delayed_work(&res->refill, HZ / 50);
+			return;
+		}
+		spin_lock(&res->lock);
+		res->refills++;
+		spin_unlock(&res->lock);
+		vmgpu_job_reserve_add_ready(res, job);
+	}
+}
+
+/*
+ * drmm: with the DRM device. Jobs the scheduler still holds free
+ * themselves when it lets them go (@gone).
+ */
+static void vmgpu_job_reserve_release(struct drm_device *drm, void *arg)
+{
+	struct vmgpu_job_reserve *res = arg;
+	struct vmgpu_job *job, *next;
+
+	spin_lock(&res->lock);
+	res->gone = true;
+	spin_unlock(&res->lock);
+	cancel_delayed_work_sync(&res->refill);
+	list_for_each_entry_safe(job, next, &res->ready, reserve_link) {
+		drm_sched_job_cleanup(&job->base);
+		vmgpu_fence_free(job->hw_fence);
+		kvfree(job);
+	}
+	list_for_each_entry_safe(job, next, &res->spent, reserve_link)
+		kvfree(job);
+}
+
+/**
+ * vmgpu_job_reserve_init() - make the paging job reserve
+ * @vdev: the device, its paging ring set up
+ *
+ * The jobs' staging memory is device-managed, like the rings: operations
+ * are only built while the device is there (drm_dev_enter()).
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int vmgpu_job_reserve_init(struct vmgpu_device *vdev)
+{
+	struct vmgpu_ring *ring = vmgpu_paging_ring(vdev);
+	struct vmgpu_job_reserve *res = &vdev->job_reserve;
+	u32 cmds = min_t(u32, VMGPU_RESERVE_JOB_CMDS, vmgpu_job_max_cmds(ring));
+	u32 i;
+	int ret;
+
+	spin_lock_init(&res->lock);
+	INIT_LIST_HEAD(&res->ready);
+	INIT_LIST_HEAD(&res->spent);
+	INIT_DELAYED_WORK(&res->refill, vmgpu_job_reserve_refill);
+	init_waitqueue_head(&res->wq);
+	ret = drmm_add_action_or_reset(&vdev->drm, vmgpu_job_reserve_release, res);
+	if (ret)
+		return ret;
+	for (i = 0; i < VMGPU_RESERVE_JOBS; i++) {
+		struct vmgpu_job *job = vmgpu_job_alloc(ring, cmds);
+		struct vmgpu_pte_staging *st;
+
+		if (IS_ERR(job))
+			return PTR_ERR(job);
+		st = &job->staging;
+		st->size = VMGPU_RESERVE_JOB_ENTRIES;
+		st->cpu = dmam_alloc_coherent(vdev->drm.dev, st->size * sizeof(__le64),
+					      &st->bus, GFP_KERNEL);
+		ret = st->cpu ? vmgpu_job_reserve_ready(job) : -ENOMEM;
+		if (ret) {
+			vmgpu_job_free(job);
+			return ret;
+		}
+		job->reserved = true;
+		res->jobs++;
+		vmgpu_job_reserve_add_ready(res, job);
+	}
+	return 0;
+}
+
+/**
+ * vmgpu_job_reserve_put() - a reserved job is back from the scheduler
+ * @job: the job, its scheduler fences cleaned up, its other references
+ *	 dropped (vmgpu_job_free())
+ *
+ * Context: any context the scheduler frees jobs in; does not sleep.
+ */
+void vmgpu_job_reserve_put(struct vmgpu_job *job)
+{
+	struct vmgpu_job_reserve *res = &job->ring->vdev->job_reserve;
+	bool gone;
+
+	job->hw_fence = NULL;
+	job->hw_fence_live = false;
+	job->num_cmds = 0;
+	job->staging.used = 0;
+	spin_lock(&res->lock);
+	gone = res->gone;
+	if (!gone)
+		list_add_tail(&job->reserve_link, &res->spent);
+	spin_unlock(&res->lock);
+	if (gone)
+		kvfree(job);
+	else
+		mod_delayed_work(system_wq, &res->refill, 0);
+}
+
+/**
+ * vmgpu_job_reserve_print() - the reserve's state, for debugfs
+ * @vdev: the device
+ * @p: where to
+ */
+void vmgpu_job_reserve_print(struct vmgpu_device *vdev, struct drm_printer *p)
+{
+	struct vmgpu_job_reserve *res = &vdev->job_reserve;
+
+	spin_lock(&res->lock);
+	drm_printf(p, "jobs %u ready %u waits %llu refills %llu\n", res->jobs,
+		   res->num_ready, res->waits, res->refills);
+	spin_unlock(&res->lock);
+}
+
+static struct vmgpu_job *vmgpu_job_reserve_pop(struct vmgpu_job_reserve *res)
+{
+	struct vmgpu_job *job;
+
+	spin_lock(&res->lock);
+	job = list_first_entry_or_null(&res->ready, struct vmgpu_job, reserve_link);
+	if (job) {
+		list_del(&job->reserve_link);
+		res->num_ready--;
+	}
+	spin_unlock(&res->lock);
+	return job;
+}
+
+/* A ready job; waits for one to come back if none is. */
+static struct vmgpu_job *vmgpu_job_reserve_take(struct vmgpu_device *vdev)
+{
+	struct vmgpu_job_reserve *res = &vdev->job_reserve;
+	struct vmgpu_job *job = vmgpu_job_reserve_pop(res);
+
+	if (job)
+		return job;
+	spin_lock(&res->lock);
+	res->waits++;
+	spin_unlock(&res->lock);
+	wait_event(res->wq, (job = vmgpu_job_reserve_pop(res)));
+	return job;
+}
+
+/* Queue the job being filled; it continues what came before. */
+static void vmgpu_paging_op_push_job(struct vmgpu_paging_op *op)
+{
+	struct dma_fence *fence;
+
+	vmgpu_job_continues(op->job, op->fence);
+	fence = vmgpu_job_push(op->job);
+	dma_fence_put(op->fence);
+	op->fence = fence;
+}
+
+/* Queue the job being filled and take the next. */
+static void vmgpu_paging_op_next(struct vmgpu_paging_op *op)
+{
+	op->emit(op);
+	op->jobs++;
+	op->job = vmgpu_job_reserve_take(op->vdev);
+}
+
+/* Room in the job being filled for @cmds commands and @entries entries. */
+static void vmgpu_paging_op_room(struct vmgpu_paging_op *op, u32 cmds, u32 entries)
+{
+	struct vmgpu_job *job = op->job;
+
+	if (job->num_cmds + cmds > job->max_cmds ||
+	    job->staging.used + entries > job->staging.size)
+		vmgpu_paging_op_next(op);
+}
+
+/* Fences of the ring's own entity: the ring runs them first anyway. */
+static bool vmgpu_paging_op_runs_before(struct vmgpu_ring *ring, struct dma_fence *fence)
+{
+	u64 context = ring->entity.fence_context;
+
+	return fence->context == context || fence->context == context + 1;
+}
+
+/*
+ * A job's first dependency, which the scheduler holds without allocating
+ * (the first entry of its dependency array). Were that ever to fail, the
+ * wait happens here, which keeps the order.
+ */
+static void vmgpu_paging_op_depend(struct vmgpu_job *job, struct dma_fence *fence)
+{
+	if (drm_sched_job_add_dependency(&job->base, dma_fence_get(fence)))
+		dma_fence_wait(fence, false);
+}
+
+/* An empty job waiting for @fence, queued ahead of the operation's jobs. */
+static void vmgpu_paging_op_gate(struct vmgpu_paging_op *op, struct dma_fence *fence)
+{
+	struct vmgpu_job *gate = vmgpu_job_reserve_take(op->vdev);
+
+	vmgpu_paging_op_depend(gate, fence);
+	dma_fence_put(vmgpu_job_push(gate));
+	op->jobs++;
+}
+
+/* Everything but the lock and the dependencies: KUnit starts here. */
+VISIBLE_IF_KUNIT void
+vmgpu_paging_op_start(struct vmgpu_paging_op *op, struct vmgpu_device *vdev,
+		      struct dma_fence *prev, void (*emit)(struct vmgpu_paging_op *op))
+{
+	op->vdev = vdev;
+	op->emit = emit;
+	op->fence = dma_fence_get(prev);
+	op->jobs = 0;
+	op->injected = false;
+	op->fault_added = false;
+	op->job = vmgpu_job_reserve_take(vdev);
+}
+
+/**
+ * vmgpu_paging_op_begin() - start a paging operation
+ * @op: the operation
+ * @vdev: the device, entered (drm_dev_enter()) until vmgpu_paging_op_end()
+ * @resv: a reservation object, held, whose fences the operation waits for
+ *	  on the GPU side (all usages), or NULL
+ * @prev: the work the operation continues, or NULL: if it fails, so does
+ *	  the operation (&vmgpu_hw_fence.prev)
+ *
+ * Takes the paging ring's push lock until vmgpu_paging_op_end(): no other
+ * kernel job goes between the operation's jobs.
+ *
+ * Context: process context; may wait for paging jobs to complete.
+ */
+void vmgpu_paging_op_begin(struct vmgpu_paging_op *op, struct vmgpu_device *vdev,
+			   struct dma_resv *resv, struct dma_fence *prev)
+{
+	struct vmgpu_ring *ring = vmgpu_paging_ring(vdev);
+	struct dma_resv_iter cursor;
+	struct dma_fence *fence;
+	bool first = true;
+
+	trace_vmgpu_paging_op_begin(vdev->drm.primary->index);
+	mutex_lock(&ring->push_lock);
+	vmgpu_paging_op_start(op, vdev, prev, vmgpu_paging_op_push_job);
+	if (!resv)
+		return;
+	dma_resv_assert_held(resv);
+	dma_resv_for_each_fence(&cursor, resv, DMA_RESV_USAGE_BOOKKEEP, fence) {
+		if (dma_fence_is_signaled(fence) || vmgpu_paging_op_runs_before(ring, fence))
+			continue;
+		if (first)
+			vmgpu_paging_op_depend(op->job, fence);
+		else
+			vmgpu_paging_op_gate(op, fence);
+		first = false;
+	}
+}
+
+/**
+ * vmgpu_paging_op_inject() - let a test's injected fault hit this operation
+ * @op: an operation just begun
+ *
+ * If a test asked for it (see vmgpu_inject.c), the operation's work
+ * (vmgpu_paging_op_work(), maps and unmaps) becomes one command the device
+ * rejects, so that it does not happen, as when a real command faults.
+ */
+void vmgpu_paging_op_inject(struct vmgpu_paging_op *op)
+{
+	op->injected = vmgpu_inject_paging_fault(op->vdev, &op->fault);
+}
+
+/**
+ * vmgpu_paging_op_add() - append a command that is not the operation's work
+ * @op: the operation
+ * @cmd: the command, copied
+ */
+void vmgpu_paging_op_add(struct vmgpu_paging_op *op, const union vmgpu_cmd *cmd)
+{
+	vmgpu_paging_op_room(op, 1, 0);
+	op->job->cmds[op->job->num_cmds++] = *cmd;
+}
+
+/**
+ * vmgpu_paging_op_work() - append a command of the operation's work
+ * @op: the operation
+ * @cmd: the command, copied; an injected fault replaces the whole work
+ */
+void vmgpu_paging_op_work(struct vmgpu_paging_op *op, const union vmgpu_cmd *cmd)
+{
+	if (!op->injected) {
+		vmgpu_paging_op_add(op, cmd);
+	} else if (!op->fault_added) {
+		op->fault_added = true;
+		vmgpu_paging_op_add(op, &op->fault);
+	}
+}
+
+/**
+ * vmgpu_paging_op_map() - map backing into the paging process GPU VA
+ * @op: the operation
+ * @va: where, page aligned, inside the space
+ * @cur: the backing, walked for @size bytes and left after them
+ * @size: bytes, a page multiple
+ * @writable: whether the device may write through the entries
+ *
+ * One command per last-level table; the entries go into the staging
+ * memory of the job that copies them.
+ */
+void vmgpu_paging_op_map(struct vmgpu_paging_op *op, u64 va, struct vmgpu_res_cursor *cur,
+			 u64 size, bool writable)
+{
+	while (size) {
+		u64 n = vmgpu_paging_vm_run(va, size);
+		u32 entries = n >> VMGPU_PAGE_SHIFT;
+		struct vmgpu_pte_staging *st;
+		union vmgpu_cmd cmd;
+
+		vmgpu_paging_op_room(op, 1, entries);
+		st = &op->job->staging;
+		vmgpu_paging_vm_entries(st->cpu + st->used, cur, n, writable);
+		cmd = vmgpu_paging_vm_map_cmd(op->vdev, va, st->bus + st->used * sizeof(__le64), n);
+		st->used += entries;
+		vmgpu_paging_op_work(op, &cmd);
+		va += n;
+		size -= n;
+	}
+}
+
+/**
+ * vmgpu_paging_op_unmap() - clear entries of the paging process GPU VA
+ * @op: the operation
+ * @va: the range's start, page aligned
+ * @size: its bytes, a page multiple
+ *
+ * A chunk's entries are cleared after its work: if a later chunk's entry
+ * writes fail (the ring skips a failed command and goes on), its work
+ * faults on the paging VA instead of reaching pages an earlier operation
+ * mapped, which may have another owner by then.
+ */
+void vmgpu_paging_op_unmap(struct vmgpu_paging_op *op, u64 va, u64 size)
+{
+	while (size) {
+		u64 n = vmgpu_paging_vm_run(va, size);
+		union vmgpu_cmd cmd = vmgpu_paging_vm_unmap_cmd(op->vdev, va, n);
+
+		vmgpu_paging_op_work(op, &cmd);
+		va += n;
+		size -= n;
+	}
+}
+
+/**
+ * vmgpu_paging_op_flush() - in non-coherent mode, a whole-cache flush
+ * @op: the operation
+ *
+ * At the start of an operation, so that it reads what the CPU wrote
+ * (staging memory included); after entries are written, so that they
+ * reach the tables the device walks; at the end, so that the CPU reads
+ * what the operation wrote (DOC: I/O coherency).
+ */
+void vmgpu_paging_op_flush(struct vmgpu_paging_op *op)
+{
+	union vmgpu_cmd flush = vmgpu_cache_flush_cmd();
+
+	if (op->vdev->noncoherent)
+		vmgpu_paging_op_add(op, &flush);
+}
+
+/**
+ * vmgpu_paging_op_end() - queue the rest of the operation
+ * @op: the operation
+ *
+ * Drops the push lock.
+ *
+ * Return: the fence of the operation's last job, a reference for the
+ * caller.
+ */
+struct dma_fence *vmgpu_paging_op_end(struct vmgpu_paging_op *op)
+{
+	struct vmgpu_device *vdev = op->vdev;
+	struct dma_fence *fence;
+
+	op->emit(op);
+	op->jobs++;
+	mutex_unlock(&vmgpu_paging_ring(vdev)->push_lock);
+	fence = op->fence;
+	op->fence = NULL;
+	trace_vmgpu_paging_op_end(vdev->drm.primary->index, op->jobs, fence->seqno);
+	return fence;
+}
