@@ -558,9 +558,14 @@ TEST_F(evict, paging_operations_allocate_nothing)
 TEST_F(evict, eviction_waits_for_every_user)
 {
 	const uint64_t size = 2 * MiB, va = 0x400000000ull;
-	union vmgpu_cmd first[2] = { cmd_nop(400000), cmd_fill(va, size / 2, 0x1111aaaa) };
+	/*
+	 * The reservation lists the first job's fence first: it is the one
+	 * the operation's own job holds, the second job's is the gate's. The
+	 * second ends last, so the gate is what keeps the eviction after it.
+	 */
+	union vmgpu_cmd first[2] = { cmd_nop(200000), cmd_fill(va, size / 2, 0x1111aaaa) };
 	union vmgpu_cmd second[2] = {
-		cmd_nop(200000), cmd_fill(va + size / 2, size / 2, 0x2222bbbb),
+		cmd_nop(600000), cmd_fill(va + size / 2, size / 2, 0x2222bbbb),
 	};
 	int fd = vmgpu_device_fd(self->dev);
 	vmgpu_context *ctx0, *ctx1;
