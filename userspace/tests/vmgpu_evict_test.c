@@ -469,6 +469,17 @@ static int op_trace_start(void)
 	return ret;
 }
 
+/*
+ * An event an interrupt caused while the process ran: the trace's flags
+ * column ("[001] d.h1.") says hard or soft interrupt in its third place.
+ */
+static bool in_interrupt(const char *line)
+{
+	const char *cpu = strstr(line, "] ");
+
+	return cpu && strlen(cpu) > 4 && strchr("hHsZz", cpu[4]);
+}
+
 static int op_trace_stop(struct op_trace *t)
 {
 	FILE *f = fopen(OP_TRACE "/trace", "r");
@@ -495,9 +506,9 @@ static int op_trace_stop(struct op_trace *t)
 			end = strstr(end, " jobs ");
 			if (end && sscanf(end, " jobs %u", &jobs) == 1 && jobs > t->max_jobs)
 				t->max_jobs = jobs;
-		} else if (inside && (strstr(line, " kmalloc:") ||
-				      strstr(line, " kmem_cache_alloc:") ||
-				      strstr(line, " mm_page_alloc:"))) {
+		} else if (inside && !in_interrupt(line) &&
+			   (strstr(line, " kmalloc:") || strstr(line, " kmem_cache_alloc:") ||
+			    strstr(line, " mm_page_alloc:"))) {
 			if (!t->inside++)
 				snprintf(t->first, sizeof(t->first), "%s", line);
 		}
@@ -598,6 +609,61 @@ TEST_F(evict, eviction_waits_for_every_user)
 	vmgpu_context_unref(ctx1);
 	vmgpu_context_unref(ctx0);
 	vmgpu_bo_unref(bo);
+}
+
+/* Operation jobs of the reserve and the waits for one (debugfs job_reserve). */
+static int reserve_state(unsigned int *jobs, unsigned long long *waits)
+{
+	unsigned int ready;
+	char buf[256];
+	int ret = vmgpu_test_debugfs_read("job_reserve", buf, sizeof(buf));
+
+	if (ret)
+		return ret;
+	return sscanf(buf, "jobs %u ready %u waits %llu", jobs, &ready, waits) == 3 ? 0 : -EINVAL;
+}
+
+/*
+ * With the paging ring held busy, every new allocation's clear keeps a job
+ * of the reserve until the ring gets to it: more allocations than the
+ * reserve has jobs make the operations wait for jobs to come back, which
+ * still allocates nothing, and every allocation is cleared in the end.
+ */
+TEST_F(evict, a_busy_ring_makes_operations_wait_for_jobs)
+{
+	const uint64_t size = 64 * 1024;
+	unsigned long long waits_before, waits_after;
+	unsigned int jobs, i, n;
+	uint64_t first = 0;
+	vmgpu_bo **bos;
+	struct op_trace t;
+	void **cpu;
+
+	ASSERT_EQ(0, vmgpu_test_dirty_segment(self->dev, 1, self->aperture, 8 * MiB));
+	ASSERT_EQ(0, reserve_state(&jobs, &waits_before)) TH_LOG("no debugfs job_reserve");
+	n = jobs + 4;
+	bos = calloc(n, sizeof(*bos));
+	cpu = calloc(n, sizeof(*cpu));
+	ASSERT_TRUE(bos && cpu);
+	ASSERT_EQ(0, op_trace_start()) TH_LOG("no tracing instance with kmem and vmgpu events");
+	ASSERT_EQ(0, vmgpu_test_debugfs_write("inject_paging_delay", "1000"));
+	for (i = 0; i < n; i++)
+		ASSERT_EQ(0, vmgpu_test_create_mappable(self->dev, 1, self->aperture, size,
+							&bos[i], &cpu[i]));
+	ASSERT_EQ(0, op_trace_stop(&t));
+	ASSERT_EQ(0, reserve_state(&jobs, &waits_after));
+	EXPECT_LT(waits_before, waits_after) TH_LOG("%u clears behind a busy ring never waited for a job",
+						    n);
+	EXPECT_LE(n, t.begins);
+	EXPECT_EQ(0, t.inside) TH_LOG("%d allocations inside paging operations, the first: %s",
+				      t.inside, t.first);
+	for (i = 0; i < n; i++) {
+		EXPECT_EQ(0, vmgpu_test_nonzero(cpu[i], size, &first))
+			TH_LOG("allocation %u not cleared at %#llx", i, (unsigned long long)first);
+		vmgpu_bo_unref(bos[i]);
+	}
+	free(cpu);
+	free(bos);
 }
 
 TEST_HARNESS_MAIN

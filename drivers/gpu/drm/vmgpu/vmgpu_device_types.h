@@ -199,26 +199,38 @@ struct vmgpu_paging_vm {
 };
 
 /**
- * struct vmgpu_job_reserve - the paging ring's jobs, made ready ahead of
- * the paging operations that take them (DOC: paging job reserve)
+ * struct vmgpu_job_pool - jobs of one kind in the paging job reserve
  */
-struct vmgpu_job_reserve {
-	/** @lock: protects the lists, the counters and @gone. */
-	spinlock_t lock;
+struct vmgpu_job_pool {
 	/** @ready: jobs the scheduler can take, empty, with their fences. */
 	struct list_head ready;
 	/** @spent: jobs back from the scheduler, to be made ready again. */
 	struct list_head spent;
-	/** @refill: makes @spent jobs ready, outside any paging operation. */
-	struct delayed_work refill;
-	/** @wq: woken when a job is ready. */
-	wait_queue_head_t wq;
-	/** @jobs: jobs of the reserve, wherever they are. */
+	/** @jobs: jobs of the pool, wherever they are. */
 	u32 jobs;
 	/** @num_ready: jobs in @ready. */
 	u32 num_ready;
-	/** @waits: paging operations that waited for a ready job. */
+	/** @waits: times a paging operation waited for a ready job. */
 	u64 waits;
+};
+
+/**
+ * struct vmgpu_job_reserve - the paging ring's jobs, made ready ahead of
+ * the paging operations that take them (DOC: paging job reserve)
+ */
+struct vmgpu_job_reserve {
+	/** @lock: protects the pools, @refills and @gone. */
+	spinlock_t lock;
+	/** @ops: jobs with command room and staging memory. */
+	struct vmgpu_job_pool ops;
+	/** @gates: empty jobs, each holding one fence for an operation. */
+	struct vmgpu_job_pool gates;
+	/** @wq: runs @refill; may run while memory is short. */
+	struct workqueue_struct *wq;
+	/** @refill: makes spent jobs ready, outside any paging operation. */
+	struct delayed_work refill;
+	/** @ready_wq: woken when a job is ready. */
+	wait_queue_head_t ready_wq;
 	/** @refills: jobs made ready again. */
 	u64 refills;
 	/**

@@ -191,7 +191,7 @@ void vmgpu_job_free(struct vmgpu_job *job)
 	job->prev = NULL;
 	if (job->ctx)
 		vmgpu_context_put(job->ctx);
-	if (job->reserved)
+	if (job->pool)
 		vmgpu_job_reserve_put(job);
 	else
 		kvfree(job);

@@ -14,6 +14,7 @@
 #include "hw/vmgpu_hw.h"
 
 struct vmgpu_context;
+struct vmgpu_job_pool;
 struct vmgpu_ring;
 
 /**
@@ -104,10 +105,10 @@ struct vmgpu_job {
 	 */
 	struct list_head reserve_link;
 	/**
-	 * @reserved: the job belongs to the paging job reserve: the
-	 * scheduler's free gives it back instead of freeing it.
+	 * @pool: the pool of the paging job reserve the job belongs to, or
+	 * NULL: the scheduler's free gives it back instead of freeing it.
 	 */
-	bool reserved;
+	struct vmgpu_job_pool *pool;
 	/** @staging: a reserved job's paging-VA entries; empty otherwise. */
 	struct vmgpu_pte_staging staging;
 	/**

@@ -68,6 +68,9 @@ static void vmgpu_migrate_begin(struct vmgpu_paging_op *op, struct vmgpu_device 
 	vmgpu_paging_op_begin(op, vdev, tbo->base.resv, prev);
 	vmgpu_paging_op_inject(op);
 	vmgpu_paging_op_flush(op);
+	/* They are added under page-table locks: no waiting for a job there. */
+	vmgpu_vm_bo_invalidate_cmds(tbo, NULL, NULL, &invalidations);
+	vmgpu_paging_op_make_room(op, invalidations);
 	vmgpu_vm_bo_invalidate_cmds(tbo, vmgpu_migrate_add_cb, op, &invalidations);
 }
 

@@ -56,8 +56,8 @@
  * paging process GPU VA size (DOC: paging process GPU VA): the paging
  * ring maps the chunk there, sends NOTIFY and unmaps the chunk. The
  * chunks are one paging operation, queued with jobs of the reserve (DOC:
- * paging job reserve), and nothing on the CPU waits for them but what
- * must:
+ * paging job reserve), and nothing on the CPU waits for them to run but
+ * what must:
  *
  * - NotifyEviction ahead of a move to TTM's system memory is queued after
  *   the allocation's users and becomes its last paging operation, a
@@ -79,8 +79,8 @@
  *
  * Where they run, in Linux 6.12's TTM: NotifyEviction from the move
  * callback, with the allocation reserved; a notification that cannot be
- * queued during an eviction for memory pressure makes it -EBUSY, so that
- * TTM tries another allocation instead of giving up. NotifyIoMmuUnmap
+ * queued (no fence slot) during an eviction for memory pressure makes it
+ * -EBUSY, so that TTM tries another allocation instead of giving up. NotifyIoMmuUnmap
  * from ttm_tt_unpopulate(), which 6.12 calls in process context: the
  * release of the last reference (the GEM close ioctl, vmgpu's and TTM's
  * delete workers), swap-out (ttm_global_swapout() from populate and from

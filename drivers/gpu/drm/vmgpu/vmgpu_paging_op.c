@@ -33,37 +33,56 @@
  * need memory themselves. Every paging operation (clears and moves,
  * NotifyEviction and NotifyIoMmuUnmap, the cache flushes that end an
  * allocation's stay in the device's reach) is queued with the jobs of a
- * reserve made at probe: %VMGPU_RESERVE_JOBS jobs, each with room for
- * %VMGPU_RESERVE_JOB_CMDS commands and with staging memory for the
- * paging-VA entries of %VMGPU_RESERVE_JOB_ENTRIES pages (DOC: paging
- * process GPU VA). A ready job has its scheduler fence and its hardware
+ * reserve made at probe, each with its scheduler fence and its hardware
  * fence already: building and queueing an operation allocates nothing.
+ * The reserve has two pools:
  *
- * An operation holds the paging ring's push lock from its first job to its
- * last: it takes a ready job, fills it, queues it once full and takes the
- * next, so its jobs follow one another on the ring and each continues the
- * one before (&vmgpu_hw_fence.prev). A job the scheduler frees goes back
- * to the reserve, and a work item gives it new fences, outside any
- * operation. An operation that finds no ready job waits for one: the jobs
- * queued before it complete without its help, so one always comes back,
- * and an operation of any size goes through a reserve of any size.
+ * - operation jobs, each with room for %VMGPU_RESERVE_JOB_CMDS commands
+ *   and staging memory for the paging-VA entries of
+ *   %VMGPU_RESERVE_JOB_ENTRIES pages (DOC: paging process GPU VA): twice
+ *   what a move of the largest memory segment maps, at least
+ *   %VMGPU_RESERVE_JOBS_MIN and at most %VMGPU_RESERVE_JOBS_MAX jobs;
+ * - %VMGPU_RESERVE_GATES gates, empty jobs that each hold one fence.
  *
- * The fences an operation waits for are spread one per job, since a
- * scheduler job holds its first dependency without allocating: the
- * operation's first job takes one, and each further one gets an empty job
- * of its own (a gate) queued ahead of it. The ring's entity runs its jobs
- * in order, so the operation starts after every gate.
+ * The fences an operation waits for (the reservation's, but those of the
+ * paging ring's own earlier work, which the ring runs first anyway) are
+ * spread one per job, since a scheduler job holds its first dependency
+ * without allocating (the first entry of its dependency xarray lives in
+ * the array's head): the operation's first job takes one, and each other
+ * one gets a gate queued ahead of it. The ring's entity runs its jobs in
+ * order, so the operation starts after every gate.
+ *
+ * Then the operation holds the paging ring's push lock from its first job
+ * to its last: it fills a job, queues it once full (of commands or of
+ * entries) and takes the next, so that each continues the one before
+ * (&vmgpu_hw_fence.prev). Holding the lock makes the building of paging
+ * operations one at a time, so that no two can each hold a job the other
+ * waits for.
+ *
+ * A job the scheduler frees goes back to its pool, where a work item
+ * gives it new fences, outside any operation, on a workqueue that makes
+ * progress under memory pressure. An operation that finds no ready job
+ * waits for one. Jobs come back as the ring runs what was queued before,
+ * which waits for nothing the operation holds, so an operation of any
+ * size goes through; but its progress then depends on the work item's
+ * allocations, which the wait tells lockdep (might_alloc()). Gates are
+ * taken before the push lock: an operation that waits for more than
+ * %VMGPU_RESERVE_GATES other users of its allocation waits on the CPU for
+ * the oldest to finish, holding the allocation's reservation only.
  *
  * Not covered: TTM's own allocations around a move (the new resource, a
  * ghost object, a system backing's pages and page arrays) and a fence slot
  * of the reservation, which happen before or after vmgpu's part.
  */
 
-/* Jobs of the reserve. */
-#define VMGPU_RESERVE_JOBS		8
-/* Commands of a reserved job, at most. */
+/* Operation jobs, at least and at most. */
+#define VMGPU_RESERVE_JOBS_MIN		8
+#define VMGPU_RESERVE_JOBS_MAX		32
+/* Gates. */
+#define VMGPU_RESERVE_GATES		64
+/* Commands of an operation job, at most. */
 #define VMGPU_RESERVE_JOB_CMDS		512
-/* Paging-VA entries a reserved job stages: 64 MiB mapped. */
+/* Paging-VA entries an operation job stages: 64 MiB mapped. */
 #define VMGPU_RESERVE_JOB_ENTRIES	(SZ_128K / sizeof(__le64))
 
 /* A job's fences, made outside any operation: a new job, or one back. */
@@ -85,10 +104,26 @@ static int vmgpu_job_reserve_ready(struct vmgpu_job *job)
 static void vmgpu_job_reserve_add_ready(struct vmgpu_job_reserve *res, struct vmgpu_job *job)
 {
 	spin_lock(&res->lock);
-	list_add_tail(&job->reserve_link, &res->ready);
-	res->num_ready++;
+	list_add_tail(&job->reserve_link, &job->pool->ready);
+	job->pool->num_ready++;
 	spin_unlock(&res->lock);
-	wake_up(&res->wq);
+	wake_up_all(&res->ready_wq);
+}
+
+/* A spent job of either pool, taken off its list; NULL if none. */
+static struct vmgpu_job *vmgpu_job_reserve_next_spent(struct vmgpu_job_reserve *res)
+{
+	struct vmgpu_job *job;
+
+	spin_lock(&res->lock);
+	job = list_first_entry_or_null(&res->ops.spent, struct vmgpu_job, reserve_link);
+	if (!job)
+		job = list_first_entry_or_null(&res->gates.spent, struct vmgpu_job,
+					       reserve_link);
+	if (job)
+		list_del(&job->reserve_link);
+	spin_unlock(&res->lock);
+	return job;
 }
 
 static void vmgpu_job_reserve_refill(struct work_struct *work)
@@ -97,20 +132,13 @@ static void vmgpu_job_reserve_refill(struct work_struct *work)
 						     struct vmgpu_job_reserve, refill);
 	struct vmgpu_job *job;
 
-	for (;;) {
-		spin_lock(&res->lock);
-		job = list_first_entry_or_null(&res->spent, struct vmgpu_job, reserve_link);
-		if (job)
-			list_del(&job->reserve_link);
-		spin_unlock(&res->lock);
-		if (!job)
-			return;
+	while ((job = vmgpu_job_reserve_next_spent(res))) {
 		if (vmgpu_job_reserve_ready(job)) {
 			spin_lock(&res->lock);
-			list_add(&job->reserve_link, &res->spent);
-			spin_unlock(&res->lock);
+			list_add(&job->reserve_link, &job->pool->spent);
 			/* Memory is short: try again a little later. */
-			schedule_delayed_work(&res->refill, HZ / 50);
+			mod_delayed_work(res->wq, &res->refill, HZ / 50);
+			spin_unlock(&res->lock);
 			return;
 		}
 		spin_lock(&res->lock);
@@ -120,6 +148,19 @@ static void vmgpu_job_reserve_refill(struct work_struct *work)
 	}
 }
 
+static void vmgpu_job_pool_free(struct vmgpu_job_pool *pool)
+{
+	struct vmgpu_job *job, *next;
+
+	list_for_each_entry_safe(job, next, &pool->ready, reserve_link) {
+		drm_sched_job_cleanup(&job->base);
+		vmgpu_fence_free(job->hw_fence);
+		kvfree(job);
+	}
+	list_for_each_entry_safe(job, next, &pool->spent, reserve_link)
+		kvfree(job);
+}
+
 /*
  * drmm: with the DRM device. Jobs the scheduler still holds free
  * themselves when it lets them go (@gone).
@@ -127,24 +168,68 @@ static void vmgpu_job_reserve_refill(struct work_struct *work)
 static void vmgpu_job_reserve_release(struct drm_device *drm, void *arg)
 {
 	struct vmgpu_job_reserve *res = arg;
-	struct vmgpu_job *job, *next;
 
 	spin_lock(&res->lock);
 	res->gone = true;
 	spin_unlock(&res->lock);
 	cancel_delayed_work_sync(&res->refill);
-	list_for_each_entry_safe(job, next, &res->ready, reserve_link) {
-		drm_sched_job_cleanup(&job->base);
-		vmgpu_fence_free(job->hw_fence);
-		kvfree(job);
+	destroy_workqueue(res->wq);
+	vmgpu_job_pool_free(&res->ops);
+	vmgpu_job_pool_free(&res->gates);
+}
+
+static int vmgpu_job_pool_fill(struct vmgpu_device *vdev, struct vmgpu_job_pool *pool,
+			       u32 jobs, u32 cmds, u32 entries)
+{
+	struct vmgpu_ring *ring = vmgpu_paging_ring(vdev);
+	u32 i;
+
+	for (i = 0; i < jobs; i++) {
+		struct vmgpu_job *job = vmgpu_job_alloc(ring, cmds);
+		struct vmgpu_pte_staging *st;
+		int ret = 0;
+
+		if (IS_ERR(job))
+			return PTR_ERR(job);
+		st = &job->staging;
+		if (entries) {
+			st->size = entries;
+			st->cpu = dmam_alloc_coherent(vdev->drm.dev, entries * sizeof(__le64),
+						      &st->bus, GFP_KERNEL);
+			if (!st->cpu)
+				ret = -ENOMEM;
+		}
+		if (!ret)
+			ret = vmgpu_job_reserve_ready(job);
+		if (ret) {
+			vmgpu_job_free(job);
+			return ret;
+		}
+		job->pool = pool;
+		pool->jobs++;
+		vmgpu_job_reserve_add_ready(&vdev->job_reserve, job);
 	}
-	list_for_each_entry_safe(job, next, &res->spent, reserve_link)
-		kvfree(job);
+	return 0;
+}
+
+/*
+ * Twice the jobs a move of the largest memory segment fills with entries
+ * (both sides), so that two such moves are queued without waiting.
+ */
+static u32 vmgpu_job_reserve_size(struct vmgpu_device *vdev)
+{
+	u64 per_job = (u64)VMGPU_RESERVE_JOB_ENTRIES << VMGPU_PAGE_SHIFT, largest = 0;
+	u32 i;
+
+	for (i = 0; i < vdev->num_segments; i++)
+		largest = max(largest, vdev->segments[i].size);
+	return clamp_t(u64, 2 * DIV_ROUND_UP_ULL(2 * largest, per_job),
+		       VMGPU_RESERVE_JOBS_MIN, VMGPU_RESERVE_JOBS_MAX);
 }
 
 /**
  * vmgpu_job_reserve_init() - make the paging job reserve
- * @vdev: the device, its paging ring set up
+ * @vdev: the device, its paging ring and memory segments set up
  *
  * The jobs' staging memory is device-managed, like the rings: operations
  * are only built while the device is there (drm_dev_enter()).
@@ -155,38 +240,29 @@ int vmgpu_job_reserve_init(struct vmgpu_device *vdev)
 {
 	struct vmgpu_ring *ring = vmgpu_paging_ring(vdev);
 	struct vmgpu_job_reserve *res = &vdev->job_reserve;
-	u32 cmds = min_t(u32, VMGPU_RESERVE_JOB_CMDS, vmgpu_job_max_cmds(ring));
-	u32 i;
 	int ret;
 
+	/* A map command copies one table's entries: a job holds them whole. */
+	BUILD_BUG_ON(VMGPU_RESERVE_JOB_ENTRIES < VMGPU_PT_ENTRIES);
 	spin_lock_init(&res->lock);
-	INIT_LIST_HEAD(&res->ready);
-	INIT_LIST_HEAD(&res->spent);
+	INIT_LIST_HEAD(&res->ops.ready);
+	INIT_LIST_HEAD(&res->ops.spent);
+	INIT_LIST_HEAD(&res->gates.ready);
+	INIT_LIST_HEAD(&res->gates.spent);
 	INIT_DELAYED_WORK(&res->refill, vmgpu_job_reserve_refill);
-	init_waitqueue_head(&res->wq);
+	init_waitqueue_head(&res->ready_wq);
+	res->wq = alloc_ordered_workqueue("vmgpu-reserve", WQ_MEM_RECLAIM);
+	if (!res->wq)
+		return -ENOMEM;
 	ret = drmm_add_action_or_reset(&vdev->drm, vmgpu_job_reserve_release, res);
 	if (ret)
 		return ret;
-	for (i = 0; i < VMGPU_RESERVE_JOBS; i++) {
-		struct vmgpu_job *job = vmgpu_job_alloc(ring, cmds);
-		struct vmgpu_pte_staging *st;
-
-		if (IS_ERR(job))
-			return PTR_ERR(job);
-		st = &job->staging;
-		st->size = VMGPU_RESERVE_JOB_ENTRIES;
-		st->cpu = dmam_alloc_coherent(vdev->drm.dev, st->size * sizeof(__le64),
-					      &st->bus, GFP_KERNEL);
-		ret = st->cpu ? vmgpu_job_reserve_ready(job) : -ENOMEM;
-		if (ret) {
-			vmgpu_job_free(job);
-			return ret;
-		}
-		job->reserved = true;
-		res->jobs++;
-		vmgpu_job_reserve_add_ready(res, job);
-	}
-	return 0;
+	ret = vmgpu_job_pool_fill(vdev, &res->ops, vmgpu_job_reserve_size(vdev),
+				  min_t(u32, VMGPU_RESERVE_JOB_CMDS, vmgpu_job_max_cmds(ring)),
+				  VMGPU_RESERVE_JOB_ENTRIES);
+	if (!ret)
+		ret = vmgpu_job_pool_fill(vdev, &res->gates, VMGPU_RESERVE_GATES, 1, 0);
+	return ret;
 }
 
 /**
@@ -207,13 +283,13 @@ void vmgpu_job_reserve_put(struct vmgpu_job *job)
 	job->staging.used = 0;
 	spin_lock(&res->lock);
 	gone = res->gone;
-	if (!gone)
-		list_add_tail(&job->reserve_link, &res->spent);
+	if (!gone) {
+		list_add_tail(&job->reserve_link, &job->pool->spent);
+		mod_delayed_work(res->wq, &res->refill, 0);
+	}
 	spin_unlock(&res->lock);
 	if (gone)
 		kvfree(job);
-	else
-		mod_delayed_work(system_wq, &res->refill, 0);
 }
 
 /**
@@ -226,37 +302,45 @@ void vmgpu_job_reserve_print(struct vmgpu_device *vdev, struct drm_printer *p)
 	struct vmgpu_job_reserve *res = &vdev->job_reserve;
 
 	spin_lock(&res->lock);
-	drm_printf(p, "jobs %u ready %u waits %llu refills %llu\n", res->jobs,
-		   res->num_ready, res->waits, res->refills);
+	drm_printf(p, "jobs %u ready %u waits %llu\n", res->ops.jobs, res->ops.num_ready,
+		   res->ops.waits);
+	drm_printf(p, "gates %u ready %u waits %llu\n", res->gates.jobs,
+		   res->gates.num_ready, res->gates.waits);
+	drm_printf(p, "refills %llu\n", res->refills);
 	spin_unlock(&res->lock);
 }
 
-static struct vmgpu_job *vmgpu_job_reserve_pop(struct vmgpu_job_reserve *res)
+static struct vmgpu_job *vmgpu_job_reserve_pop(struct vmgpu_job_reserve *res,
+					       struct vmgpu_job_pool *pool)
 {
 	struct vmgpu_job *job;
 
 	spin_lock(&res->lock);
-	job = list_first_entry_or_null(&res->ready, struct vmgpu_job, reserve_link);
+	job = list_first_entry_or_null(&pool->ready, struct vmgpu_job, reserve_link);
 	if (job) {
 		list_del(&job->reserve_link);
-		res->num_ready--;
+		pool->num_ready--;
 	}
 	spin_unlock(&res->lock);
 	return job;
 }
 
-/* A ready job; waits for one to come back if none is. */
-static struct vmgpu_job *vmgpu_job_reserve_take(struct vmgpu_device *vdev)
+/* A ready job of @pool; waits for one to come back if none is. */
+static struct vmgpu_job *vmgpu_job_reserve_take(struct vmgpu_device *vdev,
+						struct vmgpu_job_pool *pool)
 {
 	struct vmgpu_job_reserve *res = &vdev->job_reserve;
-	struct vmgpu_job *job = vmgpu_job_reserve_pop(res);
+	struct vmgpu_job *job;
 
+	/* Whether or not it waits now: a job comes back by the refill's allocations. */
+	might_alloc(GFP_KERNEL);
+	job = vmgpu_job_reserve_pop(res, pool);
 	if (job)
 		return job;
 	spin_lock(&res->lock);
-	res->waits++;
+	pool->waits++;
 	spin_unlock(&res->lock);
-	wait_event(res->wq, (job = vmgpu_job_reserve_pop(res)));
+	wait_event(res->ready_wq, (job = vmgpu_job_reserve_pop(res, pool)));
 	return job;
 }
 
@@ -276,7 +360,7 @@ static void vmgpu_paging_op_next(struct vmgpu_paging_op *op)
 {
 	op->emit(op);
 	op->jobs++;
-	op->job = vmgpu_job_reserve_take(op->vdev);
+	op->job = vmgpu_job_reserve_take(op->vdev, &op->vdev->job_reserve.ops);
 }
 
 /* Room in the job being filled for @cmds commands and @entries entries. */
@@ -308,14 +392,16 @@ static void vmgpu_paging_op_depend(struct vmgpu_job *job, struct dma_fence *fenc
 		dma_fence_wait(fence, false);
 }
 
-/* An empty job waiting for @fence, queued ahead of the operation's jobs. */
-static void vmgpu_paging_op_gate(struct vmgpu_paging_op *op, struct dma_fence *fence)
+/* A gate waiting for @fence, queued ahead of the operation's jobs. */
+static void vmgpu_paging_op_gate(struct vmgpu_device *vdev, struct dma_fence *fence)
 {
-	struct vmgpu_job *gate = vmgpu_job_reserve_take(op->vdev);
+	struct vmgpu_job *gate = vmgpu_job_reserve_take(vdev, &vdev->job_reserve.gates);
+	struct vmgpu_ring *ring = vmgpu_paging_ring(vdev);
 
 	vmgpu_paging_op_depend(gate, fence);
+	mutex_lock(&ring->push_lock);
 	dma_fence_put(vmgpu_job_push(gate));
-	op->jobs++;
+	mutex_unlock(&ring->push_lock);
 }
 
 /* Everything but the lock and the dependencies: KUnit starts here. */
@@ -329,7 +415,7 @@ vmgpu_paging_op_start(struct vmgpu_paging_op *op, struct vmgpu_device *vdev,
 	op->jobs = 0;
 	op->injected = false;
 	op->fault_added = false;
-	op->job = vmgpu_job_reserve_take(vdev);
+	op->job = vmgpu_job_reserve_take(vdev, &vdev->job_reserve.ops);
 }
 
 /**
@@ -341,8 +427,8 @@ vmgpu_paging_op_start(struct vmgpu_paging_op *op, struct vmgpu_device *vdev,
  * @prev: the work the operation continues, or NULL: if it fails, so does
  *	  the operation (&vmgpu_hw_fence.prev)
  *
- * Takes the paging ring's push lock until vmgpu_paging_op_end(): no other
- * kernel job goes between the operation's jobs.
+ * Queues a gate for each fence of @resv but one, then takes the paging
+ * ring's push lock until vmgpu_paging_op_end().
  *
  * Context: process context; may wait for paging jobs to complete.
  */
@@ -350,25 +436,45 @@ void vmgpu_paging_op_begin(struct vmgpu_paging_op *op, struct vmgpu_device *vdev
 			   struct dma_resv *resv, struct dma_fence *prev)
 {
 	struct vmgpu_ring *ring = vmgpu_paging_ring(vdev);
+	struct dma_fence *fence, *first = NULL;
 	struct dma_resv_iter cursor;
-	struct dma_fence *fence;
-	bool first = true;
+	u32 gates = 0;
 
 	trace_vmgpu_paging_op_begin(vdev->drm.primary->index);
+	if (resv) {
+		dma_resv_assert_held(resv);
+		dma_resv_for_each_fence(&cursor, resv, DMA_RESV_USAGE_BOOKKEEP, fence) {
+			if (dma_fence_is_signaled(fence) ||
+			    vmgpu_paging_op_runs_before(ring, fence))
+				continue;
+			if (!first) {
+				first = dma_fence_get(fence);
+				continue;
+			}
+			vmgpu_paging_op_gate(vdev, fence);
+			gates++;
+		}
+	}
 	mutex_lock(&ring->push_lock);
 	vmgpu_paging_op_start(op, vdev, prev, vmgpu_paging_op_push_job);
-	if (!resv)
-		return;
-	dma_resv_assert_held(resv);
-	dma_resv_for_each_fence(&cursor, resv, DMA_RESV_USAGE_BOOKKEEP, fence) {
-		if (dma_fence_is_signaled(fence) || vmgpu_paging_op_runs_before(ring, fence))
-			continue;
-		if (first)
-			vmgpu_paging_op_depend(op->job, fence);
-		else
-			vmgpu_paging_op_gate(op, fence);
-		first = false;
+	op->jobs = gates;
+	if (first) {
+		vmgpu_paging_op_depend(op->job, first);
+		dma_fence_put(first);
 	}
+}
+
+/**
+ * vmgpu_paging_op_make_room() - let the next commands go into one job
+ * @op: the operation
+ * @cmds: how many
+ *
+ * If they fit in one job, no job is taken, and so no job waited for,
+ * while they are added: for a caller that adds them under a lock.
+ */
+void vmgpu_paging_op_make_room(struct vmgpu_paging_op *op, u32 cmds)
+{
+	vmgpu_paging_op_room(op, min(cmds, op->job->max_cmds), 0);
 }
 
 /**
@@ -468,10 +574,14 @@ void vmgpu_paging_op_unmap(struct vmgpu_paging_op *op, u64 va, u64 size)
  * vmgpu_paging_op_flush() - in non-coherent mode, a whole-cache flush
  * @op: the operation
  *
- * At the start of an operation, so that it reads what the CPU wrote
- * (staging memory included); after entries are written, so that they
- * reach the tables the device walks; at the end, so that the CPU reads
- * what the operation wrote (DOC: I/O coherency).
+ * At the start of an operation, so that it reads what the CPU wrote;
+ * after a chunk's entries are written, so that they reach the tables the
+ * device walks; at the end, so that the CPU reads what the operation
+ * wrote (DOC: I/O coherency). Staging memory, which the CPU rewrites for
+ * every use of a job, is read through the cache: every map is followed by
+ * a flush before anything reads through the tables, and every operation
+ * ends with one, so no line of a job's staging stays cached into its
+ * next use.
  */
 void vmgpu_paging_op_flush(struct vmgpu_paging_op *op)
 {

@@ -38,7 +38,7 @@
  * Transfers that copy its entries from staging memory (written by the CPU
  * when the operation is built) into the tables. Since the ring runs in
  * order, every chunk finds its own entries, however many operations are
- * queued, and none waits for another on the CPU. In the device's
+ * queued, without waiting for the operations before it. In the device's
  * non-coherent mode those writes go through its cache, which table walks
  * bypass: a whole-cache flush follows them. Each job of the paging job
  * reserve has staging memory of its own, kept from probe to removal

@@ -92,9 +92,9 @@ static void migrate_reserve(struct kunit *test, struct vmgpu_device *vdev, u32 n
 	u32 i;
 
 	spin_lock_init(&res->lock);
-	INIT_LIST_HEAD(&res->ready);
-	INIT_LIST_HEAD(&res->spent);
-	init_waitqueue_head(&res->wq);
+	INIT_LIST_HEAD(&res->ops.ready);
+	INIT_LIST_HEAD(&res->ops.spent);
+	init_waitqueue_head(&res->ready_wq);
 	for (i = 0; i < n; i++) {
 		struct vmgpu_job *job = vmgpu_job_alloc(ring, vmgpu_job_max_cmds(ring));
 
@@ -104,8 +104,8 @@ static void migrate_reserve(struct kunit *test, struct vmgpu_device *vdev, u32 n
 		job->staging.cpu = kunit_kcalloc(test, entries, sizeof(__le64), GFP_KERNEL);
 		KUNIT_ASSERT_NOT_NULL(test, job->staging.cpu);
 		job->staging.bus = 0x800000 + i * 0x100000;
-		list_add_tail(&job->reserve_link, &res->ready);
-		res->num_ready++;
+		list_add_tail(&job->reserve_link, &res->ops.ready);
+		res->ops.num_ready++;
 	}
 }
 
