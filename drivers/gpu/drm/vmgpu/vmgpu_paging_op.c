@@ -75,13 +75,17 @@
  * of the reservation, which happen before or after vmgpu's part.
  */
 
-/* Operation jobs, at least and at most. */
-#define VMGPU_RESERVE_JOBS_MIN		8
-#define VMGPU_RESERVE_JOBS_MAX		32
+/*
+ * Operation jobs, at least and at most: small operations (a new
+ * allocation's clear) take one each, and a shallower reserve made them
+ * wait for jobs to come back (make bench's alloc_memory1).
+ */
+#define VMGPU_RESERVE_JOBS_MIN		32
+#define VMGPU_RESERVE_JOBS_MAX		64
 /* Gates. */
 #define VMGPU_RESERVE_GATES		64
 /* Commands of an operation job, at most. */
-#define VMGPU_RESERVE_JOB_CMDS		512
+#define VMGPU_RESERVE_JOB_CMDS		256
 /* Paging-VA entries an operation job stages: 64 MiB mapped. */
 #define VMGPU_RESERVE_JOB_ENTRIES	(SZ_128K / sizeof(__le64))
 
