@@ -80,22 +80,24 @@
  * Where they run, in Linux 6.12's TTM: NotifyEviction from the move
  * callback, with the allocation reserved; a notification that cannot be
  * queued (no fence slot) during an eviction for memory pressure makes it
- * -EBUSY, so that TTM tries another allocation instead of giving up. NotifyIoMmuUnmap
- * from ttm_tt_unpopulate(), which 6.12 calls in process context: the
- * release of the last reference (the GEM close ioctl, vmgpu's and TTM's
- * delete workers), swap-out (ttm_global_swapout() from populate and from
- * TTM's debugfs tt_shrink), move error paths and pipeline gutting, and
- * ttm_device_clear_dma_mappings() at removal, without reservation, where
- * drm_dev_enter() fails and nothing is sent. 6.12 has no shrinker for
- * buffer objects (its pool shrinker frees only pages already unmapped),
- * so reclaim never reaches a flagged allocation. This assumes that no
- * last reference is dropped from a fence callback or a scheduler's
- * free_job, which holds for vmgpu's own jobs (they hold no allocation).
+ * -EBUSY, so that TTM tries another allocation instead of giving up.
+ * NotifyIoMmuUnmap from ttm_tt_unpopulate(), which 6.12 calls in process
+ * context: the release of the last reference (the GEM close ioctl,
+ * vmgpu's and TTM's delete workers), swap-out (ttm_global_swapout() from
+ * populate and from TTM's debugfs tt_shrink), move error paths and
+ * pipeline gutting, and ttm_device_clear_dma_mappings() at removal,
+ * without reservation, where drm_dev_enter() fails and nothing is sent.
+ * 6.12 has no shrinker for buffer objects (its pool shrinker frees only
+ * pages already unmapped), so reclaim never reaches a flagged allocation.
+ * This assumes that no last reference is dropped from a fence callback or
+ * a scheduler's free_job, which holds for vmgpu's own jobs (they hold no
+ * allocation).
  *
- * Queueing a notification needs no memory, so it cannot fail while the
- * device is there. One that fails on the device loses the
- * contents (above), and pages it did not decode keep their compression
- * state in the device until their address space goes (COMPRESS_FORGET).
+ * Queueing a notification needs no memory but a fence slot of the
+ * reservation (the jobs come from the reserve). One that fails on the
+ * device loses the contents (above), and pages it did not decode keep
+ * their compression state in the device until their address space goes
+ * (COMPRESS_FORGET).
  * If the device is gone, the allocation moves and its contents are marked
  * lost.
  */
