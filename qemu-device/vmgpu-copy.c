@@ -6,10 +6,11 @@
  * one go on QEMU's main loop. Each call goes on from the ring's cursor
  * (bytes of the command already done) and stops once it has spent the
  * slice's byte budget; the engine calls again in a later bottom half. Work
- * is done in runs of pages that all translated or, where memory needs more
- * than a plain copy, in chunks that never cross a 4 KiB page of the source
- * or the destination. A slice ends only between them, so the per-page
- * rules of vmgpu-mem.c hold across slices too.
+ * is done in runs of pages that all translated, queued for the copy
+ * thread (vmgpu-offload.c), or, where memory needs more than a plain
+ * copy, in chunks that never cross a 4 KiB page of the source or the
+ * destination. A slice ends only between them, so the per-page rules of
+ * vmgpu-mem.c hold across slices too.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -48,7 +49,7 @@ static uint64_t vmgpu_copy_want(uint64_t dst, uint64_t done, uint64_t left,
 }
 
 /* n bytes (a multiple of 4) of the little-endian 32-bit pattern. */
-static void vmgpu_copy_pattern(uint8_t *p, uint64_t n, uint32_t pattern)
+void vmgpu_copy_pattern(uint8_t *p, uint64_t n, uint32_t pattern)
 {
     uint32_t word = cpu_to_le32(pattern);
     uint64_t filled, chunk;
@@ -72,11 +73,12 @@ static void vmgpu_copy_pattern(uint8_t *p, uint64_t n, uint32_t pattern)
  * uncached: FILL_FLAG_COHERENT. Runs where it can (vmgpu-run.c), a page at
  * a time where it cannot.
  */
-VmgpuCmdStatus vmgpu_copy_fill(VmgpuState *s, const struct vmgpu_addr *dst,
-                               uint64_t size, uint32_t pattern, bool discard,
-                               bool uncached, uint64_t *done, uint64_t *budget,
-                               VmgpuMemError *err)
+VmgpuCmdStatus vmgpu_copy_fill(VmgpuState *s, VmgpuRing *ring,
+                               const struct vmgpu_addr *dst, uint64_t size,
+                               uint32_t pattern, bool discard, bool uncached,
+                               uint64_t *budget, VmgpuMemError *err)
 {
+    uint64_t *done = &ring->cmd_done;
     uint64_t addr = le64_to_cpu(dst->addr);
     VmgpuAccess access = uncached ? VMGPU_ACCESS_UNCACHED :
                                     vmgpu_mem_data_access(dst, discard);
@@ -88,7 +90,7 @@ VmgpuCmdStatus vmgpu_copy_fill(VmgpuState *s, const struct vmgpu_addr *dst,
         return vmgpu_cmd_fail(err, VMGPU_ERR_BAD_FIELD, addr);
     }
     vmgpu_copy_pattern((uint8_t *)page, sizeof(page), pattern);
-    while (*done < size && *budget) {
+    while (*done < size && *budget && !vmgpu_offload_full(s)) {
         uint32_t chunk = MIN(size - *done, vmgpu_copy_page_left(addr, *done));
         uint64_t want = vmgpu_copy_want(addr, *done, size - *done, *budget);
 
@@ -96,13 +98,16 @@ VmgpuCmdStatus vmgpu_copy_fill(VmgpuState *s, const struct vmgpu_addr *dst,
             /* Whole words: every run boundary is 4-aligned, as addr is. */
             uint64_t n = run.len & ~3ull;
 
-            vmgpu_copy_pattern(run.host, n, pattern);
-            vmgpu_run_unmap(s, &run, n, true);
             if (n) {
+                vmgpu_offload_add(s, ring, &run, NULL, n);
                 *done += n;
-                vmgpu_copy_charge(budget, n);
                 continue;
             }
+            vmgpu_run_unmap(s, &run, 0, true);
+        }
+        /* The page path goes after the runs before it. */
+        if (vmgpu_offload_queued(s)) {
+            break;
         }
         if (uncached ? !vmgpu_mem_uncached_rw(s, dst, *done, page, chunk, true,
                                               err) :
@@ -112,6 +117,9 @@ VmgpuCmdStatus vmgpu_copy_fill(VmgpuState *s, const struct vmgpu_addr *dst,
         }
         *done += chunk;
         vmgpu_copy_charge(budget, chunk);
+    }
+    if (vmgpu_offload_flush(s, pattern, budget)) {
+        return VMGPU_CMD_MORE;
     }
     return *done == size ? VMGPU_CMD_DONE : VMGPU_CMD_MORE;
 }
@@ -129,37 +137,35 @@ static void vmgpu_swizzle_page(uint8_t *out, const uint8_t *in, bool swizzle)
     }
 }
 
-/* One run of a TRANSFER with one memmove, if both sides have a run. */
-static bool vmgpu_copy_run(VmgpuState *s, const struct vmgpu_cmd_transfer *c,
+/* Queue one run of a TRANSFER, if both sides have a run. */
+static bool vmgpu_copy_run(VmgpuState *s, VmgpuRing *ring,
+                           const struct vmgpu_cmd_transfer *c,
                            VmgpuXlate *src_xlate, VmgpuXlate *dst_xlate,
-                           uint64_t want, uint64_t *done, uint64_t *budget)
+                           uint64_t want)
 {
     VmgpuRun src, dst;
     uint64_t n;
 
-    if (!vmgpu_run_map(s, src_xlate, &c->src, *done, want, false,
+    if (!vmgpu_run_map(s, src_xlate, &c->src, ring->cmd_done, want, false,
                        vmgpu_mem_data_access(&c->src, false), &src)) {
         return false;
     }
-    if (!vmgpu_run_map(s, dst_xlate, &c->dst, *done, src.len, true,
+    if (!vmgpu_run_map(s, dst_xlate, &c->dst, ring->cmd_done, src.len, true,
                        vmgpu_mem_data_access(&c->dst, false), &dst)) {
         vmgpu_run_unmap(s, &src, 0, false);
         return false;
     }
     n = MIN(src.len, dst.len);
-    memmove(dst.host, src.host, n);
-    vmgpu_run_unmap(s, &dst, n, true);
-    vmgpu_run_unmap(s, &src, n, false);
-    *done += n;
-    vmgpu_copy_charge(budget, n);
+    vmgpu_offload_add(s, ring, &dst, &src, n);
+    ring->cmd_done += n;
     return true;
 }
 
-VmgpuCmdStatus vmgpu_copy_transfer(VmgpuState *s,
+VmgpuCmdStatus vmgpu_copy_transfer(VmgpuState *s, VmgpuRing *ring,
                                    const struct vmgpu_cmd_transfer *c,
-                                   uint64_t *done, uint64_t *budget,
-                                   VmgpuMemError *err)
+                                   uint64_t *budget, VmgpuMemError *err)
 {
+    uint64_t *done = &ring->cmd_done;
     uint16_t flags = le16_to_cpu(c->hdr.flags);
     uint64_t size = le64_to_cpu(c->size);
     uint64_t src = le64_to_cpu(c->src.addr);
@@ -177,17 +183,20 @@ VmgpuCmdStatus vmgpu_copy_transfer(VmgpuState *s,
          ((src | dst | size) & (VMGPU_PAGE_SIZE - 1)))) {
         return vmgpu_cmd_fail(err, VMGPU_ERR_BAD_FIELD, flags);
     }
-    while (*done < size && *budget) {
+    while (*done < size && *budget && !vmgpu_offload_full(s)) {
         uint32_t chunk = MIN(size - *done, vmgpu_copy_page_left(src, *done));
 
         if (runs) {
-            runs = vmgpu_copy_run(s, c, &src_xlate, &dst_xlate,
+            runs = vmgpu_copy_run(s, ring, c, &src_xlate, &dst_xlate,
                                   vmgpu_copy_want(dst, *done, size - *done,
-                                                  *budget),
-                                  done, budget);
+                                                  *budget));
             if (runs) {
                 continue;
             }
+        }
+        /* The page path goes after the runs before it. */
+        if (vmgpu_offload_queued(s)) {
+            break;
         }
         chunk = MIN(chunk, vmgpu_copy_page_left(dst, *done));
         if (!vmgpu_mem_data_rw(s, &c->src, *done, buf, chunk, false, false,
@@ -204,6 +213,9 @@ VmgpuCmdStatus vmgpu_copy_transfer(VmgpuState *s,
         }
         *done += chunk;
         vmgpu_copy_charge(budget, chunk);
+    }
+    if (vmgpu_offload_flush(s, 0, budget)) {
+        return VMGPU_CMD_MORE;
     }
     return *done == size ? VMGPU_CMD_DONE : VMGPU_CMD_MORE;
 }

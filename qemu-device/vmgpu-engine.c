@@ -254,11 +254,11 @@ static VmgpuCmdStatus vmgpu_exec(VmgpuState *s, VmgpuRing *ring,
         if (!vmgpu_mem_check_addr(&cmd->fill.dst, err)) {
             return VMGPU_CMD_FAILED;
         }
-        return vmgpu_copy_fill(s, &cmd->fill.dst, le64_to_cpu(cmd->fill.size),
+        return vmgpu_copy_fill(s, ring, &cmd->fill.dst,
+                               le64_to_cpu(cmd->fill.size),
                                le32_to_cpu(cmd->fill.pattern), false,
                                le16_to_cpu(cmd->hdr.flags) &
-                               VMGPU_FILL_FLAG_COHERENT,
-                               &ring->cmd_done, budget, err);
+                               VMGPU_FILL_FLAG_COHERENT, budget, err);
     case VMGPU_OP_DISCARD:
         if (cmd->hdr.flags || !buffer_is_zero(
                 cmd->range.reserved, sizeof(cmd->range.reserved))) {
@@ -267,10 +267,10 @@ static VmgpuCmdStatus vmgpu_exec(VmgpuState *s, VmgpuRing *ring,
         if (!vmgpu_mem_check_addr(&cmd->range.addr, err)) {
             return VMGPU_CMD_FAILED;
         }
-        return vmgpu_copy_fill(s, &cmd->range.addr,
+        return vmgpu_copy_fill(s, ring, &cmd->range.addr,
                                le64_to_cpu(cmd->range.size),
-                               VMGPU_DISCARD_PATTERN, true, false,
-                               &ring->cmd_done, budget, err);
+                               VMGPU_DISCARD_PATTERN, true, false, budget,
+                               err);
     case VMGPU_OP_TRANSFER:
         if (!buffer_is_zero(cmd->transfer.reserved,
                                      sizeof(cmd->transfer.reserved))) {
@@ -280,8 +280,7 @@ static VmgpuCmdStatus vmgpu_exec(VmgpuState *s, VmgpuRing *ring,
             !vmgpu_mem_check_addr(&cmd->transfer.dst, err)) {
             return VMGPU_CMD_FAILED;
         }
-        return vmgpu_copy_transfer(s, &cmd->transfer, &ring->cmd_done, budget,
-                                   err);
+        return vmgpu_copy_transfer(s, ring, &cmd->transfer, budget, err);
     case VMGPU_OP_WAIT:
         if (cmd->hdr.flags || !buffer_is_zero(
                 cmd->wait.reserved, sizeof(cmd->wait.reserved))) {
@@ -318,6 +317,7 @@ static void vmgpu_ring_drop_cmd(VmgpuState *s, VmgpuRing *ring)
     if (ring->cmd_fetched) {
         trace_vmgpu_cmd_drop(ring - s->rings, ring->head, ring->cmd_done);
     }
+    vmgpu_offload_drop(s, ring);
     ring->cmd_fetched = false;
     ring->cmd_done = 0;
     ring->cmd_delayed = false;
@@ -450,6 +450,10 @@ static void vmgpu_engine_bh(void *opaque)
     bool more = false;
     unsigned i;
 
+    /* A run in the copy thread: it schedules the engine when done. */
+    if (!vmgpu_offload_settle(s)) {
+        return;
+    }
     for (i = 0; i < VMGPU_MAX_RINGS; i++) {
         unsigned index = (s->next_ring + i) % VMGPU_MAX_RINGS;
 
@@ -603,6 +607,7 @@ void vmgpu_engine_init(VmgpuState *s)
 
     s->engine_bh = qemu_bh_new_guarded(vmgpu_engine_bh, s,
                                        &DEVICE(s)->mem_reentrancy_guard);
+    vmgpu_offload_init(s);
     for (i = 0; i < VMGPU_MAX_RINGS; i++) {
         s->rings[i].owner = s;
         timer_init_ns(&s->rings[i].delay, QEMU_CLOCK_VIRTUAL,
@@ -637,6 +642,7 @@ void vmgpu_engine_exit(VmgpuState *s)
 {
     unsigned i;
 
+    vmgpu_offload_exit(s);
     for (i = 0; i < VMGPU_MAX_RINGS; i++) {
         timer_del(&s->rings[i].delay);
         vmgpu_wait_drop(&s->rings[i]);

@@ -422,6 +422,10 @@ static uint64_t vmgpu_mmio_read(void *opaque, hwaddr addr, unsigned size)
     if (addr >= VMGPU_HAP_TABLE_OFFSET) {
         return vmgpu_hap_table_read(s, addr - VMGPU_HAP_TABLE_OFFSET, size);
     }
+    /* The driver's invalidation read: no run translated before it goes on. */
+    if (addr == VMGPU_REG_MAGIC) {
+        vmgpu_offload_wait(s);
+    }
     if (size != 4 || !vmgpu_reg_read(s, addr, &val)) {
         qemu_log_mask(LOG_GUEST_ERROR,
                       "vmgpu: bad %u-byte read of register 0x%" HWADDR_PRIx
@@ -430,6 +434,30 @@ static uint64_t vmgpu_mmio_read(void *opaque, hwaddr addr, unsigned size)
     }
     trace_vmgpu_mmio_read(addr, val);
     return val;
+}
+
+/*
+ * Whether a register write waits for the copy thread's run: one that
+ * changes what the engine reaches or runs (RESET, rings, VMs, the GART,
+ * the cache, compression) takes effect after it, as if the run had been
+ * copied before. Doorbells, acknowledgements and the display go on at
+ * once: they change neither.
+ */
+static bool vmgpu_reg_write_waits(hwaddr addr)
+{
+    switch (addr) {
+    case VMGPU_REG_INT_STATUS:
+    case VMGPU_REG_FENCE_RINGS:
+    case VMGPU_REG_INT_MASK:
+    case VMGPU_REG_ERROR_ACK:
+    case VMGPU_REG_DISPLAY_EVENTS:
+    case VMGPU_REG_DISPLAY_EVENT_MASK:
+        return false;
+    }
+    if (addr >= VMGPU_REG_RING(0) && addr < VMGPU_REG_RING(VMGPU_MAX_RINGS)) {
+        return (addr - VMGPU_REG_RING(0)) % 0x40 != VMGPU_RING_TAIL;
+    }
+    return addr < VMGPU_REG_HEAD(0) || addr >= VMGPU_REG_HEAD(VMGPU_MAX_HEADS);
 }
 
 static void vmgpu_mmio_write(void *opaque, hwaddr addr, uint64_t val,
@@ -445,6 +473,9 @@ static void vmgpu_mmio_write(void *opaque, hwaddr addr, uint64_t val,
     if (size != 4) {
         vmgpu_bad_register(s, addr, val, "registers are 32-bit");
         return;
+    }
+    if (vmgpu_reg_write_waits(addr)) {
+        vmgpu_offload_wait(s);
     }
     vmgpu_reg_write(s, addr, val);
 }
@@ -671,6 +702,8 @@ static void vmgpu_config_write(PCIDevice *pdev, uint32_t addr, uint32_t val,
 {
     VmgpuState *s = VMGPU(pdev);
 
+    /* No DMA after Bus Master Enable goes off: let a run finish first. */
+    vmgpu_offload_wait(s);
     pci_default_write_config(pdev, addr, val, len);
     if (s->rebar) {
         vmgpu_rebar_config_write(s, addr, len);

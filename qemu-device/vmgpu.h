@@ -12,6 +12,7 @@
 #include "hw/pci/pci_device.h"
 #include "hw/vmgpu/vmgpu_hw.h"
 #include "qemu/queue.h"
+#include "qemu/thread.h"
 #include "qemu/timer.h"
 #include "qom/object.h"
 
@@ -40,6 +41,43 @@ typedef struct VmgpuRing {
     uint32_t bound_vm;          /* ... naming this VM */
     uint32_t bound_generation;  /* ... as of this VMGPU_VM_GENERATION */
 } VmgpuRing;
+
+/* A run of host memory a FILL or TRANSFER reaches (vmgpu-run.c). */
+typedef struct VmgpuRun {
+    uint8_t *host;
+    uint64_t len;
+    bool dma;                   /* from dma_memory_map, else VRAM */
+    uint64_t vram_offset;
+} VmgpuRun;
+
+typedef enum VmgpuOffloadState {
+    VMGPU_OFFLOAD_IDLE,         /* runs may be queued */
+    VMGPU_OFFLOAD_RUNNING,      /* the copy thread has the batch */
+    VMGPU_OFFLOAD_DONE,         /* copied; the engine unmaps it */
+} VmgpuOffloadState;
+
+/* Runs a batch for the copy thread holds at most. */
+#define VMGPU_OFFLOAD_RUNS  256
+
+typedef struct VmgpuOffloadRun {
+    VmgpuRun dst, src;          /* src for TRANSFER only */
+    uint64_t len;
+} VmgpuOffloadRun;
+
+/* Runs of one command, mapped under the BQL, copied without it. */
+typedef struct VmgpuOffload {
+    QemuThread thread;
+    QemuMutex lock;             /* state, stop */
+    QemuCond cond;              /* state changed, or stop */
+    VmgpuOffloadState state;
+    bool stop;
+    VmgpuRing *ring;            /* whose command queued the batch */
+    bool fill;                  /* FILL or DISCARD: pattern, no src */
+    uint32_t pattern;
+    unsigned count;
+    uint64_t bytes;
+    VmgpuOffloadRun runs[VMGPU_OFFLOAD_RUNS];
+} VmgpuOffload;
 
 typedef struct VmgpuVm {
     uint64_t root;              /* top-level table */
@@ -203,6 +241,7 @@ struct VmgpuState {
     VmgpuVm vms[VMGPU_MAX_VMS];
     QEMUBH *engine_bh;
     unsigned next_ring;         /* first ring of the next slice */
+    VmgpuOffload offload;       /* runs copied without the BQL */
     uint64_t gart_base;
     uint32_t gart_num_pages;
 
@@ -265,15 +304,27 @@ bool vmgpu_wait_blocked(const VmgpuRing *ring);
 void vmgpu_wait_kick(VmgpuState *s);
 void vmgpu_wait_drop(VmgpuRing *ring);
 
-/* vmgpu-copy.c */
-VmgpuCmdStatus vmgpu_copy_fill(VmgpuState *s, const struct vmgpu_addr *dst,
-                               uint64_t size, uint32_t pattern, bool discard,
-                               bool uncached, uint64_t *done, uint64_t *budget,
-                               VmgpuMemError *err);
-VmgpuCmdStatus vmgpu_copy_transfer(VmgpuState *s,
+/* vmgpu-copy.c: the cursor is ring->cmd_done */
+void vmgpu_copy_pattern(uint8_t *p, uint64_t n, uint32_t pattern);
+VmgpuCmdStatus vmgpu_copy_fill(VmgpuState *s, VmgpuRing *ring,
+                               const struct vmgpu_addr *dst, uint64_t size,
+                               uint32_t pattern, bool discard, bool uncached,
+                               uint64_t *budget, VmgpuMemError *err);
+VmgpuCmdStatus vmgpu_copy_transfer(VmgpuState *s, VmgpuRing *ring,
                                    const struct vmgpu_cmd_transfer *c,
-                                   uint64_t *done, uint64_t *budget,
-                                   VmgpuMemError *err);
+                                   uint64_t *budget, VmgpuMemError *err);
+
+/* vmgpu-offload.c */
+void vmgpu_offload_init(VmgpuState *s);
+void vmgpu_offload_exit(VmgpuState *s);
+bool vmgpu_offload_full(const VmgpuState *s);
+bool vmgpu_offload_queued(const VmgpuState *s);
+void vmgpu_offload_add(VmgpuState *s, VmgpuRing *ring, const VmgpuRun *dst,
+                       const VmgpuRun *src, uint64_t len);
+bool vmgpu_offload_flush(VmgpuState *s, uint32_t pattern, uint64_t *budget);
+void vmgpu_offload_wait(VmgpuState *s);
+bool vmgpu_offload_settle(VmgpuState *s);
+void vmgpu_offload_drop(VmgpuState *s, VmgpuRing *ring);
 
 /* vmgpu-mem.c */
 static inline unsigned vmgpu_vm_index(uint64_t va, int level)
@@ -320,14 +371,6 @@ typedef struct VmgpuXlate {
     unsigned gart_count;
     uint64_t gart[VMGPU_RUN_WINDOW];
 } VmgpuXlate;
-
-/* Host memory a plain memcpy or memset may use, mapped by vmgpu_run_map. */
-typedef struct VmgpuRun {
-    uint8_t *host;
-    uint64_t len;
-    bool dma;                   /* from dma_memory_map, else VRAM */
-    uint64_t vram_offset;
-} VmgpuRun;
 
 bool vmgpu_run_map(VmgpuState *s, VmgpuXlate *x, const struct vmgpu_addr *a,
                    uint64_t offset, uint64_t len, bool write,

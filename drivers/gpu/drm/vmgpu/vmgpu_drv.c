@@ -123,7 +123,9 @@ static int vmgpu_hw_init(struct vmgpu_device *vdev)
 	 * PRIMARY_OFF, device time; 1.8: a flip latches the registers of
 	 * its COMMIT, an async one is done when the write is, VBLANK_AGE;
 	 * 1.9: a COMPRESS the set has no place for leaves pages raw instead
-	 * of failing the job.
+	 * of failing the job; 1.10: copies run beside register accesses,
+	 * and a read of MAGIC is the one that waits for them (the
+	 * invalidation read, vmgpu_vm_flush()).
 	 */
 	if (magic != VMGPU_MAGIC ||
 	    vdev->hw_version >> 16 != VMGPU_VERSION_MAJOR ||

@@ -59,9 +59,10 @@
  *   operations still queued may write its entries (zeros), so the next
  *   map into the VM waits for them, and the tables outlive them.
  *
- * The device caches no translations and a register read orders the CPU's
- * table writes with the engine (hardware contract), which is what makes
- * an invalidation take effect before the memory can be handed out again.
+ * The device caches no translations and a read of its MAGIC register
+ * orders the CPU's table writes with the engine, copies in progress
+ * included (hardware contract), which is what makes an invalidation take
+ * effect before the memory can be handed out again.
  *
  * Page tables are never freed before their VM; a VM has at most
  * %VMGPU_VM_MAX_TABLES of them (-ENOSPC from VM_BIND beyond), charged to
@@ -276,8 +277,8 @@ static void vmgpu_vm_write_ptes(struct vmgpu_vm *vm, struct drm_gpuva *va)
 
 /*
  * After this, no command translates through entries changed before it:
- * the device walks the tables on every access and a register read waits
- * for the engine's slice in progress.
+ * the device walks the tables on every access and a read of MAGIC waits
+ * for the engine's slice in progress and the copies it began.
  */
 static void vmgpu_vm_flush(struct vmgpu_vm *vm)
 {
