@@ -90,9 +90,10 @@ VmgpuCmdStatus vmgpu_copy_fill(VmgpuState *s, VmgpuRing *ring,
         return vmgpu_cmd_fail(err, VMGPU_ERR_BAD_FIELD, addr);
     }
     vmgpu_copy_pattern((uint8_t *)page, sizeof(page), pattern);
-    while (*done < size && *budget && !vmgpu_offload_full(s)) {
+    while (*done < size && *budget && vmgpu_offload_room(s)) {
         uint32_t chunk = MIN(size - *done, vmgpu_copy_page_left(addr, *done));
-        uint64_t want = vmgpu_copy_want(addr, *done, size - *done, *budget);
+        uint64_t want = vmgpu_copy_want(addr, *done, size - *done,
+                                        MIN(*budget, vmgpu_offload_room(s)));
 
         if (vmgpu_run_map(s, &xlate, dst, *done, want, true, access, &run)) {
             /* Whole words: every run boundary is 4-aligned, as addr is. */
@@ -106,8 +107,8 @@ VmgpuCmdStatus vmgpu_copy_fill(VmgpuState *s, VmgpuRing *ring,
             vmgpu_run_unmap(s, &run, 0, true);
         }
         /* The page path goes after the runs before it. */
-        if (vmgpu_offload_queued(s)) {
-            break;
+        if (vmgpu_offload_flush(s, pattern, false, budget)) {
+            return VMGPU_CMD_MORE;
         }
         if (uncached ? !vmgpu_mem_uncached_rw(s, dst, *done, page, chunk, true,
                                               err) :
@@ -118,7 +119,7 @@ VmgpuCmdStatus vmgpu_copy_fill(VmgpuState *s, VmgpuRing *ring,
         *done += chunk;
         vmgpu_copy_charge(budget, chunk);
     }
-    if (vmgpu_offload_flush(s, pattern, budget)) {
+    if (vmgpu_offload_flush(s, pattern, *done == size, budget)) {
         return VMGPU_CMD_MORE;
     }
     return *done == size ? VMGPU_CMD_DONE : VMGPU_CMD_MORE;
@@ -183,20 +184,21 @@ VmgpuCmdStatus vmgpu_copy_transfer(VmgpuState *s, VmgpuRing *ring,
          ((src | dst | size) & (VMGPU_PAGE_SIZE - 1)))) {
         return vmgpu_cmd_fail(err, VMGPU_ERR_BAD_FIELD, flags);
     }
-    while (*done < size && *budget && !vmgpu_offload_full(s)) {
+    while (*done < size && *budget && vmgpu_offload_room(s)) {
         uint32_t chunk = MIN(size - *done, vmgpu_copy_page_left(src, *done));
 
         if (runs) {
             runs = vmgpu_copy_run(s, ring, c, &src_xlate, &dst_xlate,
                                   vmgpu_copy_want(dst, *done, size - *done,
-                                                  *budget));
+                                                  MIN(*budget,
+                                                      vmgpu_offload_room(s))));
             if (runs) {
                 continue;
             }
         }
         /* The page path goes after the runs before it. */
-        if (vmgpu_offload_queued(s)) {
-            break;
+        if (vmgpu_offload_flush(s, 0, false, budget)) {
+            return VMGPU_CMD_MORE;
         }
         chunk = MIN(chunk, vmgpu_copy_page_left(dst, *done));
         if (!vmgpu_mem_data_rw(s, &c->src, *done, buf, chunk, false, false,
@@ -214,7 +216,7 @@ VmgpuCmdStatus vmgpu_copy_transfer(VmgpuState *s, VmgpuRing *ring,
         *done += chunk;
         vmgpu_copy_charge(budget, chunk);
     }
-    if (vmgpu_offload_flush(s, 0, budget)) {
+    if (vmgpu_offload_flush(s, 0, *done == size, budget)) {
         return VMGPU_CMD_MORE;
     }
     return *done == size ? VMGPU_CMD_DONE : VMGPU_CMD_MORE;

@@ -387,6 +387,16 @@ static bool vmgpu_ring_fetch(VmgpuState *s, VmgpuRing *ring,
     return true;
 }
 
+/* The command at HEAD is done: HEAD passes it. */
+static void vmgpu_ring_complete(VmgpuState *s, VmgpuRing *ring)
+{
+    if (vmgpu_cmd_writes_memory(&ring->cmd)) {
+        vmgpu_wait_kick(s);
+    }
+    ring->cmd_fetched = false;
+    ring->head = (ring->head + 1) & vmgpu_ring_mask(ring);
+}
+
 /*
  * Run the ring's commands until it has nothing to do, waits, halts, ends
  * its batch or spends the budget. Returns true if it stopped with work it
@@ -429,11 +439,7 @@ static bool vmgpu_ring_run(VmgpuState *s, VmgpuRing *ring, uint64_t *budget)
         case VMGPU_CMD_DONE:
             break;
         }
-        if (vmgpu_cmd_writes_memory(&ring->cmd)) {
-            vmgpu_wait_kick(s);
-        }
-        ring->cmd_fetched = false;
-        ring->head = (ring->head + 1) & vmgpu_ring_mask(ring);
+        vmgpu_ring_complete(s, ring);
     }
     return true;
 }
@@ -450,9 +456,14 @@ static void vmgpu_engine_bh(void *opaque)
     bool more = false;
     unsigned i;
 
-    /* A run in the copy thread: it schedules the engine when done. */
-    if (!vmgpu_offload_settle(s)) {
+    VmgpuRing *finished;
+
+    /* A batch in the copy thread: it schedules the engine when done. */
+    if (!vmgpu_offload_settle(s, &finished)) {
         return;
+    }
+    if (finished) {
+        vmgpu_ring_complete(s, finished);
     }
     for (i = 0; i < VMGPU_MAX_RINGS; i++) {
         unsigned index = (s->next_ring + i) % VMGPU_MAX_RINGS;

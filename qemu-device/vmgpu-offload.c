@@ -26,13 +26,17 @@
  * run translated through an old entry writes.
  *
  * A command's cursor (ring->cmd_done) passes a run once it is queued: a
- * dropped command forgets it, and one that goes on does so only after
- * the batch is copied. A page that needs the page path (vmgpu-mem.c)
- * waits for the batch before it, so the bytes before a fault are still
- * all written when the fault is reported. A small batch is copied on the
- * main loop: handing it over costs more. Queued bytes are not charged to
- * the slice's budget, which bounds the main loop's time;
- * VMGPU_OFFLOAD_MAX bounds what a wait for the thread costs.
+ * dropped command's batch is still copied before the drop completes, and
+ * a command goes on, or completes, only after its batch is copied. A
+ * page that needs the page path (vmgpu-mem.c) waits for the batch before
+ * it, so the bytes before a fault are still all written when the fault is
+ * reported. A small batch is copied on the main loop: handing it over
+ * costs more. Queued bytes are not charged to the slice's budget, which
+ * bounds the main loop's time; VMGPU_OFFLOAD_MAX bounds what a wait for
+ * the thread costs. Dirty tracking (the display's redraw, migration bits,
+ * TCG's translated code) learns of the bytes when the batch is unmapped,
+ * before the command completes: consumers that wait for its fence see
+ * them.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -45,7 +49,10 @@
 
 /* Batches smaller than this are copied on the main loop. */
 #define VMGPU_OFFLOAD_MIN   (64 * KiB)
-/* What a wait for the thread may cost: about a millisecond of copying. */
+/*
+ * What a wait for the thread may cost, under the BQL: about a millisecond
+ * of copying. A batch passes it by at most a page (vmgpu_offload_room()).
+ */
 #define VMGPU_OFFLOAD_MAX   (8 * MiB)
 
 static void vmgpu_offload_copy(const VmgpuOffload *o)
@@ -87,15 +94,40 @@ static void *vmgpu_offload_thread(void *opaque)
     return NULL;
 }
 
-bool vmgpu_offload_full(const VmgpuState *s)
+/*
+ * Whether a register write waits for the copy thread's batch: one that
+ * changes what the engine reaches or runs (RESET, rings, VMs, the GART,
+ * the cache, compression) takes effect after it, as if the run had been
+ * copied before. Doorbells, acknowledgements and the display go on at
+ * once: they change neither; nor do the host aperture's table writes
+ * (vmgpu-hap.c), which move CPU windows onto VRAM and never get here.
+ */
+bool vmgpu_offload_reg_write_waits(hwaddr addr)
 {
-    return s->offload.count == VMGPU_OFFLOAD_RUNS ||
-           s->offload.bytes >= VMGPU_OFFLOAD_MAX;
+    switch (addr) {
+    case VMGPU_REG_INT_STATUS:
+    case VMGPU_REG_FENCE_RINGS:
+    case VMGPU_REG_INT_MASK:
+    case VMGPU_REG_ERROR_ACK:
+    case VMGPU_REG_DISPLAY_EVENTS:
+    case VMGPU_REG_DISPLAY_EVENT_MASK:
+        return false;
+    }
+    if (addr >= VMGPU_REG_RING(0) && addr < VMGPU_REG_RING(VMGPU_MAX_RINGS)) {
+        return (addr - VMGPU_REG_RING(0)) % 0x40 != VMGPU_RING_TAIL;
+    }
+    return addr < VMGPU_REG_HEAD(0) || addr >= VMGPU_REG_HEAD(VMGPU_MAX_HEADS);
 }
 
-bool vmgpu_offload_queued(const VmgpuState *s)
+/* Bytes the batch may still take: the next run's bound, 0 when full. */
+uint64_t vmgpu_offload_room(const VmgpuState *s)
 {
-    return s->offload.count;
+    const VmgpuOffload *o = &s->offload;
+
+    if (o->count == VMGPU_OFFLOAD_RUNS || o->bytes >= VMGPU_OFFLOAD_MAX) {
+        return 0;
+    }
+    return VMGPU_OFFLOAD_MAX - o->bytes;
 }
 
 /* Queue a mapped run of ring's command; the caller moves its cursor. */
@@ -138,16 +170,20 @@ static void vmgpu_offload_unmap(VmgpuState *s)
 /*
  * Copy what is queued: a small batch at once, charged to *budget, a
  * large one in the thread. Returns true if the thread has it: the slice
- * ends, and the command may not complete before vmgpu_offload_settle().
+ * ends, and the command goes on, or if last completes, only once
+ * vmgpu_offload_settle() has seen it done.
  */
-bool vmgpu_offload_flush(VmgpuState *s, uint32_t pattern, uint64_t *budget)
+bool vmgpu_offload_flush(VmgpuState *s, uint32_t pattern, bool last,
+                         uint64_t *budget)
 {
     VmgpuOffload *o = &s->offload;
 
     if (!o->count) {
         return false;
     }
+    assert(o->state == VMGPU_OFFLOAD_IDLE);
     o->pattern = pattern;
+    o->last = last;
     if (o->bytes < VMGPU_OFFLOAD_MIN) {
         *budget -= MIN(*budget, o->bytes);
         vmgpu_offload_copy(o);
@@ -175,12 +211,19 @@ void vmgpu_offload_wait(VmgpuState *s)
     qemu_mutex_unlock(&o->lock);
 }
 
-/* Returns false while the thread copies: it schedules the engine. */
-bool vmgpu_offload_settle(VmgpuState *s)
+/*
+ * Returns false while the thread copies (it schedules the engine when
+ * done). Else unmaps a copied batch, and in *finished names the ring
+ * whose command it completed, if it was that command's last, for the
+ * engine to complete it now: its bytes are all written, nothing is left
+ * to check.
+ */
+bool vmgpu_offload_settle(VmgpuState *s, VmgpuRing **finished)
 {
     VmgpuOffload *o = &s->offload;
     VmgpuOffloadState state;
 
+    *finished = NULL;
     qemu_mutex_lock(&o->lock);
     state = o->state;
     qemu_mutex_unlock(&o->lock);
@@ -190,6 +233,9 @@ bool vmgpu_offload_settle(VmgpuState *s)
     if (state == VMGPU_OFFLOAD_DONE) {
         trace_vmgpu_offload_done(o->ring - s->rings, o->ring->head, o->count,
                                  o->bytes);
+        if (o->last) {
+            *finished = o->ring;
+        }
         vmgpu_offload_unmap(s);
     }
     return true;
@@ -214,6 +260,7 @@ void vmgpu_offload_init(VmgpuState *s)
 
     qemu_mutex_init(&o->lock);
     qemu_cond_init(&o->cond);
+    o->ready = true;
     o->state = VMGPU_OFFLOAD_IDLE;
     o->stop = false;
     o->ring = NULL;
@@ -233,6 +280,19 @@ void vmgpu_offload_exit(VmgpuState *s)
     qemu_cond_signal(&o->cond);
     qemu_mutex_unlock(&o->lock);
     qemu_thread_join(&o->thread);
-    qemu_cond_destroy(&o->cond);
-    qemu_mutex_destroy(&o->lock);
+}
+
+/*
+ * The lock outlives unrealize with the device, as the host aperture's
+ * table does: an access on its way into BAR0 may still wait (for nothing).
+ */
+void vmgpu_offload_finalize(VmgpuState *s)
+{
+    VmgpuOffload *o = &s->offload;
+
+    if (o->ready) {
+        qemu_cond_destroy(&o->cond);
+        qemu_mutex_destroy(&o->lock);
+        o->ready = false;
+    }
 }

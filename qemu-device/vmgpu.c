@@ -297,6 +297,8 @@ static bool vmgpu_reg_read(VmgpuState *s, hwaddr addr, uint32_t *val)
 
 static void vmgpu_reset_state(VmgpuState *s)
 {
+    /* Nothing of the device's may land after a reset: finish the copy. */
+    vmgpu_offload_drop(s, NULL);
     s->int_status = 0;
     s->int_mask = 0;
     s->fence_rings = 0;
@@ -419,6 +421,9 @@ static uint64_t vmgpu_mmio_read(void *opaque, hwaddr addr, unsigned size)
     VmgpuState *s = opaque;
     uint32_t val = 0;
 
+    if (s->gone) {
+        return 0;
+    }
     if (addr >= VMGPU_HAP_TABLE_OFFSET) {
         return vmgpu_hap_table_read(s, addr - VMGPU_HAP_TABLE_OFFSET, size);
     }
@@ -436,35 +441,14 @@ static uint64_t vmgpu_mmio_read(void *opaque, hwaddr addr, unsigned size)
     return val;
 }
 
-/*
- * Whether a register write waits for the copy thread's run: one that
- * changes what the engine reaches or runs (RESET, rings, VMs, the GART,
- * the cache, compression) takes effect after it, as if the run had been
- * copied before. Doorbells, acknowledgements and the display go on at
- * once: they change neither.
- */
-static bool vmgpu_reg_write_waits(hwaddr addr)
-{
-    switch (addr) {
-    case VMGPU_REG_INT_STATUS:
-    case VMGPU_REG_FENCE_RINGS:
-    case VMGPU_REG_INT_MASK:
-    case VMGPU_REG_ERROR_ACK:
-    case VMGPU_REG_DISPLAY_EVENTS:
-    case VMGPU_REG_DISPLAY_EVENT_MASK:
-        return false;
-    }
-    if (addr >= VMGPU_REG_RING(0) && addr < VMGPU_REG_RING(VMGPU_MAX_RINGS)) {
-        return (addr - VMGPU_REG_RING(0)) % 0x40 != VMGPU_RING_TAIL;
-    }
-    return addr < VMGPU_REG_HEAD(0) || addr >= VMGPU_REG_HEAD(VMGPU_MAX_HEADS);
-}
-
 static void vmgpu_mmio_write(void *opaque, hwaddr addr, uint64_t val,
                              unsigned size)
 {
     VmgpuState *s = opaque;
 
+    if (s->gone) {
+        return;
+    }
     if (addr >= VMGPU_HAP_TABLE_OFFSET) {
         vmgpu_hap_table_write(s, addr - VMGPU_HAP_TABLE_OFFSET, val, size);
         return;
@@ -474,7 +458,7 @@ static void vmgpu_mmio_write(void *opaque, hwaddr addr, uint64_t val,
         vmgpu_bad_register(s, addr, val, "registers are 32-bit");
         return;
     }
-    if (vmgpu_reg_write_waits(addr)) {
+    if (vmgpu_offload_reg_write_waits(addr)) {
         vmgpu_offload_wait(s);
     }
     vmgpu_reg_write(s, addr, val);
@@ -684,6 +668,8 @@ static void vmgpu_exit(PCIDevice *pdev)
 {
     VmgpuState *s = VMGPU(pdev);
 
+    /* A vCPU may still be on its way into BAR0: nothing it does counts. */
+    s->gone = true;
     vmgpu_engine_exit(s);
     vmgpu_cache_exit(s);
     vmgpu_compress_exit(s);
@@ -695,6 +681,7 @@ static void vmgpu_exit(PCIDevice *pdev)
 static void vmgpu_instance_finalize(Object *obj)
 {
     vmgpu_hap_finalize(VMGPU(obj));
+    vmgpu_offload_finalize(VMGPU(obj));
 }
 
 static void vmgpu_config_write(PCIDevice *pdev, uint32_t addr, uint32_t val,

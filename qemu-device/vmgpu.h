@@ -71,7 +71,9 @@ typedef struct VmgpuOffload {
     QemuCond cond;              /* state changed, or stop */
     VmgpuOffloadState state;
     bool stop;
+    bool ready;                 /* lock and cond initialised */
     VmgpuRing *ring;            /* whose command queued the batch */
+    bool last;                  /* the batch ends that command */
     bool fill;                  /* FILL or DISCARD: pattern, no src */
     uint32_t pattern;
     unsigned count;
@@ -264,6 +266,9 @@ struct VmgpuState {
     /* DMA goes through an IOMMU (VMGPU_CAP_IOMMU_DMA), known at realize */
     bool iommu_dma;
 
+    /* Unrealized: an access that found BAR0 before its removal is ignored */
+    bool gone;
+
     /* Interrupts and errors */
     uint32_t int_status;
     uint32_t int_mask;
@@ -317,13 +322,15 @@ VmgpuCmdStatus vmgpu_copy_transfer(VmgpuState *s, VmgpuRing *ring,
 /* vmgpu-offload.c */
 void vmgpu_offload_init(VmgpuState *s);
 void vmgpu_offload_exit(VmgpuState *s);
-bool vmgpu_offload_full(const VmgpuState *s);
-bool vmgpu_offload_queued(const VmgpuState *s);
+void vmgpu_offload_finalize(VmgpuState *s);
+bool vmgpu_offload_reg_write_waits(hwaddr addr);
+uint64_t vmgpu_offload_room(const VmgpuState *s);
 void vmgpu_offload_add(VmgpuState *s, VmgpuRing *ring, const VmgpuRun *dst,
                        const VmgpuRun *src, uint64_t len);
-bool vmgpu_offload_flush(VmgpuState *s, uint32_t pattern, uint64_t *budget);
+bool vmgpu_offload_flush(VmgpuState *s, uint32_t pattern, bool last,
+                         uint64_t *budget);
 void vmgpu_offload_wait(VmgpuState *s);
-bool vmgpu_offload_settle(VmgpuState *s);
+bool vmgpu_offload_settle(VmgpuState *s, VmgpuRing **finished);
 void vmgpu_offload_drop(VmgpuState *s, VmgpuRing *ring);
 
 /* vmgpu-mem.c */

@@ -30,7 +30,7 @@ import vmgpu_user_ring_test  # noqa: E402
 
 def test_identification(qt, dev):
     assert dev.reg("VMGPU_REG_MAGIC") == HW["VMGPU_MAGIC"]
-    assert dev.reg("VMGPU_REG_VERSION") == (1 << 16 | 9), "not contract v1.9"
+    assert dev.reg("VMGPU_REG_VERSION") == (1 << 16 | 10), "not contract v1.10"
     assert dev.reg("VMGPU_REG_CAPS") & HW["VMGPU_CAP_PAGING_ENGINE"]
     assert dev.reg("VMGPU_REG_CAPS") & HW["VMGPU_CAP_COMPRESSION"]
     assert dev.reg("VMGPU_REG_VRAM_SIZE_LO") == VRAM_SIZE
@@ -277,6 +277,41 @@ def test_large_transfer_spans_slices(qt, dev):
         assert big.read(VRAM_BAR + middle, 0x40000) == struct.pack("<I", fill) * 0x10000
     finally:
         big.close()
+
+
+COPY_DEVICE_ARGS = "vmgpu,segments=64M:64K,bar-size=64M,copy-budget=1M"
+
+
+def test_copy_thread_writes_before_the_fence(qt, dev):
+    # Runs of 1 MiB go to the copy thread 8 MiB at a time (contract 1.10):
+    # HEAD passes the TRANSFER, and the FENCE after it writes, only once the
+    # thread has written its last batch. Each poll reads HEAD, the fence and
+    # the last word of every batch in one qtest batch.
+    own = QTest(qt.qemu, COPY_DEVICE_ARGS)
+    try:
+        cdev = Device(own)
+        fill = 0xC0B1E5
+        cdev.submit(cmd_fill(addr("VRAM", 0), BIG_HALF, fill))
+        cdev.wait_idle(max_steps=100000)
+        ends = [BIG_HALF + off - 4 for off in range(8 << 20, BIG_HALF + 1, 8 << 20)]
+        lines = [f"readl 0x{cdev.ring_mmio(0, 'VMGPU_RING_HEAD'):x}", f"readq 0x{FENCE:x}"]
+        lines += [f"readl 0x{VRAM_BAR + e:x}" for e in ends]
+        slot = cdev.tail
+        cdev.submit(cmd_transfer(addr("VRAM", 0), addr("VRAM", BIG_HALF), BIG_HALF),
+                    cmd_fence(addr("SYSTEM", FENCE), 0x55, irq=False))
+        for _ in range(100000):
+            head, fence, *words = [int(v, 16) for v in own.batch(lines)]
+            if head != slot or fence == 0x55:
+                break
+        else:
+            raise AssertionError("the TRANSFER never completed")
+        late = [hex(e) for e, w in zip(ends, words) if w != fill]
+        assert not late, f"HEAD {head} or the fence came before the copy reached {late}"
+        cdev.wait_idle(max_steps=100000)
+        assert u64(own.read(FENCE, 8)) == 0x55
+        assert own.read(VRAM_BAR + BIG_VRAM - 4096, 4096) == struct.pack("<I", fill) * 1024
+    finally:
+        own.close()
 
 
 def test_ring_stop_drops_partial_command(qt, dev):
@@ -580,6 +615,7 @@ TESTS = [
     test_error_vm_fault, test_error_bad_register, test_user_ring_privilege,
     *vmgpu_user_ring_test.TESTS,
     test_fault_part_way_keeps_done_pages, test_large_transfer_spans_slices,
+    test_copy_thread_writes_before_the_fence,
     test_ring_stop_drops_partial_command, test_nop_delay_holds_head,
     test_hap_entry_8byte_write_is_whole, test_hap_bar_8byte_access_is_whole,
     test_hap_direct_windows,
