@@ -161,35 +161,44 @@ TEST_F(submit, page_tables_follow_moves)
  * runs the device copies beside the CPU (contract 1.10: the driver's
  * invalidation read of MAGIC waits for them): once VM_BIND returns, no
  * byte of the allocation changes any more, and the job faults on its own
- * context. The snapshot is read last page first, against the FILL's way,
- * so that a copy still going on after the unmap meets pages it has not
+ * context. The unmaps come at fractions of a whole FILL's time, measured
+ * first. Right after VM_BIND, one word per 64 KiB is read across the
+ * buffer, then one per page: a copy still going on meets words it has not
  * yet written.
  */
 #define UNMAP_FILL_SIZE		(32 * MiB)
 #define UNMAP_FILL_PAGES	(UNMAP_FILL_SIZE / 4096)
+#define UNMAP_FILL_COARSE	(UNMAP_FILL_SIZE / (64 * 1024))
 #define UNMAP_FILL_PATTERN	0x5ca1ab1e
+#define UNMAP_FILL_ROUNDS	16
+
+static int64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000ll + ts.tv_nsec / 1000;
+}
 
 TEST_F(submit, unmap_stops_a_fill_in_progress)
 {
-	static const unsigned int delay_us[] = {
-		0, 200, 400, 700, 1000, 1500, 2000, 2500, 3000, 4000, 5000, 6000, 8000, 10000,
-		12000, 15000,
-	};
-	static uint32_t snapshot[UNMAP_FILL_PAGES];
+	static uint32_t page_snap[UNMAP_FILL_PAGES], coarse_snap[UNMAP_FILL_COARSE];
 	const struct drm_vmgpu_segment *seg;
 	unsigned int round, midway = 0;
+	int64_t whole_us = 0;
 
 	seg = visible_memory_segment(self->s, UNMAP_FILL_SIZE);
 	ASSERT_NE(NULL, seg);
-	for (round = 0; round < sizeof(delay_us) / sizeof(delay_us[0]); round++) {
+	for (round = 0; round <= UNMAP_FILL_ROUNDS; round++) {
 		uint64_t va = VA_BASE + round * VA_STRIDE, written = 0, changed = 0;
 		union vmgpu_cmd cmd = cmd_fill(va, UNMAP_FILL_SIZE, UNMAP_FILL_PATTERN);
 		const volatile uint32_t *words;
+		int64_t delay_us = 0, start;
 		vmgpu_context *ctx;
 		uint32_t syncobj;
 		vmgpu_bo *bo;
 		void *cpu;
-		long p;
+		long i;
 
 		ASSERT_EQ(0, vmgpu_context_create(self->dev, DRM_VMGPU_ENGINE_GPU_VA0, &ctx));
 		ASSERT_EQ(0, make_mapped(self->dev, seg->id, self->aperture, va,
@@ -197,22 +206,36 @@ TEST_F(submit, unmap_stops_a_fill_in_progress)
 		/* Cleared, and every page faulted in before the job. */
 		ASSERT_EQ(0, count_not(cpu, UNMAP_FILL_SIZE, 0));
 		words = cpu;
+		start = now_us();
 		ASSERT_EQ(0, submit_signal(ctx, self->fd, &cmd, 1, &syncobj, NULL));
-		if (delay_us[round])
-			usleep(delay_us[round]);
+		if (!round) {
+			/* Round 0 times a whole FILL for the others' delays. */
+			ASSERT_EQ(0, wait_syncobj(self->fd, syncobj));
+			whole_us = now_us() - start;
+			EXPECT_EQ(0, count_not(cpu, UNMAP_FILL_SIZE, UNMAP_FILL_PATTERN));
+			goto next;
+		}
+		delay_us = whole_us * (round - 1) / (UNMAP_FILL_ROUNDS - 4);
+		while (now_us() - start < delay_us)
+			;
 		ASSERT_EQ(0, vmgpu_vm_unmap(self->dev, va, UNMAP_FILL_SIZE));
-		for (p = UNMAP_FILL_PAGES - 1; p >= 0; p--)
-			snapshot[p] = words[p * 1024];
+		for (i = 0; i < UNMAP_FILL_COARSE; i++)
+			coarse_snap[i] = words[i * 16384];
+		for (i = UNMAP_FILL_PAGES - 1; i >= 0; i--)
+			page_snap[i] = words[i * 1024];
 		ASSERT_EQ(0, wait_syncobj(self->fd, syncobj));
-		for (p = 0; p < UNMAP_FILL_PAGES; p++) {
-			written += snapshot[p] == UNMAP_FILL_PATTERN;
-			changed += words[p * 1024] != snapshot[p];
+		for (i = 0; i < UNMAP_FILL_COARSE; i++)
+			changed += words[i * 16384] != coarse_snap[i];
+		for (i = 0; i < UNMAP_FILL_PAGES; i++) {
+			written += page_snap[i] == UNMAP_FILL_PATTERN;
+			changed += words[i * 1024] != page_snap[i];
 		}
 		EXPECT_EQ(0, changed)
-			TH_LOG("round %u: %llu pages written after the unmap returned (%llu before)",
-			       round, (unsigned long long)changed, (unsigned long long)written);
-		printf("# round %u: unmapped after %u us, %llu of %u pages written\n", round,
-		       delay_us[round], (unsigned long long)written, UNMAP_FILL_PAGES);
+			TH_LOG("round %u: %llu words written after the unmap returned",
+			       round, (unsigned long long)changed);
+		printf("# round %u: unmapped after %lld of %lld us, %llu of %u pages written\n",
+		       round, (long long)delay_us, (long long)whole_us,
+		       (unsigned long long)written, UNMAP_FILL_PAGES);
 		if (written && written < UNMAP_FILL_PAGES) {
 			midway++;
 			/* It faulted on the unmapped rest: its context is done. */
@@ -220,13 +243,15 @@ TEST_F(submit, unmap_stops_a_fill_in_progress)
 			EXPECT_EQ(-ECANCELED, vmgpu_context_submit(ctx, &cmd, 1, NULL, 0,
 								   NULL, 0, NULL));
 		}
+next:
 		drmSyncobjDestroy(self->fd, syncobj);
 		vmgpu_bo_unref(bo);
 		vmgpu_context_unref(ctx);
 	}
 	/* Else the test said nothing: every unmap came before or after the FILL. */
 	EXPECT_LT(0, midway);
-	printf("# %u of %u rounds unmapped in the middle of the FILL\n", midway, round);
+	printf("# %u of %u rounds unmapped in the middle of the FILL\n", midway,
+	       UNMAP_FILL_ROUNDS);
 }
 
 /*
