@@ -453,10 +453,9 @@ static void vmgpu_engine_bh(void *opaque)
 {
     VmgpuState *s = opaque;
     uint64_t budget = s->copy_budget;
+    VmgpuRing *finished;
     bool more = false;
     unsigned i;
-
-    VmgpuRing *finished;
 
     /* A batch in the copy thread: it schedules the engine when done. */
     if (!vmgpu_offload_settle(s, &finished)) {

@@ -10,20 +10,21 @@
  * schedules the engine again when done, and the engine, under the BQL,
  * unmaps them (dirty tracking) and only then lets the command complete.
  *
- * The device stays one engine: while a run is in flight no ring runs,
+ * The device stays one engine: while a batch is in flight no ring runs,
  * so commands keep their order and a command's writes are all done
  * before the ring's next command starts, as before. What the guest sees
  * differently is only that register accesses and the CPU's own memory
- * accesses go on during a run. Anything that changes what the engine
- * reads or writes waits for the runs first: register writes other than
- * doorbells, acknowledgements and the display (vmgpu.c), every PCI
- * configuration write (Bus Master Enable), reset and unplug. So no write
- * of the device lands after the guest has turned it off, and a run
- * translated through tables or VM slots that a register then changes
- * completes before the change, as if it had been copied before the
- * write. Tables live in memory, so the contract (1.10) names one read
- * that waits too: MAGIC, the driver's invalidation read, after which no
- * run translated through an old entry writes.
+ * accesses go on during a batch. Anything that changes what the engine
+ * reads or writes waits for the batch first: register writes other than
+ * doorbells, acknowledgements, the display and the host aperture's table
+ * (vmgpu_offload_reg_write_waits()), every PCI configuration write (Bus
+ * Master Enable), reset and unplug. So no write of the device lands after
+ * the guest has turned it off, and a run translated through tables or VM
+ * slots that a register then changes completes before the change, as if
+ * it had been copied before the write. Tables live in memory, so the
+ * contract (1.10) names one read that waits too: MAGIC, the driver's
+ * invalidation read, after which no run translated through an old entry
+ * writes.
  *
  * A command's cursor (ring->cmd_done) passes a run once it is queued: a
  * dropped command's batch is still copied before the drop completes, and
@@ -194,7 +195,7 @@ bool vmgpu_offload_flush(VmgpuState *s, uint32_t pattern, bool last,
                               o->bytes);
     qemu_mutex_lock(&o->lock);
     o->state = VMGPU_OFFLOAD_RUNNING;
-    qemu_cond_signal(&o->cond);
+    qemu_cond_broadcast(&o->cond);
     qemu_mutex_unlock(&o->lock);
     *budget = 0;
     return true;
@@ -277,7 +278,7 @@ void vmgpu_offload_exit(VmgpuState *s)
     vmgpu_offload_drop(s, NULL);
     qemu_mutex_lock(&o->lock);
     o->stop = true;
-    qemu_cond_signal(&o->cond);
+    qemu_cond_broadcast(&o->cond);
     qemu_mutex_unlock(&o->lock);
     qemu_thread_join(&o->thread);
 }
