@@ -8,13 +8,12 @@ Each test starts from a RESET of the shared device (an empty compressed
 set) or starts its own QEMU: noncoherent=on for the cache, an intel-iommu
 for CAP_IOMMU_DMA, a small compress-pages for the capacity.
 """
-import contextlib
 import struct
 
 from vmgpu_qtest import (
     DEVICE_ARGS, HW, MMIO, VRAM_BAR, Device, QTest, ack_errors, addr,
     build_page_table, cmd_fill, cmd_range, cmd_transfer, enable_vm, expect_halt, map_gart,
-    pattern_bytes, run_qemu, system_reset)
+    own_qemu, pattern_bytes, run_qemu, system_reset)
 from vmgpu_cache_test import (
     NONCOHERENT, WB, device_reads, flush_range, halt_and_resume, nc_device, run, set_mode,
     words)
@@ -78,14 +77,9 @@ def map_vm(dev, vm, root, va, pages):
     enable_vm(dev, vm, root)
 
 
-@contextlib.contextmanager
 def own_device(qt, extra="", pre_args=()):
     """A second QEMU with the device, given extra properties."""
-    oqt = QTest(qt.qemu, DEVICE_ARGS + extra, pre_args)
-    try:
-        yield oqt, Device(oqt)
-    finally:
-        oqt.close()
+    return own_qemu(qt, DEVICE_ARGS + extra, pre_args)
 
 
 def iommu_device(qt, extra=""):

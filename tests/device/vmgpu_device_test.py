@@ -18,7 +18,7 @@ from vmgpu_qtest import (  # noqa: E402
     DATA, DEVICE_ARGS, ECAM, FENCE, GART_TABLE, HAP_BAR, HW, MMIO, RING, RING_SHIFT,
     VRAM_BAR, VRAM_SIZE, Device, QTest, ack_errors, addr, build_page_table, cmd_fence,
     cmd_fill, cmd_nop, cmd_range, cmd_transfer, enable_vm, expect_halt, map_gart,
-    pattern_bytes, run_qemu, swizzle_offset, system_reset, u64)
+    own_qemu, pattern_bytes, run_qemu, swizzle_offset, system_reset, u64)
 import vmgpu_cache_test  # noqa: E402
 import vmgpu_compress_test  # noqa: E402
 import vmgpu_display_test  # noqa: E402
@@ -249,9 +249,7 @@ def wait_partial(dev, first, last, polls=20000):
 
 
 def test_large_transfer_spans_slices(qt, dev):
-    big = QTest(qt.qemu, BIG_DEVICE_ARGS)
-    try:
-        bdev = Device(big)
+    with own_qemu(qt, BIG_DEVICE_ARGS) as (big, bdev):
         fill = 0x5A5A1234
         bdev.submit(cmd_fill(addr("VRAM", 0), BIG_HALF, fill))
         bdev.wait_idle(max_steps=100000)
@@ -275,8 +273,6 @@ def test_large_transfer_spans_slices(qt, dev):
         assert big.read(VRAM_BAR + BIG_VRAM - 4096, 4096) == last
         middle = BIG_HALF + BIG_HALF // 2 - 0x20000
         assert big.read(VRAM_BAR + middle, 0x40000) == struct.pack("<I", fill) * 0x10000
-    finally:
-        big.close()
 
 
 COPY_DEVICE_ARGS = "vmgpu,segments=64M:64K,bar-size=64M,copy-budget=1M"
@@ -287,9 +283,7 @@ def test_copy_thread_writes_before_the_fence(qt, dev):
     # HEAD passes the TRANSFER, and the FENCE after it writes, only once the
     # thread has written its last batch. Each poll reads HEAD, the fence and
     # the last word of every batch in one qtest batch.
-    own = QTest(qt.qemu, COPY_DEVICE_ARGS)
-    try:
-        cdev = Device(own)
+    with own_qemu(qt, COPY_DEVICE_ARGS) as (own, cdev):
         fill = 0xC0B1E5
         cdev.submit(cmd_fill(addr("VRAM", 0), BIG_HALF, fill))
         cdev.wait_idle(max_steps=100000)
@@ -310,16 +304,12 @@ def test_copy_thread_writes_before_the_fence(qt, dev):
         cdev.wait_idle(max_steps=100000)
         assert u64(own.read(FENCE, 8)) == 0x55
         assert own.read(VRAM_BAR + BIG_VRAM - 4096, 4096) == struct.pack("<I", fill) * 1024
-    finally:
-        own.close()
 
 
 def test_ring_stop_drops_partial_command(qt, dev):
     # Disabling the ring or resetting the device in the middle of a command
     # drops it: it does not go on, and the next command runs on its own.
-    big = QTest(qt.qemu, BIG_DEVICE_ARGS)
-    try:
-        bdev = Device(big)
+    with own_qemu(qt, BIG_DEVICE_ARGS) as (big, bdev):
         for n, stop in enumerate(("disable", "reset")):
             pattern = 0x0D15AB1E + n
             bdev.submit(cmd_fill(addr("VRAM", 0), BIG_VRAM, pattern))
@@ -339,8 +329,6 @@ def test_ring_stop_drops_partial_command(qt, dev):
             bdev.wait_idle()
             assert u64(big.read(FENCE, 8)) == 0x80 + n, f"{stop}: next command did not run"
             assert big.readl(VRAM_BAR + BIG_VRAM - 4) != pattern, f"{stop}: fill came back"
-    finally:
-        big.close()
 
 
 def test_nop_delay_holds_head(qt, dev):

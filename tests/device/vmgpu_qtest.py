@@ -4,6 +4,7 @@ protocol, the device with its BARs and paging ring, command builders and
 the helpers the tests share.
 """
 import base64
+import contextlib
 import json
 import os
 import shutil
@@ -207,6 +208,16 @@ class Device:
                 return status
             self.qt.step(100000)
         raise RuntimeError("ring never went idle")
+
+
+@contextlib.contextmanager
+def own_qemu(qt, device_args, pre_args=()):
+    """Another QEMU with the device as device_args say: (QTest, Device)."""
+    oqt = QTest(qt.qemu, device_args, pre_args)
+    try:
+        yield oqt, Device(oqt)
+    finally:
+        oqt.close()
 
 
 def addr(space, a, vm=0):

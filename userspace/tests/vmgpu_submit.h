@@ -75,12 +75,17 @@ static inline union vmgpu_cmd cmd_fence(uint64_t va, uint64_t value)
 	return c;
 }
 
-static inline int64_t now_ms(void)
+static inline int64_t now_us(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000ll + ts.tv_nsec / 1000000;
+	return ts.tv_sec * 1000000ll + ts.tv_nsec / 1000;
+}
+
+static inline int64_t now_ms(void)
+{
+	return now_us() / 1000;
 }
 
 /* Submit cmds and signal a fresh binary syncobj, returned in *syncobj. */

@@ -172,14 +172,6 @@ TEST_F(submit, page_tables_follow_moves)
 #define UNMAP_FILL_PATTERN	0x5ca1ab1e
 #define UNMAP_FILL_ROUNDS	16
 
-static int64_t now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000ll + ts.tv_nsec / 1000;
-}
-
 TEST_F(submit, unmap_stops_a_fill_in_progress)
 {
 	static uint32_t page_snap[UNMAP_FILL_PAGES], coarse_snap[UNMAP_FILL_COARSE];
