@@ -30,12 +30,22 @@ def main(path):
         return 1
     print("vmgpu-hang: the guest ran out of time; its tasks (SysRq-T) follow")
     sys.stdout.flush()
-    qmp.call("human-monitor-command", **{"command-line": "sendkey alt-sysrq-t"})
+    try:
+        qmp.call("human-monitor-command", **{"command-line": "sendkey alt-sysrq-t"})
+    except (OSError, EOFError) as e:
+        print(f"vmgpu-hang: no answer to sendkey: {e}")
+        return 1
     # The guest prints on the serial console at its own pace.
     time.sleep(10)
     print("vmgpu-hang: QEMU's state follows")
     for command in HMP_COMMANDS:
-        reply = qmp.call("human-monitor-command", **{"command-line": command})
+        try:
+            reply = qmp.call("human-monitor-command", **{"command-line": command})
+        except (OSError, EOFError) as e:
+            # QMP is served by the main loop: no answer means it is stuck,
+            # and its thread's stack (run-guest.sh's gdb dump) says where.
+            print(f"vmgpu-hang: no answer to {command}: {e}")
+            return 1
         text = reply.get("return", reply.get("error"))
         print(f"vmgpu-hang: ({command})")
         for line in str(text).splitlines():

@@ -126,6 +126,14 @@ shell)
 		wait "$nap"
 		kill -0 "$pid" 2>/dev/null || exit 0
 		python3 "$VMGPU_ROOT/scripts/qmp-dump.py" "$qmp" >>"$logfile" 2>&1
+		# QEMU's own threads: a main loop or vCPU thread stuck on a lock
+		# (then QMP does not answer either) shows here.
+		if command -v gdb >/dev/null; then
+			timeout 120 gdb -p "$pid" -batch -nx -ex "thread apply all bt" </dev/null 2>&1 |
+				sed 's/^/vmgpu-hang: /' >>"$logfile"
+		else
+			echo "vmgpu-hang: no gdb, so no stacks of QEMU's threads" >>"$logfile"
+		fi
 		kill "$pid"
 	) &
 	watchdog=$!

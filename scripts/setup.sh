@@ -11,7 +11,7 @@ PACKAGES=(
 	build-essential bc bison flex kmod cpio xz-utils zstd dpkg-dev patch pkg-config
 	ninja-build libglib2.0-dev libpixman-1-dev libfdt-dev python3-venv libpng-dev
 	seabios qemu-system-data busybox-static libdrm-dev sparse libelf-dev rsync
-	libdrm-tests
+	libdrm-tests gdb
 )
 
 as_root() {
