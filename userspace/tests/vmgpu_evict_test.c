@@ -7,12 +7,15 @@
  * the moves allocate nothing and wait for every user of the allocation.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -663,6 +666,84 @@ TEST_F(evict, a_busy_ring_makes_operations_wait_for_jobs)
 		vmgpu_bo_unref(bos[i]);
 	}
 	free(cpu);
+	free(bos);
+}
+
+static int reserve_ready(unsigned int *ready)
+{
+	unsigned long long waits;
+	unsigned int jobs;
+	char buf[256];
+	int ret = vmgpu_test_debugfs_read("job_reserve", buf, sizeof(buf));
+
+	if (ret)
+		return ret;
+	return sscanf(buf, "jobs %u ready %u waits %llu", &jobs, ready, &waits) == 3 ?
+	       0 : -EINVAL;
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+/*
+ * A move that finds the reserve drained behind a busy ring waits for a
+ * job before it queues anything, and a signal ends that wait: a new
+ * allocation's create fails with EINTR at once, instead of sleeping until
+ * the ring is through the work ahead of it (4 s here).
+ */
+TEST_F(evict, a_drained_reserve_wait_is_interruptible)
+{
+	const struct vmgpu_bo_create_info info = {
+		.size = 64 * 1024, .segments = 1u << 1, .preferred_segment = 1,
+	};
+	struct drm_vmgpu_gem_create c = {
+		.size = info.size, .segments = info.segments, .preferred_segment = 1,
+	};
+	struct itimerval alarm_at = { .it_value = { .tv_usec = 200 * 1000 } };
+	/* No SA_RESTART: the interrupted ioctl returns EINTR. */
+	struct sigaction sa = { .sa_handler = on_alarm }, old;
+	struct drm_vmgpu_gem_info gi;
+	unsigned int ready, n = 0, max = 256;
+	int64_t start, took;
+	vmgpu_bo **bos;
+	int ret, err;
+
+	bos = calloc(max, sizeof(*bos));
+	ASSERT_NE(NULL, bos);
+	ASSERT_EQ(0, vmgpu_test_debugfs_write("inject_paging_delay", "4000"));
+	/* Each clear keeps its job until the ring gets to it. */
+	ASSERT_EQ(0, reserve_ready(&ready)) TH_LOG("no debugfs job_reserve");
+	while (ready && n < max) {
+		ASSERT_EQ(0, vmgpu_bo_create(self->dev, &info, &bos[n]));
+		n++;
+		ASSERT_EQ(0, reserve_ready(&ready));
+	}
+	ASSERT_EQ(0, ready) TH_LOG("%u clears behind a busy ring left jobs ready", n);
+
+	ASSERT_EQ(0, sigaction(SIGALRM, &sa, &old));
+	start = now_ms();
+	ASSERT_EQ(0, setitimer(ITIMER_REAL, &alarm_at, NULL));
+	ret = ioctl(vmgpu_device_fd(self->dev), DRM_IOCTL_VMGPU_GEM_CREATE, &c);
+	err = errno;
+	took = now_ms() - start;
+	sigaction(SIGALRM, &old, NULL);
+	EXPECT_EQ(-1, ret) TH_LOG("the create slept through the signal: done after %lld ms",
+				  (long long)took);
+	EXPECT_EQ(EINTR, err);
+	EXPECT_GT(2000, took);
+	if (!ret) {
+		struct drm_gem_close close_args = { .handle = c.handle };
+
+		ioctl(vmgpu_device_fd(self->dev), DRM_IOCTL_GEM_CLOSE, &close_args);
+	}
+
+	/* The ring is through the delay once the last clear is done. */
+	EXPECT_EQ(0, vmgpu_bo_info_flags(bos[n - 1], DRM_VMGPU_GEM_INFO_WAIT, &gi));
+	EXPECT_EQ(1, gi.segment_id);
+	while (n)
+		vmgpu_bo_unref(bos[--n]);
 	free(bos);
 }
 

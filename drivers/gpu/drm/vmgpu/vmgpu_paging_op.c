@@ -14,6 +14,7 @@
 #include <drm/drm_file.h>
 #include <drm/drm_managed.h>
 #include <drm/drm_print.h>
+#include <drm/ttm/ttm_bo.h>
 
 #include "vmgpu_cache.h"
 #include "vmgpu_device.h"
@@ -65,7 +66,11 @@
  * waits for one. Jobs come back as the ring runs what was queued before,
  * which waits for nothing the operation holds, so an operation of any
  * size goes through; but its progress then depends on the work item's
- * allocations, which the wait tells lockdep (might_alloc()). Gates are
+ * allocations, which the wait tells lockdep (might_alloc()). That wait is
+ * uninterruptible, since jobs already queued cannot be taken back; a move
+ * waits for a ready job before it queues anything, as its TTM context
+ * allows (vmgpu_job_reserve_wait()): a signal ends that wait, and a
+ * context that must not wait for the GPU gets -EBUSY. Gates are
  * taken before the push lock: an operation that waits for more than
  * %VMGPU_RESERVE_GATES other users of its allocation waits on the CPU for
  * the oldest to finish, holding the allocation's reservation only.
@@ -327,6 +332,51 @@ static struct vmgpu_job *vmgpu_job_reserve_pop(struct vmgpu_job_reserve *res,
 	}
 	spin_unlock(&res->lock);
 	return job;
+}
+
+static bool vmgpu_job_pool_has_ready(struct vmgpu_job_reserve *res,
+				     struct vmgpu_job_pool *pool)
+{
+	bool ready;
+
+	spin_lock(&res->lock);
+	ready = pool->num_ready;
+	spin_unlock(&res->lock);
+	return ready;
+}
+
+/**
+ * vmgpu_job_reserve_wait() - wait for a ready job as a move's context allows
+ * @vdev: the device
+ * @ctx: the TTM context of the move about to queue a paging operation
+ *
+ * An operation that finds the reserve drained waits, uninterruptibly, for
+ * jobs to come back from the paging ring, which may be busy for as long as
+ * the jobs queued ahead take. A move calls this first, where nothing is
+ * queued yet: with @ctx->no_wait_gpu it does not wait, and with
+ * @ctx->interruptible a signal ends the wait. A job taken by another
+ * operation between this and the move's own is still waited for, without
+ * interruption, as before.
+ *
+ * Return: 0 once a job is ready (or @ctx lets the operation wait for one),
+ * -EBUSY if none is and @ctx->no_wait_gpu is set, -ERESTARTSYS if a signal
+ * came first.
+ */
+int vmgpu_job_reserve_wait(struct vmgpu_device *vdev, struct ttm_operation_ctx *ctx)
+{
+	struct vmgpu_job_reserve *res = &vdev->job_reserve;
+	struct vmgpu_job_pool *pool = &res->ops;
+
+	if (vmgpu_job_pool_has_ready(res, pool))
+		return 0;
+	if (ctx->no_wait_gpu)
+		return -EBUSY;
+	if (!ctx->interruptible)
+		return 0;
+	spin_lock(&res->lock);
+	pool->waits++;
+	spin_unlock(&res->lock);
+	return wait_event_interruptible(res->ready_wq, vmgpu_job_pool_has_ready(res, pool));
 }
 
 /* A ready job of @pool; waits for one to come back if none is. */

@@ -12,6 +12,7 @@
 struct dma_fence;
 struct dma_resv;
 struct drm_printer;
+struct ttm_operation_ctx;
 struct vmgpu_device;
 struct vmgpu_job;
 struct vmgpu_res_cursor;
@@ -50,6 +51,7 @@ struct vmgpu_paging_op {
 
 int vmgpu_job_reserve_init(struct vmgpu_device *vdev);
 void vmgpu_job_reserve_put(struct vmgpu_job *job);
+int vmgpu_job_reserve_wait(struct vmgpu_device *vdev, struct ttm_operation_ctx *ctx);
 void vmgpu_job_reserve_print(struct vmgpu_device *vdev, struct drm_printer *p);
 
 void vmgpu_paging_op_begin(struct vmgpu_paging_op *op, struct vmgpu_device *vdev,

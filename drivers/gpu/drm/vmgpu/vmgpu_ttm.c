@@ -21,6 +21,7 @@
 #include "vmgpu_hap.h"
 #include "vmgpu_migrate.h"
 #include "vmgpu_notify.h"
+#include "vmgpu_paging_op.h"
 #include "vmgpu_prime.h"
 #include "vmgpu_res_cursor.h"
 #include "vmgpu_stats.h"
@@ -156,6 +157,7 @@ static int vmgpu_ttm_stats_region(struct vmgpu_device *vdev, struct ttm_resource
  * work was queued, wait for it: the caller frees @new_mem.
  */
 static int vmgpu_ttm_move_by_device(struct ttm_buffer_object *tbo, bool evict,
+				    struct ttm_operation_ctx *ctx,
 				    struct ttm_resource *new_mem, bool clear, bool notify)
 {
 	struct vmgpu_device *vdev = vmgpu_tbo_device(tbo);
@@ -164,6 +166,9 @@ static int vmgpu_ttm_move_by_device(struct ttm_buffer_object *tbo, bool evict,
 	struct dma_fence *fence;
 	int ret;
 
+	ret = vmgpu_job_reserve_wait(vdev, ctx);
+	if (ret)
+		return ret;
 	if (new_mem->mem_type == TTM_PL_TT)
 		vmgpu_gart_bind(vdev, new_mem, tbo->ttm);
 	if (vbo && !clear)
@@ -288,7 +293,7 @@ static int vmgpu_ttm_move_backing(struct ttm_buffer_object *tbo, bool evict,
 		 * write is not there: nothing to move, but earlier contents
 		 * to wipe.
 		 */
-		ret = vmgpu_ttm_move_by_device(tbo, evict, new_mem, true, false);
+		ret = vmgpu_ttm_move_by_device(tbo, evict, ctx, new_mem, true, false);
 		if (!ret) {
 			/* The new backing is clear, the old one goes. */
 			vbo->cleared = true;
@@ -316,7 +321,7 @@ static int vmgpu_ttm_move_backing(struct ttm_buffer_object *tbo, bool evict,
 		 * Out of the system segment into a memory segment: the copy
 		 * notifies first (DOC: allocation notifications).
 		 */
-		ret = vmgpu_ttm_move_by_device(tbo, evict, new_mem, false,
+		ret = vmgpu_ttm_move_by_device(tbo, evict, ctx, new_mem, false,
 					       old_type == TTM_PL_TT &&
 					       vmgpu_notify_eviction_needed(tbo));
 	}
