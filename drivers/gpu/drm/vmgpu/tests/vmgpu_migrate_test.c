@@ -379,6 +379,24 @@ static void migrate_injected_fault(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, le16_to_cpu(sink.jobs[0]->cmds[0].hdr.opcode), 0);
 }
 
+/* A move asks the reserve for a ready job as its TTM context allows. */
+static void migrate_reserve_wait_follows_the_context(struct kunit *test)
+{
+	struct vmgpu_device *vdev = vmgpu_kunit_device(test, SZ_16M);
+	struct ttm_operation_ctx no_wait = { .interruptible = true, .no_wait_gpu = true };
+	struct ttm_operation_ctx uninterruptible = {};
+
+	migrate_reserve(test, vdev, 0, 0);
+	KUNIT_EXPECT_EQ(test, vmgpu_job_reserve_wait(vdev, &no_wait), -EBUSY);
+	/* Left to the operation, which waits for a job uninterruptibly. */
+	KUNIT_EXPECT_EQ(test, vmgpu_job_reserve_wait(vdev, &uninterruptible), 0);
+	KUNIT_EXPECT_EQ(test, vdev->job_reserve.ops.waits, 0);
+
+	migrate_reserve(test, vdev, 1, 1);
+	KUNIT_EXPECT_EQ(test, vmgpu_job_reserve_wait(vdev, &no_wait), 0);
+	KUNIT_EXPECT_EQ(test, vdev->job_reserve.ops.num_ready, 1);
+}
+
 static struct kunit_case vmgpu_migrate_cases[] = {
 	KUNIT_CASE(migrate_copy_maps_every_page),
 	KUNIT_CASE(migrate_copy_through_aperture),
@@ -386,6 +404,7 @@ static struct kunit_case vmgpu_migrate_cases[] = {
 	KUNIT_CASE(migrate_map_splits_by_table),
 	KUNIT_CASE(migrate_op_splits_in_order),
 	KUNIT_CASE(migrate_injected_fault),
+	KUNIT_CASE(migrate_reserve_wait_follows_the_context),
 	{}
 };
 
