@@ -445,11 +445,12 @@ static bool vmgpu_ring_run(VmgpuState *s, VmgpuRing *ring, uint64_t *budget)
 }
 
 /*
- * One slice. The rings take turns: the slice starts at the ring after the
- * one that spent the last slice's budget, so one ring's huge copy cannot
- * starve the others.
+ * One slice: the engine's bottom half, and a doorbell's first slice. The
+ * rings take turns: the slice starts at the ring after the one that spent
+ * the last slice's budget, so one ring's huge copy cannot starve the
+ * others.
  */
-static void vmgpu_engine_bh(void *opaque)
+static void vmgpu_engine_slice(void *opaque)
 {
     VmgpuState *s = opaque;
     uint64_t budget = s->copy_budget;
@@ -577,7 +578,12 @@ const char *vmgpu_ring_reg_write(VmgpuState *s, unsigned index, hwaddr reg,
         ring->tail = val;
         trace_vmgpu_doorbell(index, ring->head, val);
         vmgpu_wait_kick(s);
-        qemu_bh_schedule(s->engine_bh);
+        /*
+         * A slice at once, in the writer's thread, as e1000 sends on a
+         * TDT write: a job's completion no longer waits for the main loop
+         * to wake. What the slice leaves goes on in the bottom half.
+         */
+        vmgpu_engine_slice(s);
         return NULL;
     case VMGPU_RING_CTRL:
         if (val & ~(VMGPU_RING_CTRL_ENABLE | VMGPU_RING_CTRL_RESUME)) {
@@ -615,7 +621,7 @@ void vmgpu_engine_init(VmgpuState *s)
 {
     unsigned i;
 
-    s->engine_bh = qemu_bh_new_guarded(vmgpu_engine_bh, s,
+    s->engine_bh = qemu_bh_new_guarded(vmgpu_engine_slice, s,
                                        &DEVICE(s)->mem_reentrancy_guard);
     vmgpu_offload_init(s);
     for (i = 0; i < VMGPU_MAX_RINGS; i++) {
