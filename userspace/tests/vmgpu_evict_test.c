@@ -615,15 +615,34 @@ TEST_F(evict, eviction_waits_for_every_user)
 }
 
 /* Operation jobs of the reserve and the waits for one (debugfs job_reserve). */
-static int reserve_state(unsigned int *jobs, unsigned long long *waits)
+/*
+ * The operation jobs, those ready, and the waits for one: inside paging
+ * operations, and by moves before theirs.
+ */
+static int reserve_read(unsigned int *jobs, unsigned int *ready, unsigned long long *waits,
+			unsigned long long *move_waits)
 {
-	unsigned int ready;
 	char buf[256];
+	const char *moves;
 	int ret = vmgpu_test_debugfs_read("job_reserve", buf, sizeof(buf));
 
 	if (ret)
 		return ret;
-	return sscanf(buf, "jobs %u ready %u waits %llu", jobs, &ready, waits) == 3 ? 0 : -EINVAL;
+	moves = strstr(buf, "move_waits ");
+	if (!moves || sscanf(moves, "move_waits %llu", move_waits) != 1)
+		return -EINVAL;
+	return sscanf(buf, "jobs %u ready %u waits %llu", jobs, ready, waits) == 3 ? 0 : -EINVAL;
+}
+
+/* The jobs, and every wait for a ready one. */
+static int reserve_state(unsigned int *jobs, unsigned long long *waits)
+{
+	unsigned long long inside, moves;
+	unsigned int ready;
+	int ret = reserve_read(jobs, &ready, &inside, &moves);
+
+	*waits = inside + moves;
+	return ret;
 }
 
 /*
@@ -669,19 +688,6 @@ TEST_F(evict, a_busy_ring_makes_operations_wait_for_jobs)
 	free(bos);
 }
 
-static int reserve_ready(unsigned int *ready)
-{
-	unsigned long long waits;
-	unsigned int jobs;
-	char buf[256];
-	int ret = vmgpu_test_debugfs_read("job_reserve", buf, sizeof(buf));
-
-	if (ret)
-		return ret;
-	return sscanf(buf, "jobs %u ready %u waits %llu", &jobs, ready, &waits) == 3 ?
-	       0 : -EINVAL;
-}
-
 static void on_alarm(int sig)
 {
 	(void)sig;
@@ -691,7 +697,7 @@ static void on_alarm(int sig)
  * A move that finds the reserve drained behind a busy ring waits for a
  * job before it queues anything, and a signal ends that wait: a new
  * allocation's create fails with EINTR at once, instead of sleeping until
- * the ring is through the work ahead of it (4 s here).
+ * the ring is through the work ahead of it (8 s here).
  */
 TEST_F(evict, a_drained_reserve_wait_is_interruptible)
 {
@@ -701,47 +707,118 @@ TEST_F(evict, a_drained_reserve_wait_is_interruptible)
 	struct drm_vmgpu_gem_create c = {
 		.size = info.size, .segments = info.segments, .preferred_segment = 1,
 	};
-	struct itimerval alarm_at = { .it_value = { .tv_usec = 200 * 1000 } };
+	/* Again every 100 ms, in case one comes before the ioctl waits. */
+	struct itimerval alarms = {
+		.it_value = { .tv_usec = 200 * 1000 },
+		.it_interval = { .tv_usec = 100 * 1000 },
+	}, off = {};
 	/* No SA_RESTART: the interrupted ioctl returns EINTR. */
 	struct sigaction sa = { .sa_handler = on_alarm }, old;
+	unsigned long long waits, moves_before, moves_after;
+	unsigned int jobs, ready, n = 0, max = 256;
 	struct drm_vmgpu_gem_info gi;
-	unsigned int ready, n = 0, max = 256;
 	int64_t start, took;
-	vmgpu_bo **bos;
+	vmgpu_bo **bos, *last;
 	int ret, err;
 
 	bos = calloc(max, sizeof(*bos));
 	ASSERT_NE(NULL, bos);
-	ASSERT_EQ(0, vmgpu_test_debugfs_write("inject_paging_delay", "4000"));
+	ASSERT_EQ(0, vmgpu_test_debugfs_write("inject_paging_delay", "8000"));
+	start = now_ms();
 	/* Each clear keeps its job until the ring gets to it. */
-	ASSERT_EQ(0, reserve_ready(&ready)) TH_LOG("no debugfs job_reserve");
+	ASSERT_EQ(0, reserve_read(&jobs, &ready, &waits, &moves_before))
+		TH_LOG("no debugfs job_reserve");
 	while (ready && n < max) {
 		ASSERT_EQ(0, vmgpu_bo_create(self->dev, &info, &bos[n]));
 		n++;
-		ASSERT_EQ(0, reserve_ready(&ready));
+		ASSERT_EQ(0, reserve_read(&jobs, &ready, &waits, &moves_before));
 	}
 	ASSERT_EQ(0, ready) TH_LOG("%u clears behind a busy ring left jobs ready", n);
+	ASSERT_GT(4000, now_ms() - start) TH_LOG("draining took half of the ring's delay");
 
 	ASSERT_EQ(0, sigaction(SIGALRM, &sa, &old));
 	start = now_ms();
-	ASSERT_EQ(0, setitimer(ITIMER_REAL, &alarm_at, NULL));
+	ASSERT_EQ(0, setitimer(ITIMER_REAL, &alarms, NULL));
 	ret = ioctl(vmgpu_device_fd(self->dev), DRM_IOCTL_VMGPU_GEM_CREATE, &c);
 	err = errno;
 	took = now_ms() - start;
+	setitimer(ITIMER_REAL, &off, NULL);
 	sigaction(SIGALRM, &old, NULL);
-	EXPECT_EQ(-1, ret) TH_LOG("the create slept through the signal: done after %lld ms",
+	EXPECT_EQ(-1, ret) TH_LOG("the create slept through the signals: done after %lld ms",
 				  (long long)took);
 	EXPECT_EQ(EINTR, err);
-	EXPECT_GT(2000, took);
+	EXPECT_GT(3000, took);
+	EXPECT_EQ(0, reserve_read(&jobs, &ready, &waits, &moves_after));
+	EXPECT_LT(moves_before, moves_after) TH_LOG("the create never waited for a job");
 	if (!ret) {
 		struct drm_gem_close close_args = { .handle = c.handle };
 
 		ioctl(vmgpu_device_fd(self->dev), DRM_IOCTL_GEM_CLOSE, &close_args);
 	}
 
-	/* The ring is through the delay once the last clear is done. */
-	EXPECT_EQ(0, vmgpu_bo_info_flags(bos[n - 1], DRM_VMGPU_GEM_INFO_WAIT, &gi));
+	/* Uninterrupted, the same create waits for the ring and succeeds. */
+	ASSERT_EQ(0, vmgpu_bo_create(self->dev, &info, &last));
+	EXPECT_EQ(0, vmgpu_bo_info_flags(last, DRM_VMGPU_GEM_INFO_WAIT, &gi));
 	EXPECT_EQ(1, gi.segment_id);
+	vmgpu_bo_unref(last);
+	while (n)
+		vmgpu_bo_unref(bos[--n]);
+	free(bos);
+}
+
+/*
+ * The second hop of a move through a temporary placement is not
+ * interrupted: TTM would leave the allocation half-way, in the aperture
+ * segment's temporary placement, where it would stay. Made resident from
+ * system memory behind a drained reserve, with signals coming, it ends up
+ * in segment 1 (or, interrupted before it began, still in system memory).
+ */
+TEST_F(evict, interrupted_move_is_not_left_half_way)
+{
+	const struct vmgpu_bo_create_info info = {
+		.size = 64 * 1024, .segments = 1u << 1 | 1u << self->aperture,
+		.preferred_segment = 1,
+	};
+	struct itimerval alarms = {
+		.it_value = { .tv_usec = 200 * 1000 },
+		.it_interval = { .tv_usec = 100 * 1000 },
+	}, off = {};
+	struct sigaction sa = { .sa_handler = on_alarm }, old;
+	struct drm_vmgpu_gem_make_resident mr = {};
+	unsigned long long waits, moves;
+	unsigned int jobs, ready, n = 0, max = 256;
+	struct drm_vmgpu_gem_info gi;
+	vmgpu_bo **bos, *bo;
+	int ret, err;
+
+	bos = calloc(max, sizeof(*bos));
+	ASSERT_NE(NULL, bos);
+	ASSERT_EQ(0, vmgpu_bo_create(self->dev, &info, &bo));
+	ASSERT_EQ(0, vmgpu_bo_evict_flags(bo, DRM_VMGPU_EVICT_NONRESIDENT));
+	ASSERT_EQ(0, vmgpu_bo_info_flags(bo, DRM_VMGPU_GEM_INFO_WAIT, &gi));
+	ASSERT_EQ(0, gi.segment_id) TH_LOG("not made non-resident");
+
+	ASSERT_EQ(0, vmgpu_test_debugfs_write("inject_paging_delay", "3000"));
+	ASSERT_EQ(0, reserve_read(&jobs, &ready, &waits, &moves)) TH_LOG("no debugfs job_reserve");
+	while (ready && n < max) {
+		ASSERT_EQ(0, vmgpu_bo_create(self->dev, &info, &bos[n]));
+		n++;
+		ASSERT_EQ(0, reserve_read(&jobs, &ready, &waits, &moves));
+	}
+	ASSERT_EQ(0, ready) TH_LOG("%u clears behind a busy ring left jobs ready", n);
+
+	ASSERT_EQ(0, sigaction(SIGALRM, &sa, &old));
+	ASSERT_EQ(0, setitimer(ITIMER_REAL, &alarms, NULL));
+	mr.handle = vmgpu_bo_handle(bo);
+	ret = ioctl(vmgpu_device_fd(self->dev), DRM_IOCTL_VMGPU_GEM_MAKE_RESIDENT, &mr);
+	err = errno;
+	setitimer(ITIMER_REAL, &off, NULL);
+	sigaction(SIGALRM, &old, NULL);
+	ASSERT_EQ(0, vmgpu_bo_info_flags(bo, DRM_VMGPU_GEM_INFO_WAIT, &gi));
+	/* Interrupted before it began, it would still be in system memory. */
+	EXPECT_EQ(ret ? 0 : 1, gi.segment_id) TH_LOG("make-resident returned %d (errno %d)",
+						     ret, ret ? err : 0);
+	vmgpu_bo_unref(bo);
 	while (n)
 		vmgpu_bo_unref(bos[--n]);
 	free(bos);

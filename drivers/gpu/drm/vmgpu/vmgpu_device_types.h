@@ -219,7 +219,7 @@ struct vmgpu_job_pool {
  * the paging operations that take them (DOC: paging job reserve)
  */
 struct vmgpu_job_reserve {
-	/** @lock: protects the pools, @refills and @gone. */
+	/** @lock: protects the pools, @refills, @move_waits and @gone. */
 	spinlock_t lock;
 	/** @ops: jobs with command room and staging memory. */
 	struct vmgpu_job_pool ops;
@@ -233,6 +233,12 @@ struct vmgpu_job_reserve {
 	wait_queue_head_t ready_wq;
 	/** @refills: jobs made ready again. */
 	u64 refills;
+	/**
+	 * @move_waits: times a move waited for a ready job before its
+	 * operation (vmgpu_job_reserve_wait()); @ops' waits count the waits
+	 * inside operations.
+	 */
+	u64 move_waits;
 	/**
 	 * @gone: the reserve was released with the DRM device: jobs the
 	 * scheduler frees later free themselves.

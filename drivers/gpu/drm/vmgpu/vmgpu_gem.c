@@ -105,7 +105,8 @@ static int vmgpu_gem_check_create(struct vmgpu_device *vdev,
  * @file: the caller
  *
  * Return: 0; -EINVAL or -E2BIG for requests the rules forbid (see the uapi);
- * -ENOSPC or -ENOMEM when nothing can hold it now.
+ * -ENOSPC or -ENOMEM when nothing can hold it now; -ERESTARTSYS if a signal
+ * came while its clear waited for a paging job.
  */
 int vmgpu_gem_create_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
 {

@@ -70,7 +70,9 @@
  * uninterruptible, since jobs already queued cannot be taken back; a move
  * waits for a ready job before it queues anything, as its TTM context
  * allows (vmgpu_job_reserve_wait()): a signal ends that wait, and a
- * context that must not wait for the GPU gets -EBUSY. Gates are
+ * context that must not wait for the GPU gets -EBUSY. The second hop of a
+ * move through a temporary placement waits as before: failing there
+ * would leave the allocation in the temporary placement. Gates are
  * taken before the push lock: an operation that waits for more than
  * %VMGPU_RESERVE_GATES other users of its allocation waits on the CPU for
  * the oldest to finish, holding the allocation's reservation only.
@@ -316,6 +318,7 @@ void vmgpu_job_reserve_print(struct vmgpu_device *vdev, struct drm_printer *p)
 	drm_printf(p, "gates %u ready %u waits %llu\n", res->gates.jobs,
 		   res->gates.num_ready, res->gates.waits);
 	drm_printf(p, "refills %llu\n", res->refills);
+	drm_printf(p, "move_waits %llu\n", res->move_waits);
 	spin_unlock(&res->lock);
 }
 
@@ -374,7 +377,7 @@ int vmgpu_job_reserve_wait(struct vmgpu_device *vdev, struct ttm_operation_ctx *
 	if (!ctx->interruptible)
 		return 0;
 	spin_lock(&res->lock);
-	pool->waits++;
+	res->move_waits++;
 	spin_unlock(&res->lock);
 	return wait_event_interruptible(res->ready_wq, vmgpu_job_pool_has_ready(res, pool));
 }

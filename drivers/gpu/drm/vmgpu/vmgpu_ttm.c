@@ -166,9 +166,15 @@ static int vmgpu_ttm_move_by_device(struct ttm_buffer_object *tbo, bool evict,
 	struct dma_fence *fence;
 	int ret;
 
-	ret = vmgpu_job_reserve_wait(vdev, ctx);
-	if (ret)
-		return ret;
+	/*
+	 * Not out of a temporary placement: TTM would leave the allocation
+	 * there, half-way through its move.
+	 */
+	if (!tbo->resource || !(tbo->resource->placement & TTM_PL_FLAG_TEMPORARY)) {
+		ret = vmgpu_job_reserve_wait(vdev, ctx);
+		if (ret)
+			return ret;
+	}
 	if (new_mem->mem_type == TTM_PL_TT)
 		vmgpu_gart_bind(vdev, new_mem, tbo->ttm);
 	if (vbo && !clear)
