@@ -815,9 +815,15 @@ TEST_F(evict, interrupted_move_is_not_left_half_way)
 	setitimer(ITIMER_REAL, &off, NULL);
 	sigaction(SIGALRM, &old, NULL);
 	ASSERT_EQ(0, vmgpu_bo_info_flags(bo, DRM_VMGPU_GEM_INFO_WAIT, &gi));
-	/* Interrupted before it began, it would still be in system memory. */
+	/*
+	 * Interrupted before it began, it would still be in system memory,
+	 * not resident: a temporary placement counts as resident.
+	 */
 	EXPECT_EQ(ret ? 0 : 1, gi.segment_id) TH_LOG("make-resident returned %d (errno %d)",
 						     ret, ret ? err : 0);
+	EXPECT_EQ(ret ? 0 : DRM_VMGPU_RESIDENCY_RESIDENT,
+		  gi.residency & DRM_VMGPU_RESIDENCY_RESIDENT)
+		TH_LOG("make-resident returned %d (errno %d)", ret, ret ? err : 0);
 	vmgpu_bo_unref(bo);
 	while (n)
 		vmgpu_bo_unref(bos[--n]);
