@@ -445,12 +445,11 @@ static bool vmgpu_ring_run(VmgpuState *s, VmgpuRing *ring, uint64_t *budget)
 }
 
 /*
- * One slice: the engine's bottom half, and a doorbell's first slice. The
- * rings take turns: the slice starts at the ring after the one that spent
- * the last slice's budget, so one ring's huge copy cannot starve the
- * others.
+ * One slice. The rings take turns: the slice starts at the ring after the
+ * one that spent the last slice's budget, so one ring's huge copy cannot
+ * starve the others.
  */
-static void vmgpu_engine_slice(void *opaque)
+static void vmgpu_engine_bh(void *opaque)
 {
     VmgpuState *s = opaque;
     uint64_t budget = s->copy_budget;
@@ -578,12 +577,7 @@ const char *vmgpu_ring_reg_write(VmgpuState *s, unsigned index, hwaddr reg,
         ring->tail = val;
         trace_vmgpu_doorbell(index, ring->head, val);
         vmgpu_wait_kick(s);
-        /*
-         * A slice at once, in the writer's thread, as e1000 sends on a
-         * TDT write: a job's completion no longer waits for the main loop
-         * to wake. What the slice leaves goes on in the bottom half.
-         */
-        vmgpu_engine_slice(s);
+        qemu_bh_schedule(s->engine_bh);
         return NULL;
     case VMGPU_RING_CTRL:
         if (val & ~(VMGPU_RING_CTRL_ENABLE | VMGPU_RING_CTRL_RESUME)) {
@@ -621,7 +615,7 @@ void vmgpu_engine_init(VmgpuState *s)
 {
     unsigned i;
 
-    s->engine_bh = qemu_bh_new_guarded(vmgpu_engine_slice, s,
+    s->engine_bh = qemu_bh_new_guarded(vmgpu_engine_bh, s,
                                        &DEVICE(s)->mem_reentrancy_guard);
     vmgpu_offload_init(s);
     for (i = 0; i < VMGPU_MAX_RINGS; i++) {
