@@ -694,6 +694,64 @@ static void on_alarm(int sig)
 }
 
 /*
+ * SIGALRM at 200 ms and again every 100 ms, in case one comes before the
+ * ioctl waits; no SA_RESTART, so an interrupted ioctl returns EINTR.
+ */
+static int alarms_on(struct sigaction *old)
+{
+	const struct sigaction sa = { .sa_handler = on_alarm };
+	const struct itimerval alarms = {
+		.it_value = { .tv_usec = 200 * 1000 },
+		.it_interval = { .tv_usec = 100 * 1000 },
+	};
+	int err;
+
+	if (sigaction(SIGALRM, &sa, old))
+		return -errno;
+	if (setitimer(ITIMER_REAL, &alarms, NULL)) {
+		err = -errno;
+		sigaction(SIGALRM, old, NULL);
+		return err;
+	}
+	return 0;
+}
+
+static void alarms_off(const struct sigaction *old)
+{
+	const struct itimerval off = {};
+
+	setitimer(ITIMER_REAL, &off, NULL);
+	sigaction(SIGALRM, old, NULL);
+}
+
+/*
+ * Creates allocations whose clears wait behind a delayed ring until no job
+ * of the reserve is ready. Returns 0 with *@n allocations in @bos and the
+ * move_waits count in *@moves, -ENOSPC if @max of them left a job ready,
+ * or the error of the create or debugfs read that failed.
+ */
+static int drain_reserve(vmgpu_device *dev, const struct vmgpu_bo_create_info *info,
+			 vmgpu_bo **bos, unsigned int max, unsigned int *n,
+			 unsigned long long *moves)
+{
+	unsigned long long waits;
+	unsigned int jobs, ready;
+	int ret;
+
+	ret = reserve_read(&jobs, &ready, &waits, moves);
+	while (!ret && ready && *n < max) {
+		ret = vmgpu_bo_create(dev, info, &bos[*n]);
+		if (ret)
+			return ret;
+		(*n)++;
+		ret = reserve_read(&jobs, &ready, &waits, moves);
+	}
+	if (ret)
+		return ret;
+	return ready ? -ENOSPC : 0;
+}
+
+/*
  * A move that finds the reserve drained behind a busy ring waits for a
  * job before it queues anything, and a signal ends that wait: a new
  * allocation's create fails with EINTR at once, instead of sleeping until
@@ -707,16 +765,10 @@ TEST_F(evict, a_drained_reserve_wait_is_interruptible)
 	struct drm_vmgpu_gem_create c = {
 		.size = info.size, .segments = info.segments, .preferred_segment = 1,
 	};
-	/* Again every 100 ms, in case one comes before the ioctl waits. */
-	struct itimerval alarms = {
-		.it_value = { .tv_usec = 200 * 1000 },
-		.it_interval = { .tv_usec = 100 * 1000 },
-	}, off = {};
-	/* No SA_RESTART: the interrupted ioctl returns EINTR. */
-	struct sigaction sa = { .sa_handler = on_alarm }, old;
 	unsigned long long waits, moves_before, moves_after;
 	unsigned int jobs, ready, n = 0, max = 256;
 	struct drm_vmgpu_gem_info gi;
+	struct sigaction old;
 	int64_t start, took;
 	vmgpu_bo **bos, *last;
 	int ret, err;
@@ -725,25 +777,16 @@ TEST_F(evict, a_drained_reserve_wait_is_interruptible)
 	ASSERT_NE(NULL, bos);
 	ASSERT_EQ(0, vmgpu_test_debugfs_write("inject_paging_delay", "8000"));
 	start = now_ms();
-	/* Each clear keeps its job until the ring gets to it. */
-	ASSERT_EQ(0, reserve_read(&jobs, &ready, &waits, &moves_before))
-		TH_LOG("no debugfs job_reserve");
-	while (ready && n < max) {
-		ASSERT_EQ(0, vmgpu_bo_create(self->dev, &info, &bos[n]));
-		n++;
-		ASSERT_EQ(0, reserve_read(&jobs, &ready, &waits, &moves_before));
-	}
-	ASSERT_EQ(0, ready) TH_LOG("%u clears behind a busy ring left jobs ready", n);
+	ret = drain_reserve(self->dev, &info, bos, max, &n, &moves_before);
+	ASSERT_EQ(0, ret) TH_LOG("draining the job reserve with %u clears: %s", n, strerror(-ret));
 	ASSERT_GT(4000, now_ms() - start) TH_LOG("draining took half of the ring's delay");
 
-	ASSERT_EQ(0, sigaction(SIGALRM, &sa, &old));
 	start = now_ms();
-	ASSERT_EQ(0, setitimer(ITIMER_REAL, &alarms, NULL));
+	ASSERT_EQ(0, alarms_on(&old));
 	ret = ioctl(vmgpu_device_fd(self->dev), DRM_IOCTL_VMGPU_GEM_CREATE, &c);
 	err = errno;
 	took = now_ms() - start;
-	setitimer(ITIMER_REAL, &off, NULL);
-	sigaction(SIGALRM, &old, NULL);
+	alarms_off(&old);
 	EXPECT_EQ(-1, ret) TH_LOG("the create slept through the signals: done after %lld ms",
 				  (long long)took);
 	EXPECT_EQ(EINTR, err);
@@ -779,15 +822,11 @@ TEST_F(evict, interrupted_move_is_not_left_half_way)
 		.size = 64 * 1024, .segments = 1u << 1 | 1u << self->aperture,
 		.preferred_segment = 1,
 	};
-	struct itimerval alarms = {
-		.it_value = { .tv_usec = 200 * 1000 },
-		.it_interval = { .tv_usec = 100 * 1000 },
-	}, off = {};
-	struct sigaction sa = { .sa_handler = on_alarm }, old;
 	struct drm_vmgpu_gem_make_resident mr = {};
-	unsigned long long waits, moves;
-	unsigned int jobs, ready, n = 0, max = 256;
+	unsigned int n = 0, max = 256;
 	struct drm_vmgpu_gem_info gi;
+	unsigned long long moves;
+	struct sigaction old;
 	vmgpu_bo **bos, *bo;
 	int ret, err;
 
@@ -799,21 +838,14 @@ TEST_F(evict, interrupted_move_is_not_left_half_way)
 	ASSERT_EQ(0, gi.segment_id) TH_LOG("not made non-resident");
 
 	ASSERT_EQ(0, vmgpu_test_debugfs_write("inject_paging_delay", "3000"));
-	ASSERT_EQ(0, reserve_read(&jobs, &ready, &waits, &moves)) TH_LOG("no debugfs job_reserve");
-	while (ready && n < max) {
-		ASSERT_EQ(0, vmgpu_bo_create(self->dev, &info, &bos[n]));
-		n++;
-		ASSERT_EQ(0, reserve_read(&jobs, &ready, &waits, &moves));
-	}
-	ASSERT_EQ(0, ready) TH_LOG("%u clears behind a busy ring left jobs ready", n);
+	ret = drain_reserve(self->dev, &info, bos, max, &n, &moves);
+	ASSERT_EQ(0, ret) TH_LOG("draining the job reserve with %u clears: %s", n, strerror(-ret));
 
-	ASSERT_EQ(0, sigaction(SIGALRM, &sa, &old));
-	ASSERT_EQ(0, setitimer(ITIMER_REAL, &alarms, NULL));
+	ASSERT_EQ(0, alarms_on(&old));
 	mr.handle = vmgpu_bo_handle(bo);
 	ret = ioctl(vmgpu_device_fd(self->dev), DRM_IOCTL_VMGPU_GEM_MAKE_RESIDENT, &mr);
 	err = errno;
-	setitimer(ITIMER_REAL, &off, NULL);
-	sigaction(SIGALRM, &old, NULL);
+	alarms_off(&old);
 	ASSERT_EQ(0, vmgpu_bo_info_flags(bo, DRM_VMGPU_GEM_INFO_WAIT, &gi));
 	/*
 	 * Interrupted before it began, it would still be in system memory,
