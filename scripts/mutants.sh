@@ -109,7 +109,8 @@ MUTANTS=(
 	"prime-no-cache-bracket%%vmgpu_exec.c%%s/\t\t\tjob->cache_bracket \|= vmgpu_bo_is_import\(vbo\) &&/\t\t\tjob->cache_bracket |= false \&\&/%%noncoherent%%vmgpu_prime_test/prime.exporter_and_job_see_each_other_without_cache_sync"
 	"prime-move-notify-ignored%%vmgpu_prime.c%%s/\tdma_resv_assert_held\(attach->dmabuf->resv\);\n\tif \(!vbo->import_sgt\)/\tdma_resv_assert_held(attach->dmabuf->resv);\n\tif (true)/%%rootport%%vmgpu_prime_test/prime.dynamic_exporter_moves_the_buffer"
 	"copy-magic-no-wait%%qemu-device/vmgpu.c%%s/    if \(addr == VMGPU_REG_MAGIC\) \{/    if (0) {/%%rebar%%vmgpu_submit_test/submit.unmap_stops_a_fill_in_progress"
-	"reserve-wait-uninterruptible%%vmgpu_ttm.c%%s/ret = vmgpu_job_reserve_wait\(vdev, ctx\);/ret = 0;/%%rebar%%vmgpu_evict_test/evict.a_drained_reserve_wait_is_interruptible"
+	"reserve-wait-uninterruptible%%vmgpu_ttm.c%%s/ret = vmgpu_job_reserve_wait\(vdev, ctx, tbo->base.resv\);/ret = 0;/%%rebar%%vmgpu_evict_test/evict.a_drained_reserve_wait_is_interruptible"
+	"reserve-wait-no-gates%%vmgpu_paging_op.c%%s/\treturn fences \? fences - 1 : 0;/\treturn 0;/%%rebar%%vmgpu_evict_test/evict.a_wait_for_gates_is_interruptible"
 	"reserve-wait-in-temporary%%vmgpu_ttm.c%%s/if \(!tbo->resource \|\| !\(tbo->resource->placement & TTM_PL_FLAG_TEMPORARY\)\) \{/if (true) {/%%rebar%%vmgpu_evict_test/evict.interrupted_move_is_not_left_half_way"
 	"prime-unplug-keeps-attachment%%vmgpu_prime.c%%s/\t\tvmgpu_prime_detach\(vbo, attach\);\n\t\tttm_bo_put/\t\tttm_bo_put/%%rootport%%vmgpu_unplug_test:guest-log-clean"
 )

@@ -809,6 +809,119 @@ TEST_F(evict, a_drained_reserve_wait_is_interruptible)
 	free(bos);
 }
 
+/* The gates of the reserve and those ready (debugfs job_reserve). */
+static int gates_read(unsigned int *gates, unsigned int *ready)
+{
+	char buf[256];
+	const char *line;
+	int ret = vmgpu_test_debugfs_read("job_reserve", buf, sizeof(buf));
+
+	if (ret)
+		return ret;
+	line = strstr(buf, "gates ");
+	return line && sscanf(line, "gates %u ready %u", gates, ready) == 2 ? 0 : -EINVAL;
+}
+
+/*
+ * A move also waits for the gates its operation queues, one for each user
+ * of the allocation but the first, before it queues anything, and a signal
+ * ends that wait too: a gate comes back only once the job it waits for has
+ * ended. Nine contexts have a job held by another file's (about 6 s), so
+ * that each eviction of an allocation they map takes eight gates; once
+ * fewer are ready, an eviction with signals coming fails with EINTR at
+ * once and leaves the allocation where it was.
+ */
+TEST_F(evict, a_wait_for_gates_is_interruptible)
+{
+	enum { USERS = 9, HOLD_JOBS = 6, MAX_BOS = 12 };
+	const uint64_t size = 64 * 1024, va = 0x400000000ull;
+	const union vmgpu_cmd hold = cmd_nop(VMGPU_NOP_MAX_DELAY_US), quick = cmd_nop(0);
+	int fd = vmgpu_device_fd(self->dev), syncobj_fd, ret, err;
+	unsigned int gates, ready, per_eviction, jobs, ops_ready, n, i;
+	struct drm_vmgpu_gem_make_resident ev = {};
+	uint32_t sync[USERS], hold_out, hold_in;
+	unsigned long long waits, moves;
+	vmgpu_context *ctx[USERS], *hold_ctx;
+	vmgpu_bo *bos[MAX_BOS];
+	vmgpu_device *hold_dev;
+	struct vmgpu_sync in;
+	struct sigaction old;
+	int64_t start, took;
+	void *cpu;
+
+	for (i = 0; i < MAX_BOS; i++) {
+		ASSERT_EQ(0, make_mapped(self->dev, 1, self->aperture, va + i * size, size,
+					 &bos[i], &cpu));
+		ASSERT_EQ(1, segment_of(bos[i]));
+	}
+	/* Another file's jobs hold the users' jobs, in no GPU VA space. */
+	ASSERT_EQ(0, vmgpu_device_open(&hold_dev));
+	ASSERT_EQ(0, vmgpu_context_create(hold_dev, DRM_VMGPU_ENGINE_PHYSICAL, &hold_ctx));
+	start = now_ms();
+	for (i = 0; i + 1 < HOLD_JOBS; i++)
+		ASSERT_EQ(0, vmgpu_context_submit(hold_ctx, &hold, 1, NULL, 0, NULL, 0, NULL));
+	ASSERT_EQ(0, submit_signal(hold_ctx, vmgpu_device_fd(hold_dev), &hold, 1, &hold_out,
+				   NULL));
+	ASSERT_EQ(0, drmSyncobjHandleToFD(vmgpu_device_fd(hold_dev), hold_out, &syncobj_fd));
+	ASSERT_EQ(0, drmSyncobjFDToHandle(fd, syncobj_fd, &hold_in));
+	close(syncobj_fd);
+	in = (struct vmgpu_sync){ .syncobj = hold_in };
+	for (i = 0; i < USERS; i++) {
+		struct vmgpu_sync out = {};
+
+		ASSERT_EQ(0, vmgpu_context_create(self->dev, i % 2 ? DRM_VMGPU_ENGINE_GPU_VA1 :
+						  DRM_VMGPU_ENGINE_GPU_VA0, &ctx[i]));
+		ASSERT_EQ(0, drmSyncobjCreate(fd, 0, &sync[i]));
+		out.syncobj = sync[i];
+		ASSERT_EQ(0, vmgpu_context_submit(ctx[i], &quick, 1, &in, 1, &out, 1, NULL));
+	}
+
+	/* Each eviction queues its gates behind the held jobs. */
+	ASSERT_EQ(0, gates_read(&gates, &ready)) TH_LOG("no gates in debugfs job_reserve");
+	ASSERT_EQ(0, vmgpu_bo_evict(bos[0]));
+	ASSERT_EQ(0, gates_read(&gates, &per_eviction));
+	per_eviction = ready - per_eviction;
+	ASSERT_LE(USERS - 1, per_eviction) TH_LOG("an eviction took %u gates", per_eviction);
+	ready -= per_eviction;
+	for (n = 1; ready >= per_eviction && n + 1 < MAX_BOS; n++) {
+		ASSERT_EQ(0, vmgpu_bo_evict(bos[n]));
+		ASSERT_EQ(0, gates_read(&gates, &ready));
+	}
+	ASSERT_GT(per_eviction, ready) TH_LOG("%u evictions left %u gates ready", n, ready);
+	ASSERT_EQ(0, reserve_read(&jobs, &ops_ready, &waits, &moves));
+	ASSERT_LT(0, ops_ready) TH_LOG("no operation job ready: the gates are not what is waited for");
+	ASSERT_GT(3000, now_ms() - start) TH_LOG("draining took half of the users' hold");
+
+	ev.handle = vmgpu_bo_handle(bos[n]);
+	start = now_ms();
+	ASSERT_EQ(0, alarms_on(&old));
+	ret = ioctl(fd, DRM_IOCTL_VMGPU_GEM_EVICT, &ev);
+	err = errno;
+	took = now_ms() - start;
+	alarms_off(&old);
+	EXPECT_EQ(-1, ret) TH_LOG("the eviction slept through the signals: done after %lld ms",
+				  (long long)took);
+	EXPECT_EQ(EINTR, err);
+	EXPECT_GT(2000, took);
+	EXPECT_EQ(1, segment_of(bos[n])) TH_LOG("the interrupted eviction moved the allocation");
+
+	/* The users done, the same eviction goes through. */
+	for (i = 0; i < USERS; i++)
+		ASSERT_EQ(0, wait_syncobj(fd, sync[i]));
+	EXPECT_EQ(0, vmgpu_bo_evict(bos[n]));
+	EXPECT_EQ(0, segment_of(bos[n])) TH_LOG("not evicted to the system segment");
+
+	for (i = 0; i < USERS; i++) {
+		drmSyncobjDestroy(fd, sync[i]);
+		vmgpu_context_unref(ctx[i]);
+	}
+	drmSyncobjDestroy(fd, hold_in);
+	vmgpu_context_unref(hold_ctx);
+	vmgpu_device_unref(hold_dev);
+	for (i = 0; i < MAX_BOS; i++)
+		vmgpu_bo_unref(bos[i]);
+}
+
 /*
  * The second hop of a move through a temporary placement is not
  * interrupted: TTM would leave the allocation half-way, in the aperture

@@ -234,9 +234,9 @@ struct vmgpu_job_reserve {
 	/** @refills: jobs made ready again. */
 	u64 refills;
 	/**
-	 * @move_waits: times a move waited for a ready job before its
-	 * operation (vmgpu_job_reserve_wait()); @ops' waits count the waits
-	 * inside operations.
+	 * @move_waits: times a move waited for a ready job or gates before
+	 * its operation (vmgpu_job_reserve_wait()); the pools' waits count
+	 * the waits inside operations.
 	 */
 	u64 move_waits;
 	/**

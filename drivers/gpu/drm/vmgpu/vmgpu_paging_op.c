@@ -68,14 +68,16 @@
  * size goes through; but its progress then depends on the work item's
  * allocations, which the wait tells lockdep (might_alloc()). That wait is
  * uninterruptible, since jobs already queued cannot be taken back; a move
- * waits for a ready job before it queues anything, as its TTM context
- * allows (vmgpu_job_reserve_wait()): a signal ends that wait, and a
- * context that must not wait for the GPU gets -EBUSY. The second hop of a
- * move through a temporary placement waits as before: failing there
- * would leave the allocation in the temporary placement. Gates are
- * taken before the push lock: an operation that waits for more than
- * %VMGPU_RESERVE_GATES other users of its allocation waits on the CPU for
- * the oldest to finish, holding the allocation's reservation only.
+ * waits for a ready job and the gates it needs before it queues anything,
+ * as its TTM context allows (vmgpu_job_reserve_wait()): a signal ends that
+ * wait, and a context that must not wait for the GPU gets -EBUSY. A gate
+ * comes back once the fence it holds has signalled, which can take as long
+ * as a user job. The second hop of a move through a temporary placement
+ * waits as before: failing there would leave the allocation in the
+ * temporary placement. Gates are taken before the push lock: an operation
+ * that waits for more than %VMGPU_RESERVE_GATES other users of its
+ * allocation waits on the CPU, uninterruptibly, for the oldest to finish,
+ * holding the allocation's reservation only.
  *
  * Not covered: TTM's own allocations around a move (the new resource, a
  * ghost object, a system backing's pages and page arrays) and a fence slot
@@ -337,40 +339,75 @@ static struct vmgpu_job *vmgpu_job_reserve_pop(struct vmgpu_job_reserve *res,
 	return job;
 }
 
-static bool vmgpu_job_pool_has_ready(struct vmgpu_job_reserve *res,
-				     struct vmgpu_job_pool *pool)
+/*
+ * An operation job and @gates gates ready; as many gates as the pool has,
+ * if @gates is more: the operation waits for the rest as they come back.
+ */
+static bool vmgpu_job_reserve_has_ready(struct vmgpu_job_reserve *res, u32 gates)
 {
 	bool ready;
 
 	spin_lock(&res->lock);
-	ready = pool->num_ready;
+	ready = res->ops.num_ready && res->gates.num_ready >= min(gates, res->gates.jobs);
 	spin_unlock(&res->lock);
 	return ready;
 }
 
+/* Fences of the ring's own entity: the ring runs them first anyway. */
+static bool vmgpu_paging_op_runs_before(struct vmgpu_ring *ring, struct dma_fence *fence)
+{
+	u64 context = ring->entity.fence_context;
+
+	return fence->context == context || fence->context == context + 1;
+}
+
+/* Whether an operation on the paging ring must wait for @fence. */
+static bool vmgpu_paging_op_waits_for(struct vmgpu_ring *ring, struct dma_fence *fence)
+{
+	return !dma_fence_is_signaled(fence) && !vmgpu_paging_op_runs_before(ring, fence);
+}
+
+/* The gates an operation on @resv queues: one per fence it waits for but the first. */
+static u32 vmgpu_paging_op_gates(struct vmgpu_device *vdev, struct dma_resv *resv)
+{
+	struct vmgpu_ring *ring = vmgpu_paging_ring(vdev);
+	struct dma_resv_iter cursor;
+	struct dma_fence *fence;
+	u32 fences = 0;
+
+	dma_resv_assert_held(resv);
+	dma_resv_for_each_fence(&cursor, resv, DMA_RESV_USAGE_BOOKKEEP, fence)
+		fences += vmgpu_paging_op_waits_for(ring, fence);
+	return fences ? fences - 1 : 0;
+}
+
 /**
- * vmgpu_job_reserve_wait() - wait for a ready job as a move's context allows
+ * vmgpu_job_reserve_wait() - wait for ready jobs as a move's context allows
  * @vdev: the device
  * @ctx: the TTM context of the move about to queue a paging operation
+ * @resv: the reservation the operation waits for, held
  *
  * An operation that finds the reserve drained waits, uninterruptibly, for
  * jobs to come back from the paging ring, which may be busy for as long as
- * the jobs queued ahead take. A move calls this first, where nothing is
- * queued yet: with @ctx->no_wait_gpu it does not wait, and with
- * @ctx->interruptible a signal ends the wait. A job taken by another
- * operation between this and the move's own is still waited for, without
- * interruption, as before.
+ * the jobs queued ahead take, and so may its gates, which come back once
+ * the fences they hold have signalled. A move calls this first, where
+ * nothing is queued yet, for an operation job and the gates @resv needs:
+ * with @ctx->no_wait_gpu it does not wait, and with @ctx->interruptible a
+ * signal ends the wait. Jobs taken by another operation between this and
+ * the move's own, and gates beyond the pool's size, are still waited for,
+ * without interruption, as before.
  *
- * Return: 0 once a job is ready (or @ctx lets the operation wait for one),
- * -EBUSY if none is and @ctx->no_wait_gpu is set, -ERESTARTSYS if a signal
- * came first.
+ * Return: 0 once the jobs are ready (or @ctx lets the operation wait for
+ * them), -EBUSY if they are not and @ctx->no_wait_gpu is set,
+ * -ERESTARTSYS if a signal came first.
  */
-int vmgpu_job_reserve_wait(struct vmgpu_device *vdev, struct ttm_operation_ctx *ctx)
+int vmgpu_job_reserve_wait(struct vmgpu_device *vdev, struct ttm_operation_ctx *ctx,
+			   struct dma_resv *resv)
 {
 	struct vmgpu_job_reserve *res = &vdev->job_reserve;
-	struct vmgpu_job_pool *pool = &res->ops;
+	u32 gates = vmgpu_paging_op_gates(vdev, resv);
 
-	if (vmgpu_job_pool_has_ready(res, pool))
+	if (vmgpu_job_reserve_has_ready(res, gates))
 		return 0;
 	if (ctx->no_wait_gpu)
 		return -EBUSY;
@@ -379,7 +416,7 @@ int vmgpu_job_reserve_wait(struct vmgpu_device *vdev, struct ttm_operation_ctx *
 	spin_lock(&res->lock);
 	res->move_waits++;
 	spin_unlock(&res->lock);
-	return wait_event_interruptible(res->ready_wq, vmgpu_job_pool_has_ready(res, pool));
+	return wait_event_interruptible(res->ready_wq, vmgpu_job_reserve_has_ready(res, gates));
 }
 
 /* A ready job of @pool; waits for one to come back if none is. */
@@ -428,14 +465,6 @@ static void vmgpu_paging_op_room(struct vmgpu_paging_op *op, u32 cmds, u32 entri
 	if (job->num_cmds + cmds > job->max_cmds ||
 	    job->staging.used + entries > job->staging.size)
 		vmgpu_paging_op_next(op);
-}
-
-/* Fences of the ring's own entity: the ring runs them first anyway. */
-static bool vmgpu_paging_op_runs_before(struct vmgpu_ring *ring, struct dma_fence *fence)
-{
-	u64 context = ring->entity.fence_context;
-
-	return fence->context == context || fence->context == context + 1;
 }
 
 /*
@@ -501,8 +530,7 @@ void vmgpu_paging_op_begin(struct vmgpu_paging_op *op, struct vmgpu_device *vdev
 	if (resv) {
 		dma_resv_assert_held(resv);
 		dma_resv_for_each_fence(&cursor, resv, DMA_RESV_USAGE_BOOKKEEP, fence) {
-			if (dma_fence_is_signaled(fence) ||
-			    vmgpu_paging_op_runs_before(ring, fence))
+			if (!vmgpu_paging_op_waits_for(ring, fence))
 				continue;
 			if (!first) {
 				first = dma_fence_get(fence);

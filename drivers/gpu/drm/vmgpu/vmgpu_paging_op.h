@@ -51,7 +51,8 @@ struct vmgpu_paging_op {
 
 int vmgpu_job_reserve_init(struct vmgpu_device *vdev);
 void vmgpu_job_reserve_put(struct vmgpu_job *job);
-int vmgpu_job_reserve_wait(struct vmgpu_device *vdev, struct ttm_operation_ctx *ctx);
+int vmgpu_job_reserve_wait(struct vmgpu_device *vdev, struct ttm_operation_ctx *ctx,
+			   struct dma_resv *resv);
 void vmgpu_job_reserve_print(struct vmgpu_device *vdev, struct drm_printer *p);
 
 void vmgpu_paging_op_begin(struct vmgpu_paging_op *op, struct vmgpu_device *vdev,

@@ -171,7 +171,7 @@ static int vmgpu_ttm_move_by_device(struct ttm_buffer_object *tbo, bool evict,
 	 * there, half-way through its move.
 	 */
 	if (!tbo->resource || !(tbo->resource->placement & TTM_PL_FLAG_TEMPORARY)) {
-		ret = vmgpu_job_reserve_wait(vdev, ctx);
+		ret = vmgpu_job_reserve_wait(vdev, ctx, tbo->base.resv);
 		if (ret)
 			return ret;
 	}

@@ -385,16 +385,91 @@ static void migrate_reserve_wait_follows_the_context(struct kunit *test)
 	struct vmgpu_device *vdev = vmgpu_kunit_device(test, SZ_16M);
 	struct ttm_operation_ctx no_wait = { .interruptible = true, .no_wait_gpu = true };
 	struct ttm_operation_ctx uninterruptible = {};
+	struct dma_resv resv;
 
+	dma_resv_init(&resv);
+	dma_resv_lock(&resv, NULL);
 	migrate_reserve(test, vdev, 0, 0);
-	KUNIT_EXPECT_EQ(test, vmgpu_job_reserve_wait(vdev, &no_wait), -EBUSY);
+	KUNIT_EXPECT_EQ(test, vmgpu_job_reserve_wait(vdev, &no_wait, &resv), -EBUSY);
 	/* Left to the operation, which waits for a job uninterruptibly. */
-	KUNIT_EXPECT_EQ(test, vmgpu_job_reserve_wait(vdev, &uninterruptible), 0);
+	KUNIT_EXPECT_EQ(test, vmgpu_job_reserve_wait(vdev, &uninterruptible, &resv), 0);
 	KUNIT_EXPECT_EQ(test, vdev->job_reserve.ops.waits, 0);
 
 	migrate_reserve(test, vdev, 1, 1);
-	KUNIT_EXPECT_EQ(test, vmgpu_job_reserve_wait(vdev, &no_wait), 0);
+	KUNIT_EXPECT_EQ(test, vmgpu_job_reserve_wait(vdev, &no_wait, &resv), 0);
 	KUNIT_EXPECT_EQ(test, vdev->job_reserve.ops.num_ready, 1);
+	dma_resv_unlock(&resv);
+	dma_resv_fini(&resv);
+}
+
+static const char *migrate_fence_name(struct dma_fence *f)
+{
+	return "kunit";
+}
+
+static DEFINE_SPINLOCK(migrate_fence_lock);
+
+static const struct dma_fence_ops migrate_fence_ops = {
+	.get_driver_name = migrate_fence_name,
+	.get_timeline_name = migrate_fence_name,
+};
+
+/* A user job still running, on a timeline of its own. */
+static struct dma_fence *migrate_pending_fence(struct kunit *test)
+{
+	struct dma_fence *f = kzalloc(sizeof(*f), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, f);
+	dma_fence_init(f, &migrate_fence_ops, &migrate_fence_lock, dma_fence_context_alloc(1), 1);
+	return f;
+}
+
+/*
+ * A move also asks for the gates of its operation: one for each fence of
+ * the reservation it waits for but the first, which the operation's own
+ * job holds; as many as the pool has, if it needs more.
+ */
+static void migrate_reserve_wait_counts_gates(struct kunit *test)
+{
+	struct vmgpu_device *vdev = vmgpu_kunit_device(test, SZ_16M);
+	struct ttm_operation_ctx no_wait = { .interruptible = true, .no_wait_gpu = true };
+	struct vmgpu_job_pool *gates = &vdev->job_reserve.gates;
+	struct dma_fence *users[3];
+	struct dma_resv resv;
+	u32 i;
+
+	migrate_reserve(test, vdev, 1, 1);
+	dma_resv_init(&resv);
+	dma_resv_lock(&resv, NULL);
+	KUNIT_ASSERT_EQ(test, dma_resv_reserve_fences(&resv, ARRAY_SIZE(users)), 0);
+	for (i = 0; i < ARRAY_SIZE(users); i++) {
+		users[i] = migrate_pending_fence(test);
+		dma_resv_add_fence(&resv, users[i], DMA_RESV_USAGE_BOOKKEEP);
+	}
+
+	gates->jobs = 4;
+	gates->num_ready = 1;
+	KUNIT_EXPECT_EQ(test, vmgpu_job_reserve_wait(vdev, &no_wait, &resv), -EBUSY);
+	gates->num_ready = 2;
+	KUNIT_EXPECT_EQ(test, vmgpu_job_reserve_wait(vdev, &no_wait, &resv), 0);
+
+	gates->jobs = 1;
+	gates->num_ready = 1;
+	KUNIT_EXPECT_EQ(test, vmgpu_job_reserve_wait(vdev, &no_wait, &resv), 0);
+
+	/* A user that has finished needs no gate. */
+	gates->jobs = 4;
+	dma_fence_signal(users[2]);
+	KUNIT_EXPECT_EQ(test, vmgpu_job_reserve_wait(vdev, &no_wait, &resv), 0);
+	gates->num_ready = 0;
+	KUNIT_EXPECT_EQ(test, vmgpu_job_reserve_wait(vdev, &no_wait, &resv), -EBUSY);
+
+	for (i = 0; i < ARRAY_SIZE(users); i++) {
+		dma_fence_signal(users[i]);
+		dma_fence_put(users[i]);
+	}
+	dma_resv_unlock(&resv);
+	dma_resv_fini(&resv);
 }
 
 static struct kunit_case vmgpu_migrate_cases[] = {
@@ -405,6 +480,7 @@ static struct kunit_case vmgpu_migrate_cases[] = {
 	KUNIT_CASE(migrate_op_splits_in_order),
 	KUNIT_CASE(migrate_injected_fault),
 	KUNIT_CASE(migrate_reserve_wait_follows_the_context),
+	KUNIT_CASE(migrate_reserve_wait_counts_gates),
 	{}
 };
 
