@@ -111,6 +111,7 @@ MUTANTS=(
 	"copy-magic-no-wait%%qemu-device/vmgpu.c%%s/    if \(addr == VMGPU_REG_MAGIC\) \{/    if (0) {/%%rebar%%vmgpu_submit_test/submit.unmap_stops_a_fill_in_progress"
 	"reserve-wait-uninterruptible%%vmgpu_ttm.c%%s/ret = vmgpu_job_reserve_wait\(vdev, ctx, tbo->base.resv\);/ret = 0;/%%rebar%%vmgpu_evict_test/evict.a_drained_reserve_wait_is_interruptible"
 	"reserve-wait-no-gates%%vmgpu_paging_op.c%%s/\treturn fences \? fences - 1 : 0;/\treturn 0;/%%rebar%%vmgpu_evict_test/evict.a_wait_for_gates_is_interruptible"
+	"reserve-wait-no-recount%%vmgpu_paging_op.c%%s/\t\tif \(gates\) \{\n\t\t\tif \(dma_fence_add_callback/\t\tif (false) {\n\t\t\tif (dma_fence_add_callback/%%rootport%%kunit-vmgpu_migrate/migrate_reserve_wait_recounts_as_users_end"
 	"reserve-wait-in-temporary%%vmgpu_ttm.c%%s/if \(!tbo->resource \|\| !\(tbo->resource->placement & TTM_PL_FLAG_TEMPORARY\)\) \{/if (true) {/%%rebar%%vmgpu_evict_test/evict.interrupted_move_is_not_left_half_way"
 	"prime-unplug-keeps-attachment%%vmgpu_prime.c%%s/\t\tvmgpu_prime_detach\(vbo, attach\);\n\t\tttm_bo_put/\t\tttm_bo_put/%%rootport%%vmgpu_unplug_test:guest-log-clean"
 )

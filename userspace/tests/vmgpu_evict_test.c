@@ -840,7 +840,7 @@ TEST_F(evict, a_wait_for_gates_is_interruptible)
 	unsigned int gates, ready, per_eviction, jobs, ops_ready, n, i;
 	struct drm_vmgpu_gem_make_resident ev = {};
 	uint32_t sync[USERS], hold_out, hold_in;
-	unsigned long long waits, moves;
+	unsigned long long waits, moves_before, moves_after;
 	vmgpu_context *ctx[USERS], *hold_ctx;
 	vmgpu_bo *bos[MAX_BOS];
 	vmgpu_device *hold_dev;
@@ -853,6 +853,11 @@ TEST_F(evict, a_wait_for_gates_is_interruptible)
 		ASSERT_EQ(0, make_mapped(self->dev, 1, self->aperture, va + i * size, size,
 					 &bos[i], &cpu));
 		ASSERT_EQ(1, segment_of(bos[i]));
+	}
+	for (i = 0; i < USERS; i++) {
+		ASSERT_EQ(0, vmgpu_context_create(self->dev, i % 2 ? DRM_VMGPU_ENGINE_GPU_VA1 :
+						  DRM_VMGPU_ENGINE_GPU_VA0, &ctx[i]));
+		ASSERT_EQ(0, drmSyncobjCreate(fd, 0, &sync[i]));
 	}
 	/* Another file's jobs hold the users' jobs, in no GPU VA space. */
 	ASSERT_EQ(0, vmgpu_device_open(&hold_dev));
@@ -867,12 +872,8 @@ TEST_F(evict, a_wait_for_gates_is_interruptible)
 	close(syncobj_fd);
 	in = (struct vmgpu_sync){ .syncobj = hold_in };
 	for (i = 0; i < USERS; i++) {
-		struct vmgpu_sync out = {};
+		struct vmgpu_sync out = { .syncobj = sync[i] };
 
-		ASSERT_EQ(0, vmgpu_context_create(self->dev, i % 2 ? DRM_VMGPU_ENGINE_GPU_VA1 :
-						  DRM_VMGPU_ENGINE_GPU_VA0, &ctx[i]));
-		ASSERT_EQ(0, drmSyncobjCreate(fd, 0, &sync[i]));
-		out.syncobj = sync[i];
 		ASSERT_EQ(0, vmgpu_context_submit(ctx[i], &quick, 1, &in, 1, &out, 1, NULL));
 	}
 
@@ -888,7 +889,7 @@ TEST_F(evict, a_wait_for_gates_is_interruptible)
 		ASSERT_EQ(0, gates_read(&gates, &ready));
 	}
 	ASSERT_GT(per_eviction, ready) TH_LOG("%u evictions left %u gates ready", n, ready);
-	ASSERT_EQ(0, reserve_read(&jobs, &ops_ready, &waits, &moves));
+	ASSERT_EQ(0, reserve_read(&jobs, &ops_ready, &waits, &moves_before));
 	ASSERT_LT(0, ops_ready) TH_LOG("no operation job ready: the gates are not what is waited for");
 	ASSERT_GT(3000, now_ms() - start) TH_LOG("draining took half of the users' hold");
 
@@ -904,6 +905,8 @@ TEST_F(evict, a_wait_for_gates_is_interruptible)
 	EXPECT_EQ(EINTR, err);
 	EXPECT_GT(2000, took);
 	EXPECT_EQ(1, segment_of(bos[n])) TH_LOG("the interrupted eviction moved the allocation");
+	EXPECT_EQ(0, reserve_read(&jobs, &ops_ready, &waits, &moves_after));
+	EXPECT_LT(moves_before, moves_after) TH_LOG("the eviction never waited for gates");
 
 	/* The users done, the same eviction goes through. */
 	for (i = 0; i < USERS; i++)

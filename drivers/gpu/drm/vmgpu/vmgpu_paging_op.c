@@ -71,13 +71,15 @@
  * waits for a ready job and the gates it needs before it queues anything,
  * as its TTM context allows (vmgpu_job_reserve_wait()): a signal ends that
  * wait, and a context that must not wait for the GPU gets -EBUSY. A gate
- * comes back once the fence it holds has signalled, which can take as long
- * as a user job. The second hop of a move through a temporary placement
- * waits as before: failing there would leave the allocation in the
- * temporary placement. Gates are taken before the push lock: an operation
- * that waits for more than %VMGPU_RESERVE_GATES other users of its
- * allocation waits on the CPU, uninterruptibly, for the oldest to finish,
- * holding the allocation's reservation only.
+ * comes back once the ring has run it, after the fence it holds: that
+ * takes at least as long as a user job. A move waits for at most half the
+ * gates to be ready, so as not to wait for the whole pool to be idle at
+ * once. The second hop of a move through a temporary placement waits as
+ * before: failing there would leave the allocation in the temporary
+ * placement. Gates are taken before the push lock: an operation that
+ * waits for more than %VMGPU_RESERVE_GATES other users of its allocation
+ * waits on the CPU, uninterruptibly, for the oldest to finish, holding
+ * the reservations its caller holds (no push lock).
  *
  * Not covered: TTM's own allocations around a move (the new resource, a
  * ghost object, a system backing's pages and page arrays) and a fence slot
@@ -340,15 +342,17 @@ static struct vmgpu_job *vmgpu_job_reserve_pop(struct vmgpu_job_reserve *res,
 }
 
 /*
- * An operation job and @gates gates ready; as many gates as the pool has,
- * if @gates is more: the operation waits for the rest as they come back.
+ * An operation job and @gates gates ready; half the pool's gates if @gates
+ * is more, so that a move with many users does not wait for the whole
+ * pool to be idle at once: its operation waits for the rest as they come
+ * back.
  */
 static bool vmgpu_job_reserve_has_ready(struct vmgpu_job_reserve *res, u32 gates)
 {
 	bool ready;
 
 	spin_lock(&res->lock);
-	ready = res->ops.num_ready && res->gates.num_ready >= min(gates, res->gates.jobs);
+	ready = res->ops.num_ready && res->gates.num_ready >= min(gates, res->gates.jobs / 2);
 	spin_unlock(&res->lock);
 	return ready;
 }
@@ -367,8 +371,13 @@ static bool vmgpu_paging_op_waits_for(struct vmgpu_ring *ring, struct dma_fence 
 	return !dma_fence_is_signaled(fence) && !vmgpu_paging_op_runs_before(ring, fence);
 }
 
-/* The gates an operation on @resv queues: one per fence it waits for but the first. */
-static u32 vmgpu_paging_op_gates(struct vmgpu_device *vdev, struct dma_resv *resv)
+/*
+ * The gates an operation on @resv queues: one per fence it waits for but
+ * the first. *@last is the last of those fences, or NULL: a gate that
+ * waits for no fence comes back at once.
+ */
+static u32 vmgpu_paging_op_gates(struct vmgpu_device *vdev, struct dma_resv *resv,
+				 struct dma_fence **last)
 {
 	struct vmgpu_ring *ring = vmgpu_paging_ring(vdev);
 	struct dma_resv_iter cursor;
@@ -376,9 +385,28 @@ static u32 vmgpu_paging_op_gates(struct vmgpu_device *vdev, struct dma_resv *res
 	u32 fences = 0;
 
 	dma_resv_assert_held(resv);
-	dma_resv_for_each_fence(&cursor, resv, DMA_RESV_USAGE_BOOKKEEP, fence)
-		fences += vmgpu_paging_op_waits_for(ring, fence);
+	*last = NULL;
+	dma_resv_for_each_fence(&cursor, resv, DMA_RESV_USAGE_BOOKKEEP, fence) {
+		if (vmgpu_paging_op_waits_for(ring, fence)) {
+			fences++;
+			*last = fence;
+		}
+	}
 	return fences ? fences - 1 : 0;
+}
+
+/* Wakes a move's wait for the reserve when a user of its allocation ends. */
+struct vmgpu_reserve_watch {
+	struct dma_fence_cb cb;
+	struct dma_fence *fence;
+	struct vmgpu_job_reserve *res;
+};
+
+static void vmgpu_reserve_watch_wake(struct dma_fence *fence, struct dma_fence_cb *cb)
+{
+	struct vmgpu_reserve_watch *watch = container_of(cb, struct vmgpu_reserve_watch, cb);
+
+	wake_up_all(&watch->res->ready_wq);
 }
 
 /**
@@ -390,12 +418,13 @@ static u32 vmgpu_paging_op_gates(struct vmgpu_device *vdev, struct dma_resv *res
  * An operation that finds the reserve drained waits, uninterruptibly, for
  * jobs to come back from the paging ring, which may be busy for as long as
  * the jobs queued ahead take, and so may its gates, which come back once
- * the fences they hold have signalled. A move calls this first, where
- * nothing is queued yet, for an operation job and the gates @resv needs:
- * with @ctx->no_wait_gpu it does not wait, and with @ctx->interruptible a
- * signal ends the wait. Jobs taken by another operation between this and
- * the move's own, and gates beyond the pool's size, are still waited for,
- * without interruption, as before.
+ * the ring has run them, after the fences they hold. A move calls this
+ * first, where nothing is queued yet, for an operation job and the gates
+ * @resv needs (counted again as users finish): with @ctx->no_wait_gpu it
+ * does not wait, and with @ctx->interruptible a signal ends the wait. Jobs
+ * taken by another operation between this and the move's own, and gates
+ * beyond half the pool, are still waited for, without interruption, as
+ * before.
  *
  * Return: 0 once the jobs are ready (or @ctx lets the operation wait for
  * them), -EBUSY if they are not and @ctx->no_wait_gpu is set,
@@ -405,18 +434,47 @@ int vmgpu_job_reserve_wait(struct vmgpu_device *vdev, struct ttm_operation_ctx *
 			   struct dma_resv *resv)
 {
 	struct vmgpu_job_reserve *res = &vdev->job_reserve;
-	u32 gates = vmgpu_paging_op_gates(vdev, resv);
+	struct vmgpu_reserve_watch watch = { .res = res };
+	struct dma_fence *last;
+	bool counted = false;
+	u32 gates;
+	int ret;
 
-	if (vmgpu_job_reserve_has_ready(res, gates))
-		return 0;
-	if (ctx->no_wait_gpu)
-		return -EBUSY;
-	if (!ctx->interruptible)
-		return 0;
-	spin_lock(&res->lock);
-	res->move_waits++;
-	spin_unlock(&res->lock);
-	return wait_event_interruptible(res->ready_wq, vmgpu_job_reserve_has_ready(res, gates));
+	/* Jobs and gates come back by the refill's allocations. */
+	might_alloc(GFP_KERNEL);
+	for (;;) {
+		gates = vmgpu_paging_op_gates(vdev, resv, &last);
+		if (vmgpu_job_reserve_has_ready(res, gates))
+			return 0;
+		if (ctx->no_wait_gpu)
+			return -EBUSY;
+		if (!ctx->interruptible)
+			return 0;
+		if (!counted) {
+			spin_lock(&res->lock);
+			res->move_waits++;
+			spin_unlock(&res->lock);
+			counted = true;
+		}
+		/*
+		 * A user that finishes may leave the operation fewer gates to
+		 * queue: look again then, too. The reservation is held, so
+		 * @last stays in it until the callback is gone.
+		 */
+		watch.fence = NULL;
+		if (gates) {
+			if (dma_fence_add_callback(last, &watch.cb, vmgpu_reserve_watch_wake))
+				continue;	/* it has just finished */
+			watch.fence = last;
+		}
+		ret = wait_event_interruptible(res->ready_wq,
+					       vmgpu_job_reserve_has_ready(res, gates) ||
+					       (watch.fence && dma_fence_is_signaled(watch.fence)));
+		if (watch.fence)
+			dma_fence_remove_callback(watch.fence, &watch.cb);
+		if (ret)
+			return ret;
+	}
 }
 
 /* A ready job of @pool; waits for one to come back if none is. */
@@ -513,8 +571,9 @@ vmgpu_paging_op_start(struct vmgpu_paging_op *op, struct vmgpu_device *vdev,
  * @prev: the work the operation continues, or NULL: if it fails, so does
  *	  the operation (&vmgpu_hw_fence.prev)
  *
- * Queues a gate for each fence of @resv but one, then takes the paging
- * ring's push lock until vmgpu_paging_op_end().
+ * Queues a gate for each fence of @resv it waits for but the first (not
+ * those signalled or of the paging ring's own work), then takes the
+ * paging ring's push lock until vmgpu_paging_op_end().
  *
  * Context: process context; may wait for paging jobs to complete.
  */

@@ -12,6 +12,8 @@
  */
 
 #include <kunit/test.h>
+#include <linux/sched/signal.h>
+#include <linux/timer.h>
 #include <drm/ttm/ttm_tt.h>
 
 #include "../vmgpu_cache.h"
@@ -414,56 +416,130 @@ static const struct dma_fence_ops migrate_fence_ops = {
 	.get_timeline_name = migrate_fence_name,
 };
 
-/* A user job still running, on a timeline of its own. */
-static struct dma_fence *migrate_pending_fence(struct kunit *test)
+/* A job still running, on timeline @context. */
+static struct dma_fence *migrate_pending_fence(struct kunit *test, u64 context)
 {
 	struct dma_fence *f = kzalloc(sizeof(*f), GFP_KERNEL);
 
 	KUNIT_ASSERT_NOT_NULL(test, f);
-	dma_fence_init(f, &migrate_fence_ops, &migrate_fence_lock, dma_fence_context_alloc(1), 1);
+	dma_fence_init(f, &migrate_fence_ops, &migrate_fence_lock, context, 1);
 	return f;
 }
 
 /*
  * A move also asks for the gates of its operation: one for each fence of
  * the reservation it waits for but the first, which the operation's own
- * job holds; as many as the pool has, if it needs more.
+ * job holds, and not for the paging ring's own work; half the pool, if it
+ * needs more.
  */
 static void migrate_reserve_wait_counts_gates(struct kunit *test)
 {
 	struct vmgpu_device *vdev = vmgpu_kunit_device(test, SZ_16M);
 	struct ttm_operation_ctx no_wait = { .interruptible = true, .no_wait_gpu = true };
 	struct vmgpu_job_pool *gates = &vdev->job_reserve.gates;
-	struct dma_fence *users[3];
+	struct dma_fence *users[4];
 	struct dma_resv resv;
 	u32 i;
 
 	migrate_reserve(test, vdev, 1, 1);
+	for (i = 0; i < 3; i++)
+		users[i] = migrate_pending_fence(test, dma_fence_context_alloc(1));
+	users[3] = migrate_pending_fence(test, vmgpu_paging_ring(vdev)->entity.fence_context);
 	dma_resv_init(&resv);
 	dma_resv_lock(&resv, NULL);
-	KUNIT_ASSERT_EQ(test, dma_resv_reserve_fences(&resv, ARRAY_SIZE(users)), 0);
-	for (i = 0; i < ARRAY_SIZE(users); i++) {
-		users[i] = migrate_pending_fence(test);
-		dma_resv_add_fence(&resv, users[i], DMA_RESV_USAGE_BOOKKEEP);
+	if (!dma_resv_reserve_fences(&resv, ARRAY_SIZE(users))) {
+		for (i = 0; i < ARRAY_SIZE(users); i++)
+			dma_resv_add_fence(&resv, users[i], DMA_RESV_USAGE_BOOKKEEP);
+
+		/* Three users, and the paging ring's own work: two gates. */
+		gates->jobs = 8;
+		gates->num_ready = 1;
+		KUNIT_EXPECT_EQ(test, vmgpu_job_reserve_wait(vdev, &no_wait, &resv), -EBUSY);
+		gates->num_ready = 2;
+		KUNIT_EXPECT_EQ(test, vmgpu_job_reserve_wait(vdev, &no_wait, &resv), 0);
+
+		gates->jobs = 2;
+		gates->num_ready = 1;
+		KUNIT_EXPECT_EQ(test, vmgpu_job_reserve_wait(vdev, &no_wait, &resv), 0);
+
+		/* A user that has finished needs no gate. */
+		gates->jobs = 8;
+		dma_fence_signal(users[2]);
+		KUNIT_EXPECT_EQ(test, vmgpu_job_reserve_wait(vdev, &no_wait, &resv), 0);
+		gates->num_ready = 0;
+		KUNIT_EXPECT_EQ(test, vmgpu_job_reserve_wait(vdev, &no_wait, &resv), -EBUSY);
+	} else {
+		KUNIT_FAIL(test, "no fence slots");
 	}
+	for (i = 0; i < ARRAY_SIZE(users); i++) {
+		dma_fence_signal(users[i]);
+		dma_fence_put(users[i]);
+	}
+	dma_resv_unlock(&resv);
+	dma_resv_fini(&resv);
+}
 
-	gates->jobs = 4;
-	gates->num_ready = 1;
-	KUNIT_EXPECT_EQ(test, vmgpu_job_reserve_wait(vdev, &no_wait, &resv), -EBUSY);
-	gates->num_ready = 2;
-	KUNIT_EXPECT_EQ(test, vmgpu_job_reserve_wait(vdev, &no_wait, &resv), 0);
+struct migrate_user_timers {
+	struct timer_list ends, give_up;
+	struct dma_fence *user;
+	struct task_struct *waiter;
+};
 
-	gates->jobs = 1;
-	gates->num_ready = 1;
-	KUNIT_EXPECT_EQ(test, vmgpu_job_reserve_wait(vdev, &no_wait, &resv), 0);
+static void migrate_user_ends(struct timer_list *t)
+{
+	struct migrate_user_timers *w = from_timer(w, t, ends);
 
-	/* A user that has finished needs no gate. */
-	gates->jobs = 4;
-	dma_fence_signal(users[2]);
-	KUNIT_EXPECT_EQ(test, vmgpu_job_reserve_wait(vdev, &no_wait, &resv), 0);
-	gates->num_ready = 0;
-	KUNIT_EXPECT_EQ(test, vmgpu_job_reserve_wait(vdev, &no_wait, &resv), -EBUSY);
+	dma_fence_signal(w->user);
+}
 
+static void migrate_give_up(struct timer_list *t)
+{
+	struct migrate_user_timers *w = from_timer(w, t, give_up);
+
+	send_sig(SIGKILL, w->waiter, 1);
+}
+
+/*
+ * A move waiting for a gate counts again when a user of its allocation
+ * ends: with one user left it needs none, and goes on although no gate
+ * came back. A signal gives up after 2 s.
+ */
+static void migrate_reserve_wait_recounts_as_users_end(struct kunit *test)
+{
+	struct vmgpu_device *vdev = vmgpu_kunit_device(test, SZ_16M);
+	struct ttm_operation_ctx ctx = { .interruptible = true };
+	struct migrate_user_timers w = { .waiter = current };
+	struct vmgpu_job_pool *gates = &vdev->job_reserve.gates;
+	struct dma_fence *users[2];
+	struct dma_resv resv;
+	int ret = -EINVAL;
+	u32 i;
+
+	migrate_reserve(test, vdev, 1, 1);
+	gates->jobs = 8;
+	for (i = 0; i < ARRAY_SIZE(users); i++)
+		users[i] = migrate_pending_fence(test, dma_fence_context_alloc(1));
+	dma_resv_init(&resv);
+	dma_resv_lock(&resv, NULL);
+	if (!dma_resv_reserve_fences(&resv, ARRAY_SIZE(users))) {
+		for (i = 0; i < ARRAY_SIZE(users); i++)
+			dma_resv_add_fence(&resv, users[i], DMA_RESV_USAGE_BOOKKEEP);
+		w.user = users[1];
+		allow_signal(SIGKILL);
+		timer_setup_on_stack(&w.ends, migrate_user_ends, 0);
+		timer_setup_on_stack(&w.give_up, migrate_give_up, 0);
+		mod_timer(&w.ends, jiffies + msecs_to_jiffies(50));
+		mod_timer(&w.give_up, jiffies + msecs_to_jiffies(2000));
+		ret = vmgpu_job_reserve_wait(vdev, &ctx, &resv);
+		timer_delete_sync(&w.give_up);
+		timer_delete_sync(&w.ends);
+		destroy_timer_on_stack(&w.give_up);
+		destroy_timer_on_stack(&w.ends);
+		flush_signals(current);
+		disallow_signal(SIGKILL);
+	}
+	KUNIT_EXPECT_EQ(test, ret, 0);
+	KUNIT_EXPECT_EQ(test, vdev->job_reserve.move_waits, 1);
 	for (i = 0; i < ARRAY_SIZE(users); i++) {
 		dma_fence_signal(users[i]);
 		dma_fence_put(users[i]);
@@ -481,6 +557,7 @@ static struct kunit_case vmgpu_migrate_cases[] = {
 	KUNIT_CASE(migrate_injected_fault),
 	KUNIT_CASE(migrate_reserve_wait_follows_the_context),
 	KUNIT_CASE(migrate_reserve_wait_counts_gates),
+	KUNIT_CASE(migrate_reserve_wait_recounts_as_users_end),
 	{}
 };
 
