@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * The paging job reserve (memory-management.rst, DOC: paging job reserve):
- * paging operations allocate nothing while they are built and queued, wait
- * for every user of their allocation through gates, and wait for jobs when
- * the ring is busy; a move waits for the jobs and gates it needs before it
- * queues anything, as its TTM context allows.
+ * The paging job reserve (memory-management.rst; vmgpu_paging_op.c, DOC:
+ * paging job reserve): paging operations allocate nothing while they are
+ * built and queued, wait for every user of their allocation through gates,
+ * and wait for jobs when the ring is busy; a move waits for the jobs and
+ * gates it needs before it queues anything, as its TTM context allows.
  */
 #include <errno.h>
 #include <signal.h>

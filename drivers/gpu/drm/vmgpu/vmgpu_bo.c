@@ -7,9 +7,7 @@
 #include <linux/slab.h>
 
 #include <drm/drm_gem_ttm_helper.h>
-#include <drm/drm_print.h>
 #include <drm/ttm/ttm_placement.h>
-#include <drm/ttm/ttm_tt.h>
 
 #include "vmgpu_drm.h"
 #include "vmgpu_bo.h"

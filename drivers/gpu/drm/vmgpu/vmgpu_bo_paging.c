@@ -14,6 +14,7 @@
 #include "vmgpu_device.h"
 #include "vmgpu_migrate.h"
 #include "vmgpu_stats.h"
+
 /**
  * DOC: outcome of paging operations
  *

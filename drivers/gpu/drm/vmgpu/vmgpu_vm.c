@@ -4,7 +4,6 @@
  */
 
 #include <linux/dma-fence-unwrap.h>
-#include <linux/dma-mapping.h>
 #include <linux/dma-resv.h>
 #include <linux/idr.h>
 #include <linux/seq_file.h>
@@ -21,7 +20,6 @@
 #include "vmgpu_device.h"
 #include "vmgpu_drm.h"
 #include "vmgpu_mmap.h"
-#include "vmgpu_res_cursor.h"
 #include "vmgpu_trace.h"
 #include "vmgpu_vm.h"
 #include "vmgpu_vm_id.h"

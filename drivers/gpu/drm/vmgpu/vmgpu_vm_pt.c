@@ -4,6 +4,7 @@
  */
 
 #include <linux/dma-mapping.h>
+#include <linux/dma-resv.h>
 #include <linux/slab.h>
 
 #include "vmgpu_bo.h"
@@ -16,7 +17,7 @@
 /**
  * DOC: GPU VA page tables
  *
- * Seed "GPU virtual addressing": the 4-level tables of a device VM, which
+ * Seed "GPU virtual addressing": the 4-level tables of a GPU VA space, which
  * the device walks on every access (DOC: GPU virtual address spaces).
  * Page tables are never freed before their VM; a VM has at most
  * %VMGPU_VM_MAX_TABLES of them (-ENOSPC from VM_BIND beyond), charged to
@@ -213,6 +214,7 @@ void vmgpu_vm_clear_ptes(struct vmgpu_vm *vm, u64 va, u64 range)
 {
 	u64 off;
 
+	lockdep_assert_held(&vm->pt_lock);
 	for (off = 0; off < range; off += VMGPU_PAGE_SIZE)
 		WRITE_ONCE(*vmgpu_vm_pte(vm, va + off), 0);
 	vmgpu_vm_sync_ptes(vm, va, range);

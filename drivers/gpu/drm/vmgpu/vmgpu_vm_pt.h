@@ -8,9 +8,11 @@
 #include <linux/bits.h>
 #include <linux/types.h>
 
-#include "vmgpu_vm_types.h"
+#include "hw/vmgpu_hw.h"
 
 struct drm_gpuva;
+struct vmgpu_pt;
+struct vmgpu_vm;
 
 #define VMGPU_PT_COVER_SHIFT(level)	(VMGPU_PAGE_SHIFT + 9 * (level))
 
