@@ -6,6 +6,11 @@
 # configuration and the named test must fail (and the mutant counts as
 # killed). Not part of `make test`: a mutant costs a module build and a
 # boot. usage: mutants.sh [NAME...]   (default: all)
+#
+# mutants.sh --check: only that every substitution still changes its file
+# in the working tree (no build, no boot). make test runs it: a mutant
+# whose code has moved on would otherwise count as survived only when
+# someone runs it.
 set -uo pipefail
 
 . "$(dirname "$0")/common.sh"
@@ -17,7 +22,7 @@ MUTANTS=(
 	"no-redo%%vmgpu_bo_paging.c%%s/\tif \(!error\)\n\t\treturn vbo->needs_scrub;/\tif (true)\n\t\treturn vbo->needs_scrub;/%%rebar%%vmgpu_error_test/global.failed_clear_is_redone"
 	"no-lost%%vmgpu_bo_paging.c%%s/if \(copied && vbo->has_contents/if (false \&\& copied \&\& vbo->has_contents/%%rebar%%vmgpu_error_test/global.failed_move_loses_contents"
 	"hang-fails-queued%%vmgpu_ring.c%%s/\t\thw->first_slot = vmgpu_ring_write_job\(ring, job, hw->base.seqno\);/\t\tvmgpu_fence_fail(hw, -ETIMEDOUT);\n\t\tcontinue;/%%rebar%%vmgpu_error_test/global.hung_ring_is_reset"
-	"publish-after-signal%%vmgpu_fence.c%%s/\tif \(fence->ctx\)\n\t\tvmgpu_context_job_done\(fence\);\n(.*?dma_fence_signal_locked\(&fence->base\);\n)/\$1\tif (fence->ctx)\n\t\tvmgpu_context_job_done(fence);\n/s%%rootport%%kunit-vmgpu_fence/fence_publishes_before_signalling"
+	"publish-after-signal%%vmgpu_fence.c%%s/\tif \(fence->ctx\)\n\t\tvmgpu_context_job_done\(fence, busy\);\n(.*?dma_fence_signal_locked\(&fence->base\);\n)/\$1\tif (fence->ctx)\n\t\tvmgpu_context_job_done(fence, busy);\n/s%%rootport%%kunit-vmgpu_fence/fence_publishes_before_signalling"
 	"blame-oldest%%vmgpu_fence.c%%s/if \(vmgpu_fence_owns_slot\(fence, slot, ring->num_slots - 1\)\)/if (true)/%%rootport%%kunit-vmgpu_fence/fence_blames_owner_of_slot"
 	"access-no-wait%%vmgpu_mmap.c%%s/\.access = vmgpu_bo_vm_access/.access = ttm_bo_vm_access/%%rebar%%vmgpu_cpu_access_test/cpu.ptrace_read_waits_for_eviction"
 	"mmap-no-rule%%vmgpu_mmap.c%%s/if \(!\(vbo->flags & DRM_VMGPU_ALLOC_CPU_ACCESS\) && !READ_ONCE\(vbo->locked_by\)\)\n\t\treturn -EACCES;//%%rebar%%vmgpu_cpu_access_test/global.mmap_needs_cpu_access"
@@ -28,7 +33,7 @@ MUTANTS=(
 	"compress-quota-unset%%vmgpu_vm.c%%s/\tvmgpu_write32\(vdev, VMGPU_REG_COMPRESS_QUOTA,\n[^\n]*\n//%%rebar%%vmgpu_notify_test/notify.one_process_cannot_fill_the_compressed_set"
 	"pt-fill-cached%%vmgpu_vm.c%%s/\t\t\t\tcmd.fill.hdr.flags = cpu_to_le16\(VMGPU_FILL_FLAG_COHERENT\);\n//%%noncoherent%%vmgpu_coherency_test/coh.unmapped_entries_stay_unmapped_under_moves"
 	"system-limit-ignored%%vmgpu_gart.c%%s/\t    ttm_resource_manager_usage\(man\) > man->size\) \{/\t    false) {/%%rebar%%vmgpu_system_limit_test/limit.resident_beyond_the_limit_evicts_lru"
-	"display-keeps-pin%%vmgpu_display.c%%s/(vbo = gem_to_vmgpu_bo\(old->fb->obj\[0\]\);\n\tttm_bo_reserve\(&vbo->tbo, false, false, NULL\);\n)\tttm_bo_unpin\(&vbo->tbo\);\n/\$1/%%rebar%%vmgpu_kms_test/kms.displayed_primary_is_pinned_until_flipped_away"
+	"display-keeps-pin%%vmgpu_plane.c%%s/(\tttm_bo_reserve\(&vbo->tbo, false, false, NULL\);\n)\tttm_bo_unpin\(&vbo->tbo\);\n/\$1/%%rebar%%vmgpu_kms_test/kms.displayed_primary_is_pinned_until_flipped_away"
 	"display-any-fb%%vmgpu_plane.c%%s/\tif \(new->fb && !\(gem_to_vmgpu_bo\(new->fb->obj\[0\]\)->flags & DRM_VMGPU_ALLOC_PRIMARY\)\) \{/\tif (false) {/%%rebar%%vmgpu_kms_test/kms.test_only_commits_refuse_non_primaries"
 	"flip-event-at-once%%vmgpu_display.c%%s/\tif \(event && !now\) \{/\tif (false) {/%%rebar%%vmgpu_modetest_test/global.modetest_sets_a_mode_and_flips_with_vsync"
 	"async-waits-vblank%%vmgpu_display.c%%s/\tbool now = crtc_state->async_flip;/\tbool now = false;/%%rebar%%vmgpu_kms_test/kms.async_flips_do_not_wait_for_vblanks"
@@ -41,10 +46,10 @@ MUTANTS=(
 	"no-top-down%%vmgpu_bo.c%%s/visible \? flags \| TTM_PL_FLAG_TOPDOWN : flags/flags/%%norebar%%vmgpu_alloc_test/alloc.top_down_beyond_the_bar"
 	"timeout-zero-expires%%vmgpu_ring.c%%s/timeout_ms \? msecs_to_jiffies\(timeout_ms\) :\n\t\t\t   MAX_SCHEDULE_TIMEOUT/msecs_to_jiffies(timeout_ms)/%%rebar%%vmgpu_error_test/global.no_timeout_is_no_hang"
 	"move-fence-leak%%vmgpu_vram_mgr.c%%s/\t\tttm_resource_manager_cleanup\(&mgr->manager\);\n//%%rootport%%kmemleak-clean"
-	"pte-no-follow%%vmgpu_migrate.c%%s/\tret = vmgpu_vm_bo_invalidate_cmds\(tbo, vmgpu_paging_op_push_cb, op,\n\t\t\t\t\t  &invalidations\);/\tret = 0;/%%rebar%%vmgpu_submit_test/submit.eviction_waits_for_jobs_on_the_gpu"
+	"pte-no-follow%%vmgpu_migrate.c%%s/\tvmgpu_vm_bo_invalidate_cmds\(tbo, vmgpu_migrate_add_cb, op, &invalidations\);\n//%%rebar%%vmgpu_submit_test/submit.eviction_waits_for_jobs_on_the_gpu"
 	"exec-physical%%vmgpu_exec.c%%s/if \(le32_to_cpu\(a->space\) != VMGPU_SPACE_VIRTUAL \|\| a->vm\)/if (a->vm)/%%rebar%%vmgpu_submit_test/submit.bad_commands_rejected_whole"
-	"fault-not-guilty%%vmgpu_context.c%%s/\tif \(hw->error\)\n\t\tatomic_set\(&ctx->guilty, 1\);\n//%%rebar%%vmgpu_submit_test/submit.unmapped_va_faults_own_context"
-	"no-seqno-page%%vmgpu_context.c%%s/\tWRITE_ONCE\(\*ctx->seqno_page->seqno, seqno\);\n//%%rebar%%vmgpu_submit_test/submit.seqno_page"
+	"fault-not-guilty%%vmgpu_context.c%%s/\tif \(fence->base.error\)\n\t\tatomic_set\(&ctx->guilty, 1\);\n//%%rebar%%vmgpu_submit_test/submit.unmapped_va_faults_own_context"
+	"no-seqno-page%%vmgpu_context.c%%s/\tvmgpu_seqno_page_advance\(ctx->seqno_page, fence->ctx_seqno\);\n//%%rebar%%vmgpu_submit_test/submit.seqno_page"
 	"gem-wait-kernel-only%%vmgpu_bo.c%%s/\tret = dma_resv_wait_timeout\(resv, DMA_RESV_USAGE_BOOKKEEP, true, timeout\);/\tret = dma_resv_wait_timeout(resv, DMA_RESV_USAGE_KERNEL, true, timeout);/%%rebar%%vmgpu_submit_test/submit.gem_wait"
 	"in-sync-ignored%%vmgpu_exec.c%%s/\t\tret = drm_sched_job_add_dependency\(&job->base, fence\);/\t\tdma_fence_put(fence);\n\t\tret = 0;/%%rebar%%vmgpu_submit_test/submit.timeline_orders_contexts"
 	"exec-vm-zero%%vmgpu_exec.c%%s/\ta->vm = cpu_to_le32\(hw_vm\);/\ta->vm = 0;/%%rootport%%kunit-vmgpu_exec/exec_allows_user_commands"
@@ -73,11 +78,11 @@ MUTANTS=(
 	"cache-no-closing-flush%%vmgpu_migrate.c%%s/\{\n\tvmgpu_paging_op_flush\(op\);\n\treturn vmgpu_paging_op_end\(op\);/{\n\treturn vmgpu_paging_op_end(op);/%%noncoherent%%vmgpu_coherency_test/coh.moves_need_no_sync"
 	"cache-sync-no-flush%%vmgpu_cache.c%%s/if \(!ret && vdev->noncoherent && touched\)/if (false)/%%noncoherent%%vmgpu_coherency_test/coh.gpu_write_then_cpu_read"
 	"lock-any-holder%%vmgpu_lock.c%%s/\tif \(vbo->locked_by\) \{/\tif (false) {/%%rebar%%vmgpu_lock_test/lock.one_holder"
-	"notify-no-eviction%%vmgpu_ttm.c%%s/\t\tret = vmgpu_notify_eviction\(to_vmgpu_bo\(tbo\)\);/\t\tret = 0;/%%rebar%%vmgpu_notify_test/notify.eviction_from_aperture_keeps_compressed_data"
+	"notify-no-eviction%%vmgpu_ttm.c%%s/\tret = vmgpu_notify_eviction\(to_vmgpu_bo\(tbo\)\);/\tret = 0;/%%rebar%%vmgpu_notify_test/notify.eviction_from_aperture_keeps_compressed_data"
 	"notify-one-chunk%%vmgpu_notify.c%%s/chunk = vdev->paging_vm.size, done;/chunk = vdev->paging_vm.size \/ 2, done;/%%onesegment%%vmgpu_notify_test/notify.eviction_from_system_segment_in_chunks"
 	"notify-memory-segment%%vmgpu_notify.c%%s/tbo->resource && !\(tbo->resource->placement & TTM_PL_FLAG_TEMPORARY\) &&/tbo->resource \&\&/%%rebar%%vmgpu_notify_test/notify.none_for_eviction_from_memory_segment"
-	"notify-no-iommu-unmap%%vmgpu_ttm.c%%s/\t\tvmgpu_notify_iommu_unmap\(vdev, tt\);/\t\t;/%%rebar%%vmgpu_notify_test/notify.iommu_unmap_on_destroy"
-	"notify-no-iommu-unmap-noncoherent%%vmgpu_ttm.c%%s/\t\tvmgpu_notify_iommu_unmap\(vdev, tt\);/\t\t;/%%noncoherent%%vmgpu_notify_test/notify.iommu_unmap_leaves_no_dirty_line"
+	"notify-no-iommu-unmap%%vmgpu_ttm.c%%s/ && !vmgpu_notify_iommu_unmap\(vdev, tt\)\)/ \&\& false)/%%rebar%%vmgpu_notify_test/notify.iommu_unmap_on_destroy"
+	"notify-no-iommu-unmap-noncoherent%%vmgpu_ttm.c%%s/ && !vmgpu_notify_iommu_unmap\(vdev, tt\)\)/ \&\& false)/%%noncoherent%%vmgpu_notify_test/notify.iommu_unmap_leaves_no_dirty_line"
 	"notify-no-wait%%vmgpu_notify.c%%s/\tdma_fence_wait\(fence, false\);\n//%%rebar%%vmgpu_notify_test/notify.iommu_unmap_waits_for_earlier_paging"
 	"paging-va-fill-half%%vmgpu_migrate.c%%s/u64 chunk = vdev->paging_vm.size, size = tbo->base.size, done;/u64 chunk = vdev->paging_vm.size \/ 2, size = tbo->base.size, done;/%%rebar%%vmgpu_notify_test/notify.paging_ops_in_chunks_of_the_paging_va"
 	"paging-va-no-pte-flush%%vmgpu_migrate.c%%s/\t\tvmgpu_paging_op_map\(op, chunk, dst, n, true\);\n\t\tvmgpu_paging_op_flush\(op\);/\t\tvmgpu_paging_op_map(op, chunk, dst, n, true);/%%noncoherent%%vmgpu_coherency_test/coh.moves_need_no_sync"
@@ -98,7 +103,7 @@ MUTANTS=(
 	"umd-no-valid-range%%userspace/libvmgpu/vmgpu_buffer.c%%s/\t\tif \(!vmgpu_map_depends\(s, mode, offset, end\)\)\n\t\t\tbreak;\n//%%rebar%%vmgpu_umd_test/umd.never_written_range_no_wait"
 	"umd-write-ignores-gpu-reads%%userspace/libvmgpu/vmgpu_buffer.c%%s/\treturn mode != VMGPU_MAP_READ && vmgpu_range_overlaps\(&s->gpu_read, offset, end\);/\treturn false;/%%rebar%%vmgpu_umd_test/umd.write_waits_for_gpu_reads_of_unwritten_range"
 	"umd-release-waits%%userspace/libvmgpu/vmgpu_storage.c%%s/\tif \(!vmgpu_storage_idle\(q, s\)\) \{\n\t\tif \(s->slab\) \{\n\t\t\tvmgpu_storage_retire/\tvmgpu_queue_wait_locked(q, vmgpu_storage_last_use(s), 10000000000ull);\n\tif (!vmgpu_storage_idle(q, s)) {\n\t\tif (s->slab) {\n\t\t\tvmgpu_storage_retire/%%rebar%%vmgpu_umd_test/umd.release_never_blocks"
-	"umd-no-sync-to-device%%userspace/libvmgpu/vmgpu_queue.c%%s/\tret = vmgpu_queue_sync_to_device\(q\);\n\tif \(!ret\)\n\t\tret = vmgpu_context_submit/\tret = 0;\n\tif (!ret)\n\t\tret = vmgpu_context_submit/%%noncoherent%%vmgpu_umd_test/umd.noncoherent_data"
+	"umd-no-sync-to-device%%userspace/libvmgpu/vmgpu_queue.c%%s/\t\tret = vmgpu_queue_sync_to_device\(q\);\n/\t\tret = 0;\n/%%noncoherent%%vmgpu_umd_test/umd.noncoherent_data"
 	"umd-no-sync-to-cpu%%userspace/libvmgpu/vmgpu_buffer.c%%s/\t\treturn vmgpu_queue_sync_to_cpu\(q, s\);/\t\treturn 0;/%%noncoherent%%vmgpu_umd_test/umd.noncoherent_data"
 	"umd-sync-bytes-not-lines%%userspace/libvmgpu/vmgpu_buffer.c%%s/\tif \(mode != VMGPU_MAP_READ\) \{\n\t\toffset &= /\tif (0) {\n\t\toffset \&= /%%noncoherent%%vmgpu_umd_test/umd.cpu_write_beside_gpu_write_in_one_line"
 	"umd-sync-when-coherent%%userspace/libvmgpu/vmgpu_buffer.c%%s/\t\tif \(q->noncoherent\)\n\t\t\tvmgpu_range_add\(&s->cpu_dirty/\t\tif (1)\n\t\t\tvmgpu_range_add(\&s->cpu_dirty/%%rebar%%vmgpu_umd_test/umd.coherency_sync_calls"
@@ -116,6 +121,38 @@ MUTANTS=(
 	"prime-unplug-keeps-attachment%%vmgpu_prime.c%%s/\t\tvmgpu_prime_detach\(vbo, attach\);\n\t\tttm_bo_put/\t\tttm_bo_put/%%rootport%%vmgpu_unplug_test:guest-log-clean"
 )
 
+# The file a mutant changes, under $1.
+mutant_target() {
+	case $2 in
+	*/*) echo "$1/$2" ;;
+	*) echo "$1/drivers/gpu/drm/vmgpu/$2" ;;
+	esac
+}
+
+if [ "${1:-}" = --check ]; then
+	copy=$(mktemp)
+	stale=0
+	for m in "${MUTANTS[@]}"; do
+		IFS=$'\x1f' read -r name file subst config test <<<"${m//%%/$'\x1f'}"
+		target=$(mutant_target "$VMGPU_ROOT" "$file")
+		if [ ! -f "$target" ]; then
+			log "mutant $name: no $file"
+			stale=$((stale + 1))
+			continue
+		fi
+		cp "$target" "$copy"
+		perl -0pi -e "$subst" "$copy"
+		if cmp -s "$target" "$copy"; then
+			log "mutant $name: the substitution matched nothing in $file"
+			stale=$((stale + 1))
+		fi
+	done
+	rm -f "$copy"
+	log "${#MUTANTS[@]} mutants, $stale matching nothing"
+	[ "$stale" = 0 ]
+	exit
+fi
+
 wanted=("$@")
 tree="$VMGPU_OUT/mutants/tree"
 killed=0 survived=0
@@ -128,10 +165,7 @@ for m in "${MUTANTS[@]}"; do
 	rm -rf "$tree"
 	mkdir -p "$tree"
 	git -C "$VMGPU_ROOT" archive HEAD | tar -x -C "$tree"
-	case $file in
-	*/*) target="$tree/$file" ;;
-	*) target="$tree/drivers/gpu/drm/vmgpu/$file" ;;
-	esac
+	target=$(mutant_target "$tree" "$file")
 	before=$(sha256sum <"$target")
 	perl -0pi -e "$subst" "$target"
 	if [ "$(sha256sum <"$target")" = "$before" ]; then
