@@ -8,9 +8,9 @@
 # boot. usage: mutants.sh [NAME...]   (default: all)
 #
 # mutants.sh --check: only that every substitution still changes its file
-# in the working tree (no build, no boot). make test runs it: a mutant
-# whose code has moved on would otherwise count as survived only when
-# someone runs it.
+# in the working tree and that the test it names still exists (no build,
+# no boot). make test runs it: a mutant whose code or test has moved on
+# would otherwise count as survived only when someone runs it.
 set -uo pipefail
 
 . "$(dirname "$0")/common.sh"
@@ -146,9 +146,21 @@ if [ "${1:-}" = --check ]; then
 			log "mutant $name: the substitution matched nothing in $file"
 			stale=$((stale + 1))
 		fi
+		# And the test that must fail is still there.
+		case $test in
+		vmgpu_*_test/*)
+			grep -Eq "^TEST[A-Z_]*\(([a-z_]+, )?${test#*.}[,)]" \
+				"$VMGPU_ROOT/userspace/tests/${test%%/*}.c" ;;
+		kunit-*/*)
+			grep -rq "KUNIT_CASE[A-Z_]*(${test#*/})" "$VMGPU_ROOT/drivers/gpu/drm/vmgpu/tests" ;;
+		*) true ;;
+		esac || {
+			log "mutant $name: no test $test"
+			stale=$((stale + 1))
+		}
 	done
 	rm -f "$copy"
-	log "${#MUTANTS[@]} mutants, $stale matching nothing"
+	log "${#MUTANTS[@]} mutants, $stale matching nothing or naming no test"
 	[ "$stale" = 0 ]
 	exit
 fi
