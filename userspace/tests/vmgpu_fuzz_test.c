@@ -8,7 +8,7 @@
  * and import, GEM_IMPORT) on random allocations of every kind, vgem
  * buffers imported among them, and KMS on the primary node (dumb buffers,
  * ADDFB2/RMFB, SETCRTC, PAGE_FLIP with events, the cursor; one process is
- * master, the others are refused).
+ * master, the others are refused; vmgpu_fuzz_kms.c).
  *
  * Oracles:
  * - every ioctl returns 0 or an errno its documentation allows;
@@ -36,18 +36,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <drm_fourcc.h>
-#include <poll.h>
 #include <xf86drm.h>
 #include <xf86drmMode.h>
 
 #include "kselftest_harness.h"
+#include "vmgpu_fuzz.h"
 #include "vmgpu_submit.h"
 #include "vmgpu_testlib.h"
 
 #define NUM_PROCS	3
 #define NUM_THREADS	2
-#define POOL		8
 #define SCRATCH_VA(p)	(0x100000000ull + (uint64_t)(p) * 0x10000000ull)
 #define SCRATCH_SIZE	(256 * 1024ull)
 #define SENTINEL_SIZE	(128 * 1024ull)
@@ -75,56 +73,6 @@ static int documented_errno(int err)
 	return 0;
 }
 
-struct fuzz_shared {
-	uint64_t seed, ops, deadline_ms;
-	uint32_t aperture, num_segments;
-	uint32_t device_flags;
-};
-
-struct fuzz_proc {
-	const struct fuzz_shared *cfg;
-	unsigned int index;
-	vmgpu_device *dev;
-	int fd;
-	/* Protects ctx, which a guilty job's context is replaced with. */
-	pthread_mutex_t scratch_lock;
-	vmgpu_bo *scratch;
-	vmgpu_context *ctx;
-	unsigned long violations;
-	/* vgem's card: buffers of another device to import. */
-	int vgem;
-	/* The primary node, for KMS: its CRTC, connector and a mode. */
-	int card_fd;
-	uint32_t crtc, connector;
-	drmModeModeInfo mode;
-};
-
-struct fuzz_thread {
-	struct fuzz_proc *proc;
-	unsigned int index;
-	uint64_t rng;
-	vmgpu_bo *bos[POOL];
-	uint32_t ctx_ids[POOL];
-	uint32_t syncobjs[POOL];
-	uint32_t dumbs[POOL];
-	uint32_t fbs[POOL];
-	unsigned long calls, failed;
-};
-
-static uint64_t rnd(struct fuzz_thread *t)
-{
-	/* xorshift64*: the run follows from the seed alone. */
-	t->rng ^= t->rng >> 12;
-	t->rng ^= t->rng << 25;
-	t->rng ^= t->rng >> 27;
-	return t->rng * 0x2545f4914f6cdd1dull;
-}
-
-static uint64_t below(struct fuzz_thread *t, uint64_t n)
-{
-	return n ? rnd(t) % n : 0;
-}
-
 static void violation(struct fuzz_thread *t, const char *what, int ret)
 {
 	fprintf(stderr, "# fuzz: proc %u thread %u call %lu: %s returned %d (%s)\n",
@@ -132,8 +80,7 @@ static void violation(struct fuzz_thread *t, const char *what, int ret)
 	__atomic_add_fetch(&t->proc->violations, 1, __ATOMIC_RELAXED);
 }
 
-/* ret must be 0, or if may_fail a documented errno; returns ret. */
-static int expect(struct fuzz_thread *t, const char *what, int ret, int may_fail)
+int expect(struct fuzz_thread *t, const char *what, int ret, int may_fail)
 {
 	t->calls++;
 	if (ret) {
@@ -579,145 +526,6 @@ static void op_query(struct fuzz_thread *t)
 	expect(t, "fdinfo", read_fdinfo(t->proc->fd), 0);
 }
 
-static int kms_ret(int ret)
-{
-	return ret ? -errno : 0;
-}
-
-static uint32_t random_dumb(struct fuzz_thread *t)
-{
-	uint32_t h = t->dumbs[below(t, POOL)];
-
-	return below(t, 8) == 0 || !h ? (uint32_t)below(t, 64) : h;
-}
-
-static uint32_t random_fb(struct fuzz_thread *t)
-{
-	uint32_t fb = t->fbs[below(t, POOL)];
-
-	return below(t, 8) == 0 || !fb ? (uint32_t)below(t, 128) : fb;
-}
-
-static void kms_drain_events(struct fuzz_thread *t)
-{
-	drmEventContext ev = { .version = 2 };
-	struct pollfd p = { .fd = t->proc->card_fd, .events = POLLIN };
-
-	while (poll(&p, 1, 0) == 1)
-		drmHandleEvent(t->proc->card_fd, &ev);
-}
-
-static void op_kms(struct fuzz_thread *t)
-{
-	static const uint32_t bpps[] = { 0, 8, 16, 24, 32, 33 };
-	static const uint32_t formats[] = { DRM_FORMAT_XRGB8888, DRM_FORMAT_ARGB8888,
-					    DRM_FORMAT_RGB565, DRM_FORMAT_NV12 };
-	struct fuzz_proc *p = t->proc;
-	unsigned int slot = below(t, POOL);
-	int fd = p->card_fd;
-
-	switch (below(t, 8)) {
-	case 0: {
-		/*
-		 * The mode's size, a random one of at most 16 MiB, or one
-		 * larger than all system memory may hold (refused): eight
-		 * slots of near-limit buffers per thread would only measure
-		 * the guest's RAM (the OOM killer), not the uapi.
-		 */
-		uint32_t kind = below(t, 8);
-		struct drm_mode_create_dumb c = {
-			.width = kind < 5 ? p->mode.hdisplay :
-				 kind < 7 ? below(t, 2048) : 40000 + below(t, 20000),
-			.height = kind < 5 ? p->mode.vdisplay :
-				  kind < 7 ? below(t, 2048) : 40000 + below(t, 20000),
-			.bpp = below(t, 4) ? 32 : bpps[below(t, 6)],
-		};
-		struct drm_mode_destroy_dumb d = { .handle = t->dumbs[slot] };
-
-		if (expect(t, "CREATE_DUMB", kms_ret(drmIoctl(fd, DRM_IOCTL_MODE_CREATE_DUMB,
-							       &c)), 1))
-			return;
-		if (d.handle)
-			expect(t, "DESTROY_DUMB",
-			       kms_ret(drmIoctl(fd, DRM_IOCTL_MODE_DESTROY_DUMB, &d)), 1);
-		t->dumbs[slot] = c.handle;
-		return;
-	}
-	case 1: {
-		struct drm_mode_map_dumb m = { .handle = random_dumb(t) };
-		uint32_t *cpu;
-
-		if (expect(t, "MAP_DUMB", kms_ret(drmIoctl(fd, DRM_IOCTL_MODE_MAP_DUMB, &m)), 1))
-			return;
-		cpu = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, m.offset);
-		if (cpu != MAP_FAILED) {
-			cpu[below(t, 1024)] = (uint32_t)rnd(t);
-			munmap(cpu, 4096);
-		}
-		return;
-	}
-	case 2: {
-		struct drm_mode_destroy_dumb d = { .handle = random_dumb(t) };
-
-		if (!expect(t, "DESTROY_DUMB", kms_ret(drmIoctl(fd, DRM_IOCTL_MODE_DESTROY_DUMB,
-								 &d)), 1) &&
-		    d.handle == t->dumbs[slot])
-			t->dumbs[slot] = 0;
-		return;
-	}
-	case 3: {
-		uint32_t w = below(t, 4) ? p->mode.hdisplay : below(t, 3000);
-		uint32_t h = below(t, 4) ? p->mode.vdisplay : below(t, 3000);
-		uint32_t handles[4] = { random_dumb(t) }, offsets[4] = { 0 };
-		uint32_t pitches[4] = { below(t, 4) ? (w * 4 + 63) & ~63u : (uint32_t)below(t, 20000) };
-		uint32_t id;
-
-		if (!expect(t, "ADDFB2", kms_ret(drmModeAddFB2(fd, w, h, formats[below(t, 4)],
-							       handles, pitches, offsets, &id, 0)),
-			    1)) {
-			if (t->fbs[slot])
-				expect(t, "RMFB", kms_ret(drmModeRmFB(fd, t->fbs[slot])), 1);
-			t->fbs[slot] = id;
-		}
-		return;
-	}
-	case 4: {
-		uint32_t fb = random_fb(t);
-
-		if (!expect(t, "RMFB", kms_ret(drmModeRmFB(fd, fb)), 1) && fb == t->fbs[slot])
-			t->fbs[slot] = 0;
-		return;
-	}
-	case 5: {
-		drmModeModeInfo mode = p->mode;
-
-		if (below(t, 8) == 0)
-			mode.clock = (uint32_t)rnd(t);
-		expect(t, "SETCRTC",
-		       kms_ret(drmModeSetCrtc(fd, p->crtc, below(t, 8) ? random_fb(t) : 0,
-					      below(t, 4), below(t, 4), &p->connector, 1, &mode)),
-		       1);
-		return;
-	}
-	case 6:
-		expect(t, "PAGE_FLIP",
-		       kms_ret(drmModePageFlip(fd, p->crtc, random_fb(t),
-					       below(t, 2) ? DRM_MODE_PAGE_FLIP_EVENT : 0, NULL)),
-		       1);
-		kms_drain_events(t);
-		return;
-	default:
-		if (below(t, 2))
-			expect(t, "CURSOR", kms_ret(drmModeSetCursor(fd, p->crtc, random_dumb(t),
-								      below(t, 4) ? 64 : below(t, 100),
-								      64)), 1);
-		else
-			expect(t, "CURSOR_MOVE",
-			       kms_ret(drmModeMoveCursor(fd, p->crtc, (int)below(t, 2000) - 100,
-							 (int)below(t, 2000) - 100)), 1);
-	}
-}
-
 static void *fuzz_thread_main(void *arg)
 {
 	struct fuzz_thread *t = arg;
@@ -786,40 +594,6 @@ static void *fuzz_thread_main(void *arg)
 	}
 	kms_drain_events(t);
 	return NULL;
-}
-
-/* The primary node and the first CRTC, connector and mode. */
-static int kms_setup(struct fuzz_proc *p)
-{
-	drmModeRes *res;
-	drmModeConnector *conn;
-
-	p->card_fd = vmgpu_open_card("vmgpu");
-	if (p->card_fd < 0)
-		return -1;
-	res = drmModeGetResources(p->card_fd);
-	if (!res || !res->count_crtcs || !res->count_connectors)
-		return -1;
-	p->crtc = res->crtcs[0];
-	p->connector = res->connectors[0];
-	drmModeFreeResources(res);
-	conn = drmModeGetConnector(p->card_fd, p->connector);
-	if (!conn)
-		return -1;
-	/*
-	 * The last mode is the smallest: cheap frames. A process that is not
-	 * master sees modes only once the master probed: it gets VGA's, and
-	 * its mode setting is refused anyway (EACCES).
-	 */
-	if (conn->count_modes)
-		p->mode = conn->modes[conn->count_modes - 1];
-	else
-		p->mode = (drmModeModeInfo){ .clock = 25175, .hdisplay = 640,
-			.hsync_start = 656, .hsync_end = 752, .htotal = 800, .vdisplay = 480,
-			.vsync_start = 490, .vsync_end = 492, .vtotal = 525, .vrefresh = 60,
-			.name = "640x480" };
-	drmModeFreeConnector(conn);
-	return 0;
 }
 
 /*
