@@ -105,6 +105,7 @@ find "$root/usr" -type f -perm -u+x -exec ldd {} \; 2>/dev/null |
 install -m 755 "$VMGPU_ROOT/scripts/guest/init" "$root/init"
 install -m 755 "$VMGPU_ROOT/scripts/guest/run-tests" "$root/usr/bin/vmgpu-run-tests"
 install -m 755 "$VMGPU_ROOT/scripts/guest/run-checkers" "$root/usr/bin/vmgpu-run-checkers"
+install -m 755 "$VMGPU_ROOT/scripts/guest/text-poke-stress" "$root/usr/bin/vmgpu-text-poke-stress"
 
 (cd "$root" && find . -print0 | cpio --null -o -H newc --quiet) | gzip -1 >"$dest/initramfs.cpio.gz"
 cp "$vmlinuz" "$dest/vmlinuz"

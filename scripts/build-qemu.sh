@@ -59,12 +59,7 @@ for f in "$src"/hw/vmgpu/*; do
 done
 
 devices="$VMGPU_ROOT/qemu-device/devices-x86_64.mak"
-config_args=(
-	--target-list=x86_64-softmmu --without-default-features --without-default-devices
-	--with-devices-x86_64=vmgpu-devices --python=/usr/bin/python3 --disable-install-blobs
-	--enable-fdt=system --enable-tcg --enable-pixman --enable-png --disable-docs
-	--disable-werror
-)
+config_args=("${QEMU_CONFIG_ARGS[@]}")
 key=$( (echo "${config_args[*]}" "$patch_key"; cat "$devices") | sha256sum | cut -c1-12)
 build="$top/build-$key"
 

@@ -65,6 +65,16 @@ fetch_linux_source() {
 	echo "$dir"
 }
 
+# How QEMU is configured: a minimal x86_64-softmmu with the devices
+# qemu-device/devices-x86_64.mak names (build-qemu.sh; qemu-tcg-check.sh
+# builds its variants alike).
+QEMU_CONFIG_ARGS=(
+	--target-list=x86_64-softmmu --without-default-features --without-default-devices
+	--with-devices-x86_64=vmgpu-devices --python=/usr/bin/python3 --disable-install-blobs
+	--enable-fdt=system --enable-tcg --enable-pixman --enable-png --disable-docs
+	--disable-werror
+)
+
 # fetch_qemu_source VER DIR: Debian's QEMU VER source, its own patches
 # applied, into DIR (replaced).
 fetch_qemu_source() {

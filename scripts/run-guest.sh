@@ -3,8 +3,10 @@
 #
 # Boot the guest on a vmgpu device configuration.
 #
-# usage: run-guest.sh [--mode run|test|bench|bench-cpu|checkers|shell] [--config NAME] [--log FILE]
-#   NAME is a file in scripts/configs/ (default: rebar).
+# usage: run-guest.sh [--mode run|test|bench|bench-cpu|checkers|text-poke|shell]
+#                     [--config NAME] [--log FILE]
+#   NAME is a file in scripts/configs/ (default: rebar). VMGPU_QEMU names
+#   another qemu-system-x86_64 than the one make qemu built.
 set -euo pipefail
 
 . "$(dirname "$0")/common.sh"
@@ -88,7 +90,7 @@ display_args=()
 # The guest's ttyS1: the host agent's answers (scripts/vmgpu_host_agent.py).
 answer=$(mktemp -u "${TMPDIR:-/tmp}/vmgpu-answer.XXXXXX")
 qemu=(
-	"$VMGPU_OUT/qemu-system-x86_64" -L /usr/share/seabios -L /usr/share/qemu
+	"${VMGPU_QEMU:-$VMGPU_OUT/qemu-system-x86_64}" -L /usr/share/seabios -L /usr/share/qemu
 	-machine q35,kernel-irqchip=split -accel tcg -cpu max -smp 2 -m 2G
 	-nodefaults -display none -no-reboot
 	"${iommu_args[@]}" "${bus_args[@]}" -device "$device" "${display_args[@]}"

@@ -1,10 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 #
-# Boot every device configuration in test mode, and the checkers run, and
-# report. Up to VMGPU_TEST_JOBS guests (default: the number of CPUs) run at
-# once, each with its own log. usage: test.sh [CONFIG|checkers...]
-# (default: every file in configs/ and checkers)
+# Boot every device configuration in test mode, the checkers run and the
+# QEMU TCG check, and report. Up to VMGPU_TEST_JOBS guests (default: the
+# number of CPUs) run at once, each with its own log.
+# usage: test.sh [CONFIG|checkers|qemu-tcg...]
+# (default: every file in configs/, checkers and qemu-tcg)
 set -uo pipefail
 
 . "$(dirname "$0")/common.sh"
@@ -19,6 +20,7 @@ if [ ${#runs[@]} = 0 ]; then
 	for f in "$VMGPU_ROOT"/scripts/configs/*; do
 		runs+=("$(basename "$f")")
 	done
+	runs+=(qemu-tcg)
 fi
 
 logs="$VMGPU_OUT/logs"
@@ -62,6 +64,10 @@ for c in "${runs[@]}"; do
 	log "booting '$c'"
 	if [ "$c" = checkers ]; then
 		boot checkers checkers rootport &
+	elif [ "$c" = qemu-tcg ]; then
+		# Two guests of its own, one after the other (TAP on the host).
+		"$VMGPU_ROOT/scripts/qemu-tcg-check.sh" >"$logs/qemu-tcg.log" 2>&1 &
+		files+=(--host)
 	else
 		boot "$c" test "$c" &
 	fi
