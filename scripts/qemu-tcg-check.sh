@@ -7,16 +7,17 @@
 # guest patching its text dies of "Oops: int3". The window is nanoseconds
 # unless the host preempts the writer, so this builds two QEMUs from the
 # tree build-qemu.sh uses, with a 1 ms sleep in that window from a minute
-# after start: as built, and with 0002 reverted. Each boots a guest that
-# patches __schedule over and over (scripts/guest/text-poke-stress). The
-# patched one must come through, the other must die: else the check can
-# no longer tell. Prints TAP for report.py. usage: qemu-tcg-check.sh
+# after the first store over translated code (early in the firmware): as
+# built, and with 0002 reverted. Each boots a guest that patches
+# __schedule over and over (scripts/guest/text-poke-stress). The patched
+# one must come through, the other must die: else the check can no longer
+# tell. Prints TAP for report.py. usage: qemu-tcg-check.sh
 set -uo pipefail
 
 . "$(dirname "$0")/common.sh"
 
 fix="$VMGPU_ROOT/scripts/qemu-patches/0002-accel-tcg-invalidate-code-again-after-the-store.patch"
-src=$(ls -d "$VMGPU_CACHE"/qemu-10.0.*/src 2>/dev/null | sort -V | tail -n 1)
+src="$VMGPU_CACHE/qemu-$(cat "$VMGPU_OUT/qemu-version" 2>/dev/null)/src"
 logs="$VMGPU_OUT/logs"
 
 # The window: after notdirty_write()'s invalidation, before the store.
@@ -50,52 +51,62 @@ open(path, "w").write(text)
 EOF
 }
 
-# build VARIANT: a QEMU with the window, cached by what it is built from.
+# build VARIANT: a QEMU with the window. A tree and build directory are
+# kept per variant, made anew when the patches, the configuration or the
+# window change; the device is synced into them (only what changed) and
+# rebuilt, with one compiler at a time beside make test's guests.
 build() {
 	local variant=$1 key dir
-	key=$( (echo "$variant ${QEMU_CONFIG_ARGS[*]}"; cat "$src/.vmgpu-patches" "$0" \
-		"$VMGPU_ROOT"/qemu-device/* "$VMGPU_ROOT/include/hw/vmgpu_hw.h") |
-		sha256sum | cut -c1-12)
+	key=$( (echo "$variant ${QEMU_CONFIG_ARGS[*]}"; cat "$src/.vmgpu-patches" &&
+		declare -f open_window) | sha256sum | cut -c1-12) || return 1
 	dir="$(dirname "$src")/tcg-check-$variant-$key"
-	if [ ! -x "$dir/build/qemu-system-x86_64" ]; then
+	if [ ! -f "$dir/build/build.ninja" ]; then
 		rm -rf "$(dirname "$src")"/tcg-check-"$variant"-* &&
 			mkdir -p "$dir" && cp -a "$src" "$dir/src" || return 1
 		if [ "$variant" = unfixed ]; then
 			patch -s --batch -R -F0 -p1 -d "$dir/src" <"$fix" || return 1
 		fi
 		open_window "$dir/src" && mkdir -p "$dir/build" || return 1
-		(cd "$dir/build" && "$dir/src/configure" "${QEMU_CONFIG_ARGS[@]}" >configure.log 2>&1 &&
-			ninja qemu-system-x86_64 >ninja.log 2>&1) || return 1
+		(cd "$dir/build" && "$dir/src/configure" "${QEMU_CONFIG_ARGS[@]}" >configure.log 2>&1) ||
+			{ tail -n 20 "$dir/build/configure.log" | sed 's/^/# /'; return 1; }
 	fi
+	# No -t: a changed file is newer than its object, an unchanged one
+	# keeps its time.
+	rsync -rc --delete "$src/hw/vmgpu/" "$dir/src/hw/vmgpu/" &&
+		rsync -rc "$src/include/hw/vmgpu/" "$dir/src/include/hw/vmgpu/" || return 1
+	ninja -j1 -C "$dir/build" qemu-system-x86_64 >"$dir/build/ninja.log" 2>&1 ||
+		{ tail -n 20 "$dir/build/ninja.log" | sed 's/^/# /'; return 1; }
 	echo "$dir/build/qemu-system-x86_64"
 }
 
-# boot VARIANT: its guest's log in $logs/tcg-VARIANT.log.
+# boot VARIANT: its guest's log in $logs/tcg-VARIANT.log; fails if it did
+# not boot.
 boot() {
 	local qemu
+
+	rm -f "$logs/tcg-$1.log"
 	qemu=$(build "$1") || { echo "# $1: build failed"; return 1; }
-	VMGPU_QEMU=$qemu VMGPU_BOOT_TIMEOUT=600 "$VMGPU_ROOT/scripts/run-guest.sh" \
-		--mode text-poke --config rebar --log "$logs/tcg-$1.log" >/dev/null 2>&1
-	grep -a "text-poke toggles\|Oops" "$logs/tcg-$1.log" | sed 's/^/# /'
+	VMGPU_QEMU=$qemu VMGPU_BOOT_TIMEOUT=300 "$VMGPU_ROOT/scripts/run-guest.sh" \
+		--mode text-poke --config rebar --log "$logs/tcg-$1.log" 2>&1 | sed 's/^/# /'
+	grep -a "vmgpu-guest: text-poke\|Oops" "$logs/tcg-$1.log" | sed 's/^/# /'
+	[ -s "$logs/tcg-$1.log" ]
 }
 
 mkdir -p "$logs"
 echo "vmgpu-test: begin test vmgpu_qemu_tcg_test"
 echo "TAP version 13"
 echo "1..2"
-if [ -z "$src" ] || [ ! -f "$fix" ]; then
+if [ ! -f "$src/.vmgpu-patches" ] || [ ! -f "$fix" ]; then
 	echo "Bail out! no QEMU tree or no fix to check"
 	exit 1
 fi
-boot fixed
-if grep -aq "text-poke toggles [1-9]" "$logs/tcg-fixed.log" &&
+if boot fixed && grep -aq "text-poke toggles [1-9]" "$logs/tcg-fixed.log" &&
 	! grep -aq "Oops" "$logs/tcg-fixed.log"; then
 	echo "ok 1 qemu_tcg.patched_text_runs_new_bytes"
 else
 	echo "not ok 1 qemu_tcg.patched_text_runs_new_bytes"
 fi
-boot unfixed
-if grep -aq "Oops: int3" "$logs/tcg-unfixed.log"; then
+if boot unfixed && grep -aq "Oops: int3" "$logs/tcg-unfixed.log"; then
 	echo "ok 2 qemu_tcg.stale_text_dies_without_the_fix"
 else
 	echo "not ok 2 qemu_tcg.stale_text_dies_without_the_fix"

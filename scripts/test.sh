@@ -11,7 +11,8 @@ set -uo pipefail
 . "$(dirname "$0")/common.sh"
 
 # Named runs only, or every configuration plus the checkers run (the
-# debug kernel must catch deliberate bugs, scripts/guest/run-checkers).
+# debug kernel must catch deliberate bugs, scripts/guest/run-checkers) and
+# the QEMU TCG check (scripts/qemu-tcg-check.sh).
 runs=("$@")
 full=0
 if [ ${#runs[@]} = 0 ]; then
