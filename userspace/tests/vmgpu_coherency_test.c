@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "kselftest_harness.h"
 #include "vmgpu_submit.h"
@@ -137,6 +138,122 @@ TEST_F(coh, nonresident_eviction_writes_back)
 	if (self->noncoherent)
 		EXPECT_LE(1400, took) TH_LOG("the CPU read before the flush (%lld ms)",
 					     (long long)took);
+}
+
+#define LATE_SIZE	(32ull << 20)
+#define LATE_VA		0x800000000ull
+#define GATE_VA		(LATE_VA - 0x10000)
+#define LATE_ROUNDS	8
+/* Other spaces mapping the allocation: its eviction invalidates them first. */
+#define LATE_SPACES	8
+
+/*
+ * One round of late_bound_job_leaves_no_line_behind: the words of the
+ * allocation that a whole-cache flush changed after its eviction
+ * returned (0 when none), or -1 if a step failed.
+ */
+static int64_t late_bound_round(struct __test_metadata *_metadata, FIXTURE_DATA(coh) *self,
+				uint32_t aperture)
+{
+	union vmgpu_cmd cmds[2] = { cmd_wait(GATE_VA, 1), cmd_fill(LATE_VA, LATE_SIZE, NEW) };
+	vmgpu_device *others[LATE_SPACES] = { NULL };
+	vmgpu_bo *gate, *bo, *imports[LATE_SPACES] = { NULL };
+	uint32_t *gate_cpu, *cpu;
+	int64_t changed = -1;
+	uint64_t seen, again;
+	vmgpu_context *ctx;
+	int i, dmabuf;
+
+	if (vmgpu_context_create(self->dev, DRM_VMGPU_ENGINE_GPU_VA0, &ctx))
+		return -1;
+	if (vmgpu_test_create_at_va(self->dev, 4096, 0, 1u << aperture, aperture, GATE_VA,
+				    &gate, (void **)&gate_cpu))
+		goto out_ctx;
+	gate_cpu[0] = 0;
+	gate_cpu[1] = 0;
+	if (vmgpu_bo_cache_sync(gate, DRM_VMGPU_CACHE_SYNC_TO_DEVICE, 0, 8) ||
+	    vmgpu_context_submit(ctx, cmds, 2, NULL, 0, NULL, 0, NULL))
+		goto out_gate;
+	if (vmgpu_test_create_mapped(self->dev, LATE_SIZE, 0, 1u << aperture, aperture, &bo,
+				     (void **)&cpu))
+		goto out_gate;
+	/*
+	 * Mapped in other spaces first, so that its eviction invalidates
+	 * the job's space last: the window in which the job still writes.
+	 */
+	for (i = 0; i < LATE_SPACES; i++) {
+		if (vmgpu_device_open(&others[i]) || vmgpu_bo_export(bo, &dmabuf))
+			goto out_others;
+		if (vmgpu_bo_import(others[i], dmabuf, 0, &imports[i])) {
+			close(dmabuf);
+			goto out_others;
+		}
+		close(dmabuf);
+		if (vmgpu_vm_map(imports[i], 0, LATE_VA, LATE_SIZE, 0))
+			goto out_others;
+	}
+	/* Bound after the job was queued: the job's fence is not on it. */
+	if (vmgpu_vm_map(bo, 0, LATE_VA, LATE_SIZE, 0))
+		goto out_others;
+	cpu_fill(cpu, OLD);
+	if (vmgpu_bo_cache_sync(bo, DRM_VMGPU_CACHE_SYNC_TO_DEVICE, 0, SIZE))
+		goto out_unmap;
+	/* The job starts filling; the allocation leaves the device meanwhile. */
+	gate_cpu[0] = 1;
+	if (vmgpu_bo_cache_sync(gate, DRM_VMGPU_CACHE_SYNC_TO_DEVICE, 0, 8) ||
+	    vmgpu_bo_evict_flags(bo, DRM_VMGPU_EVICT_NONRESIDENT))
+		goto out_unmap;
+	seen = LATE_SIZE - count_not(cpu, LATE_SIZE, NEW);
+	/* Any line the device still held of these pages lands now. */
+	if (vmgpu_bo_cache_sync(self->sys, DRM_VMGPU_CACHE_SYNC_TO_DEVICE, 0, SIZE))
+		goto out_unmap;
+	again = LATE_SIZE - count_not(cpu, LATE_SIZE, NEW);
+	changed = (int64_t)(again - seen) / 4;
+	TH_LOG("the job had filled %llu of %llu bytes when the allocation left",
+	       (unsigned long long)seen, LATE_SIZE);
+out_unmap:
+	vmgpu_vm_unmap(self->dev, LATE_VA, LATE_SIZE);
+out_others:
+	for (i = 0; i < LATE_SPACES; i++) {
+		if (imports[i])
+			vmgpu_bo_unref(imports[i]);
+		if (others[i])
+			vmgpu_device_unref(others[i]);
+	}
+	vmgpu_bo_unref(bo);
+out_gate:
+	vmgpu_vm_unmap(self->dev, GATE_VA, 4096);
+	vmgpu_bo_unref(gate);
+out_ctx:
+	/* The job faults where the allocation was: its context is done. */
+	vmgpu_context_unref(ctx);
+	return changed;
+}
+
+/*
+ * A job queued before an allocation was bound writes it without its fence
+ * on the allocation, so an eviction does not wait for it. Leaving the
+ * device, the allocation's mappings must go before the cache is flushed:
+ * if the flush came first, the job would go on filling lines of pages
+ * that are no longer the device's, and a later flush would write them
+ * into pages that may have another owner by then. Here the pages stay the
+ * allocation's, so that the late write shows: nothing may change them
+ * once the eviction is done.
+ */
+TEST_F_TIMEOUT(coh, late_bound_job_leaves_no_line_behind, 180)
+{
+	uint32_t aperture = vmgpu_test_aperture(self->dev);
+	int round;
+
+	if (!self->noncoherent)
+		SKIP(return, "only a non-coherent device caches lines");
+	for (round = 0; round < LATE_ROUNDS; round++) {
+		int64_t changed = late_bound_round(_metadata, self, aperture);
+
+		ASSERT_LE(0, changed) TH_LOG("round %d failed", round);
+		EXPECT_EQ(0, changed) TH_LOG("round %d: a flush wrote %lld words after the eviction",
+					     round, (long long)changed);
+	}
 }
 
 /*

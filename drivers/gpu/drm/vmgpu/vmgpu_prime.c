@@ -162,8 +162,8 @@ static void vmgpu_prime_move_notify(struct dma_buf_attachment *attach)
 		 * Only a small allocation can have failed. Keep the device off
 		 * the old pages until the next use evicts the import.
 		 */
-		vmgpu_cache_release_pages(&vbo->tbo);
 		vmgpu_vm_bo_invalidate(vbo);
+		vmgpu_cache_release_pages(&vbo->tbo);
 		vbo->import_moved = true;
 		drm_err(vbo->tbo.base.dev, "import %p: eviction for its exporter failed (%d)\n",
 			vbo, ret);

@@ -247,21 +247,22 @@ static int vmgpu_ttm_move_backing(struct ttm_buffer_object *tbo, bool evict,
 		ret = ttm_bo_wait_ctx(tbo, ctx);
 		if (ret)
 			return ret;
+		/*
+		 * A job queued before the allocation was bound may still write
+		 * it through its mapping, and its fence is not on the
+		 * allocation: the device loses its mappings first, so that the
+		 * notification and the flush come after its last write.
+		 */
+		if (vbo)
+			vmgpu_vm_bo_invalidate(vbo);
 		ret = vmgpu_ttm_leave_system_segment(tbo, evict);
 		if (ret)
 			return ret;
-		/*
-		 * An import's pages leave the device's mapping now: the
-		 * flush must be done first.
-		 */
-		if (vbo && !vmgpu_bo_is_import(vbo)) {
+		/* An import's pages leave the device's mapping now: flush first. */
+		if (vbo && !vmgpu_bo_is_import(vbo))
 			vmgpu_cache_leave_device(vbo);
-			vmgpu_vm_bo_invalidate(vbo);
-		} else {
+		else
 			vmgpu_cache_release_pages(tbo);
-			if (vbo)
-				vmgpu_vm_bo_invalidate(vbo);
-		}
 		ttm_bo_move_null(tbo, new_mem);
 		if (vbo && vmgpu_bo_is_import(vbo))
 			vmgpu_prime_unmap(vbo);

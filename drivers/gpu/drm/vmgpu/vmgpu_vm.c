@@ -89,11 +89,13 @@ static void vmgpu_vm_flush(struct vmgpu_vm *vm)
 /**
  * vmgpu_vm_bo_invalidate() - before an allocation's backing changes
  * without the device (the move waited for its users on the CPU)
- * @vbo: the allocation, reserved, that no job uses any more
+ * @vbo: the allocation, reserved, whose jobs have finished
  *
  * Invalidates the entries of every mapping of it, in every VM, and makes
- * sure the engine no longer translates through them. Moves by the device
- * do this on the paging ring (vmgpu_vm_bo_invalidate_cmds()).
+ * sure the engine no longer translates through them. A job queued before
+ * the allocation was bound, whose fence is not on it, may write it until
+ * then: flushes and notifications for its pages come after this. Moves by
+ * the device do this on the paging ring (vmgpu_vm_bo_invalidate_cmds()).
  */
 void vmgpu_vm_bo_invalidate(struct vmgpu_bo *vbo)
 {
