@@ -4,11 +4,13 @@
  * unless told not to, DO_NOT_WAIT says WasStillDrawing at once,
  * IGNORE_SYNC does not wait, Lock2 takes no flags and waits only for the
  * kernel's work, and a lock has one
- * holder from the lock to its unlock.
+ * holder from the lock to its unlock or the close of its handle.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -20,6 +22,7 @@
 
 #define LOCK_SIZE		(64 * 1024ull)
 #define LOCK_VA			0x400000000ull
+#define GATE_VA			0x410000000ull
 #define JOB_DELAY_US		300000
 /* A lock that took less than this did not wait for the 300 ms job. */
 #define WAITED_MS		200
@@ -156,6 +159,96 @@ TEST_F(lock, one_holder)
 	EXPECT_EQ(0, vmgpu_bo_lock(self->bo, 0, NULL));
 	EXPECT_EQ(0, vmgpu_bo_unlock(self->bo));
 	vmgpu_device_unref(other);
+}
+
+struct lock_call {
+	vmgpu_device *dev;
+	uint32_t handle;
+	pid_t tid;
+	int ret;
+};
+
+static void *lock_in_thread(void *arg)
+{
+	struct lock_call *call = arg;
+	struct drm_vmgpu_gem_lock args = { .handle = call->handle };
+
+	__atomic_store_n(&call->tid, gettid(), __ATOMIC_RELEASE);
+	call->ret = vmgpu_test_ioctl(call->dev, DRM_IOCTL_VMGPU_GEM_LOCK, &args);
+	return NULL;
+}
+
+/* Whether thread tid sleeps inside an ioctl (x86-64's syscall 16). */
+static int asleep_in_ioctl(pid_t tid)
+{
+	char path[64], buf[256], *state;
+	int fd, n, asleep;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+	fd = open(path, O_RDONLY);
+	n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	state = strrchr(buf, ')');
+	asleep = state && state[1] == ' ' && state[2] == 'S';
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", tid);
+	fd = open(path, O_RDONLY);
+	n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	return asleep && n > 3 && !strncmp(buf, "16 ", 3);
+}
+
+/*
+ * A lock waiting for the GPU while its handle is closed must not be
+ * installed when the wait ends: with no handle, nothing could end it, and
+ * every other holder of the allocation would find it locked for good.
+ */
+TEST_F(lock, handle_closed_while_waiting_leaves_no_lock)
+{
+	union vmgpu_cmd cmds[2] = { cmd_wait(GATE_VA, 1), cmd_fill(LOCK_VA, LOCK_SIZE, 0xc105ed) };
+	struct lock_call call = { .tid = 0 };
+	vmgpu_bo *gate_bo;
+	pthread_t thread;
+	uint32_t *gate;
+	int prime, i;
+
+	ASSERT_EQ(0, make_mapped_in_aperture(self->dev, self->aperture, GATE_VA, 4096,
+					     &gate_bo, (void **)&gate));
+	gate[0] = 0;
+	ASSERT_EQ(0, vmgpu_context_submit(self->ctx, cmds, 2, NULL, 0, NULL, 0, NULL));
+
+	/* Another file's handle of the same allocation locks, and waits. */
+	ASSERT_EQ(0, drmPrimeHandleToFD(vmgpu_device_fd(self->dev), vmgpu_bo_handle(self->bo),
+					DRM_CLOEXEC, &prime));
+	ASSERT_EQ(0, vmgpu_device_open(&call.dev));
+	ASSERT_EQ(0, drmPrimeFDToHandle(vmgpu_device_fd(call.dev), prime, &call.handle));
+	close(prime);
+	ASSERT_EQ(0, pthread_create(&thread, NULL, lock_in_thread, &call));
+	for (i = 0; i < 1500; i++) {
+		pid_t tid = __atomic_load_n(&call.tid, __ATOMIC_ACQUIRE);
+
+		if (tid && asleep_in_ioctl(tid))
+			break;
+		usleep(1000);
+	}
+	EXPECT_LT(i, 1500) TH_LOG("the lock never slept in its wait for the GPU");
+
+	/* Its handle goes while it waits; then the job ends. */
+	drmCloseBufferHandle(vmgpu_device_fd(call.dev), call.handle);
+	gate[0] = 1;
+	ASSERT_EQ(0, pthread_join(thread, NULL));
+	EXPECT_EQ(-ENOENT, call.ret);
+
+	/* Nothing holds a lock: the allocation's owner takes one. */
+	EXPECT_EQ(0, vmgpu_bo_lock(self->bo, 0, NULL));
+	EXPECT_EQ(0, count_not(self->cpu, LOCK_SIZE, 0xc105ed));
+	EXPECT_EQ(0, vmgpu_bo_unlock(self->bo));
+	vmgpu_device_unref(call.dev);
+	vmgpu_bo_unref(gate_bo);
 }
 
 TEST_F(lock, bad_arguments)

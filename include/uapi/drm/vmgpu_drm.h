@@ -833,7 +833,8 @@ struct drm_vmgpu_gem_destroy {
  *
  * One lock at a time per allocation: locking one that is locked is
  * -EINVAL from the file that holds the lock, -EBUSY from another. Closing
- * the handle ends the lock.
+ * the handle ends the lock; a lock whose handle is closed while it waits
+ * fails with -ENOENT.
  *
  * Where a locked allocation is (seed "Lock2"):
  *

@@ -104,6 +104,24 @@ static void vmgpu_lock_end(struct vmgpu_bo *vbo)
 		ttm_bo_unmap_virtual(&vbo->tbo);
 }
 
+/*
+ * Whether @handle still names @obj in @file. The handle may have been
+ * closed while the lock waited: its close callback, which ends the file's
+ * lock, has run or will run after the reservation is dropped, once the
+ * handle is gone from the table.
+ */
+static bool vmgpu_lock_handle_alive(struct drm_file *file, u32 handle,
+				    struct drm_gem_object *obj)
+{
+	bool alive;
+
+	dma_resv_assert_held(obj->resv);
+	spin_lock(&file->table_lock);
+	alive = idr_find(&file->object_idr, handle) == obj;
+	spin_unlock(&file->table_lock);
+	return alive;
+}
+
 static int vmgpu_lock(struct drm_device *drm, struct drm_file *file,
 		      struct drm_vmgpu_gem_lock *args, bool lock2)
 {
@@ -136,6 +154,11 @@ static int vmgpu_lock(struct drm_device *drm, struct drm_file *file,
 	ret = dma_resv_lock_interruptible(obj->resv, NULL);
 	if (ret)
 		goto out_exit;
+	/* A lock with no handle behind it could never be ended. */
+	if (!vmgpu_lock_handle_alive(file, args->handle, obj)) {
+		ret = -ENOENT;
+		goto out_unlock;
+	}
 	if (vbo->locked_by) {
 		ret = vbo->locked_by == file ? -EINVAL : -EBUSY;
 		goto out_unlock;
