@@ -14,9 +14,14 @@
  * each having mapped its secret at the very address the held FILL writes.
  * The gate opens: the FILL must land in its own process's memory, and
  * every secret must be intact.
+ *
+ * And a dying space (its file closed) keeps what a slot search reads of
+ * it for as long as it holds its slot.
  */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -32,6 +37,8 @@
 /* The gate: jobs of one longest NOP each (under the job timeout) in a row. */
 #define GATE_JOBS	6
 #define NUM_VICTIMS	16
+/* The device's VMs for user spaces (VM 0 is the paging process's). */
+#define USER_SLOTS	15
 #define SECRET		0x5ec4e7
 #define ATTACK		0x0a77ac4u
 
@@ -53,6 +60,7 @@ FIXTURE_SETUP(isolation)
 
 FIXTURE_TEARDOWN(isolation)
 {
+	vmgpu_test_debugfs_write("inject_vm_free_delay_ms", "0");
 	vmgpu_device_unref(self->dev);
 }
 
@@ -168,6 +176,63 @@ TEST_F_TIMEOUT(isolation, held_job_never_reaches_next_slot_owner, 300)
 	drmSyncobjDestroy(vmgpu_device_fd(gate_dev), gate_out);
 	vmgpu_context_unref(gate_ctx);
 	vmgpu_device_unref(gate_dev);
+}
+
+/* The device VMs held by the spaces of open files (debugfs vms), or -1. */
+static int slots_held(void)
+{
+	static char buf[65536];
+	char *line;
+	int held = 0, id;
+
+	if (vmgpu_test_debugfs_read("vms", buf, sizeof(buf)))
+		return -1;
+	for (line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
+		held += sscanf(line, "vm %d:", &id) == 1 && id > 0;
+	return held;
+}
+
+/*
+ * A space whose last reference went is released by a worker; until then
+ * it keeps its device VM, on the slot LRU, where a slot search reads its
+ * reservation to see whether its jobs are done. inject_vm_free_delay_ms
+ * holds that window open. Every slot is taken, so the next space's search
+ * reaches the dying one first, the least recently used: it must find it
+ * idle and take its slot. On the debug kernel, KASAN reports a read of a
+ * reservation freed with the space's last reference (make test fails on
+ * the report).
+ */
+TEST_F(isolation, dying_space_keeps_what_a_slot_search_reads)
+{
+	vmgpu_context *ctxs[USER_SLOTS], *late_ctx;
+	vmgpu_device *devs[USER_SLOTS], *late;
+	union vmgpu_cmd nop = cmd_nop(0);
+	int i;
+
+	ASSERT_EQ(0, vmgpu_test_debugfs_write("inject_vm_free_delay_ms", "3000"));
+	for (i = 0; i < USER_SLOTS; i++) {
+		ASSERT_EQ(0, vmgpu_device_open(&devs[i]));
+		ASSERT_EQ(0, vmgpu_context_create(devs[i], DRM_VMGPU_ENGINE_GPU_VA0, &ctxs[i]));
+		ASSERT_EQ(0, run(ctxs[i], vmgpu_device_fd(devs[i]), &nop, 1)) TH_LOG("space %d", i);
+	}
+	ASSERT_EQ(USER_SLOTS, slots_held()) TH_LOG("not every device VM is taken");
+	ASSERT_EQ(0, vmgpu_device_open(&late));
+	ASSERT_EQ(0, vmgpu_context_create(late, DRM_VMGPU_ENGINE_GPU_VA0, &late_ctx));
+
+	/* The least recently used space dies, holding its slot. */
+	vmgpu_context_unref(ctxs[0]);
+	vmgpu_device_unref(devs[0]);
+	usleep(200 * 1000);
+	EXPECT_EQ(USER_SLOTS - 1, slots_held());
+	EXPECT_EQ(0, run(late_ctx, vmgpu_device_fd(late), &nop, 1));
+	EXPECT_EQ(USER_SLOTS, slots_held()) TH_LOG("the late space got no slot");
+
+	vmgpu_context_unref(late_ctx);
+	vmgpu_device_unref(late);
+	for (i = 1; i < USER_SLOTS; i++) {
+		vmgpu_context_unref(ctxs[i]);
+		vmgpu_device_unref(devs[i]);
+	}
 }
 
 TEST_HARNESS_MAIN

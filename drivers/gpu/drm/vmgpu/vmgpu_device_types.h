@@ -305,6 +305,11 @@ struct vmgpu_inject {
 	long after;
 	/** @paging_faults: paging operations still to fail. */
 	atomic_t paging_faults;
+	/**
+	 * @vm_free_delay_ms: how long a dying GPU VA space waits before it
+	 * is released, holding its device VM (inject_vm_free_delay_ms).
+	 */
+	u32 vm_free_delay_ms;
 };
 
 /**

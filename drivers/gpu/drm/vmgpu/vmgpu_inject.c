@@ -5,6 +5,7 @@
 
 #include <linux/atomic.h>
 #include <linux/debugfs.h>
+#include <linux/delay.h>
 #include <linux/dma-fence.h>
 #include <linux/fs.h>
 #include <linux/kstrtox.h>
@@ -24,7 +25,8 @@
  *
  * debugfs files that make the paging engine fail on purpose, so that tests
  * can check every failure path end to end (the error interrupt, hang
- * recovery, failed clears and moves) in a booted guest:
+ * recovery, failed clears and moves) in a booted guest, and one that holds
+ * a race window open:
  *
  * inject_paging_error: a write queues three jobs back to back: one that
  * succeeds, one whose Transfer reads past the end of VRAM, one that
@@ -45,6 +47,11 @@
  * clears and copies of moves) fail: each is replaced by one command the
  * device rejects, so its work does not happen. A read gives how many are
  * still to fail.
+ *
+ * inject_vm_free_delay_ms: a dying GPU VA space (its file closed, its
+ * jobs done) waits this long, at most 10 s, before it is released: it
+ * keeps its device VM meanwhile, on the slot LRU, where a slot search
+ * finds it and may take its slot. 0 (the default) does not wait.
  */
 
 #define VMGPU_INJECT_DELAY_MAX_MS	10000
@@ -235,6 +242,20 @@ bool vmgpu_inject_paging_fault(struct vmgpu_device *vdev, union vmgpu_cmd *cmd)
 	return true;
 }
 
+/**
+ * vmgpu_inject_vm_free_delay() - hold a dying GPU VA space before its
+ * release, as inject_vm_free_delay_ms asks
+ * @vdev: the device
+ */
+void vmgpu_inject_vm_free_delay(struct vmgpu_device *vdev)
+{
+	u32 ms = min_t(u32, READ_ONCE(vdev->inject.vm_free_delay_ms),
+		       VMGPU_INJECT_DELAY_MAX_MS);
+
+	if (ms)
+		msleep(ms);
+}
+
 static const struct file_operations vmgpu_inject_error_fops = {
 	.owner = THIS_MODULE,
 	.open = simple_open,
@@ -288,5 +309,7 @@ int vmgpu_inject_init(struct vmgpu_device *vdev)
 			    &vmgpu_inject_delay_fops);
 	debugfs_create_file("inject_paging_fault", 0600, root, vdev,
 			    &vmgpu_inject_fault_fops);
+	debugfs_create_u32("inject_vm_free_delay_ms", 0600, root,
+			   &vdev->inject.vm_free_delay_ms);
 	return 0;
 }

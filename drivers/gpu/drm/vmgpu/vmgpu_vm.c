@@ -19,6 +19,7 @@
 #include "vmgpu_bo.h"
 #include "vmgpu_device.h"
 #include "vmgpu_drm.h"
+#include "vmgpu_inject.h"
 #include "vmgpu_mmap.h"
 #include "vmgpu_trace.h"
 #include "vmgpu_vm.h"
@@ -524,7 +525,10 @@ static void vmgpu_vm_free_work(struct work_struct *work)
 	struct vmgpu_vm *vm = container_of(work, struct vmgpu_vm, free_work);
 	struct vmgpu_device *vdev = vm->vdev;
 
+	vmgpu_inject_vm_free_delay(vdev);
 	vmgpu_vm_id_release(vm);
+	/* Off the slot LRU now: nothing looks at the reservation any more. */
+	drm_gem_object_put(vm->base.r_obj);
 	/* The paging ring may still write the tables: a fence that signals. */
 	if (vm->pt_fence) {
 		dma_fence_wait(vm->pt_fence, false);
@@ -604,9 +608,13 @@ struct vmgpu_vm *vmgpu_vm_create(struct vmgpu_device *vdev)
 	}
 	list_add(&vm->link, &vdev->vms);
 	mutex_unlock(&vdev->vms_lock);
+	/*
+	 * The space keeps its reference to r_obj past the last drm_gpuvm_put()
+	 * until free_work: it stays on the slot LRU until then, where a slot
+	 * search reads its reservation (vmgpu_vm_id_busy()).
+	 */
 	drm_gpuvm_init(&vm->base, "vmgpu", 0, &vdev->drm, r_obj, 0,
 		       1ull << VMGPU_VA_BITS, 0, 0, &vmgpu_gpuvm_ops);
-	drm_gem_object_put(r_obj);
 	return vm;
 
 err_vm:
