@@ -461,7 +461,12 @@ static void vmgpu_engine_bh(void *opaque)
     if (!vmgpu_offload_settle(s, &finished)) {
         return;
     }
-    if (finished) {
+    /*
+     * A TAIL rewound onto the command meanwhile stops the ring there, as
+     * it does without the thread: the next slice after a doorbell ends
+     * the command, with nothing left to copy.
+     */
+    if (finished && finished->head != finished->tail) {
         vmgpu_ring_complete(s, finished);
     }
     for (i = 0; i < VMGPU_MAX_RINGS; i++) {

@@ -306,6 +306,51 @@ def test_copy_thread_writes_before_the_fence(qt, dev):
         assert own.read(VRAM_BAR + BIG_VRAM - 4096, 4096) == struct.pack("<I", fill) * 1024
 
 
+def test_tail_rewound_onto_a_thread_copy_stops_there(qt, dev):
+    # TAIL rewound onto the command whose one batch the copy thread is
+    # copying (an 8 MiB TRANSFER): the ring stops there, as it does without the thread. HEAD
+    # must not pass TAIL, or the ring would run every stale slot after it;
+    # the slots after the command hold FENCEs that must never run.
+    size = 8 << 20
+    pattern = 0x7A11BAC5
+    slots = 1 << RING_SHIFT
+    for _ in range(8):
+        with own_qemu(qt, "vmgpu,segments=64M:64K,bar-size=64M,copy-budget=8M") as (own, odev):
+            own.write(FENCE, bytes(8))
+            odev.submit(cmd_fill(addr("VRAM", size), size, pattern))
+            odev.wait_idle()
+            slot = odev.tail
+            for i in range(1, 4):
+                own.write(RING + (slot + i) % slots * 64,
+                          cmd_fence(addr("SYSTEM", FENCE), 0xBAD, irq=False))
+            odev.submit(cmd_transfer(addr("VRAM", size), addr("VRAM", 0), size))
+            for _ in range(100000):
+                if own.readl(VRAM_BAR) == pattern:
+                    break
+            else:
+                raise AssertionError("the TRANSFER never started")
+            # Rewound, then HEAD read, with no slice in between.
+            head = int(own.batch([
+                f"writel 0x{odev.ring_mmio(0, 'VMGPU_RING_TAIL'):x} 0x{slot:x}",
+                f"readl 0x{odev.ring_mmio(0, 'VMGPU_RING_HEAD'):x}"])[1], 16)
+            if head != slot:
+                continue  # the TRANSFER was done before the rewind: again
+            for _ in range(100000):
+                if own.readl(VRAM_BAR + size - 4) == pattern:
+                    break
+            for _ in range(50):
+                own.step(100000)
+            assert odev.ring_reg("VMGPU_RING_HEAD") == slot, "HEAD passed the rewound TAIL"
+            assert u64(own.read(FENCE, 8)) != 0xBAD, "stale slots ran"
+            odev.ring_reg_write("VMGPU_RING_TAIL", (slot + 1) % slots)
+            odev.wait_idle()
+            assert odev.ring_reg("VMGPU_RING_HEAD") == (slot + 1) % slots
+            assert u64(own.read(FENCE, 8)) != 0xBAD, "stale slots ran"
+            assert own.readl(VRAM_BAR + size - 4) == pattern
+            return
+    raise AssertionError("the TRANSFER was done before every rewind")
+
+
 def test_ring_stop_drops_partial_command(qt, dev):
     # Disabling the ring or resetting the device in the middle of a command
     # drops it: it does not go on, and the next command runs on its own.
@@ -604,6 +649,7 @@ TESTS = [
     *vmgpu_user_ring_test.TESTS,
     test_fault_part_way_keeps_done_pages, test_large_transfer_spans_slices,
     test_copy_thread_writes_before_the_fence,
+    test_tail_rewound_onto_a_thread_copy_stops_there,
     test_ring_stop_drops_partial_command, test_nop_delay_holds_head,
     test_hap_entry_8byte_write_is_whole, test_hap_bar_8byte_access_is_whole,
     test_hap_direct_windows,
