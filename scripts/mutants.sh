@@ -22,6 +22,7 @@ MUTANTS=(
 	"no-redo%%vmgpu_bo_paging.c%%s/\tif \(!error\)\n\t\treturn vbo->needs_scrub;/\tif (true)\n\t\treturn vbo->needs_scrub;/%%rebar%%vmgpu_error_test/global.failed_clear_is_redone"
 	"no-lost%%vmgpu_bo_paging.c%%s/if \(copied && vbo->has_contents/if (false \&\& copied \&\& vbo->has_contents/%%rebar%%vmgpu_error_test/global.failed_move_loses_contents"
 	"hang-fails-queued%%vmgpu_ring.c%%s/\t\thw->first_slot = vmgpu_ring_write_job\(ring, job, hw->base.seqno\);/\t\tvmgpu_fence_fail(hw, -ETIMEDOUT);\n\t\tcontinue;/%%rebar%%vmgpu_error_test/global.hung_ring_is_reset"
+	"reset-reruns-cut-job%%vmgpu_ring.c%%s/\t\tif \(cut_short && !paging\) \{/\t\tif (false) {/%%rebar%%vmgpu_error_test/global.reset_never_runs_a_job_twice"
 	"publish-after-signal%%vmgpu_fence.c%%s/\tif \(fence->ctx\)\n\t\tvmgpu_context_job_done\(fence, busy\);\n(.*?dma_fence_signal_locked\(&fence->base\);\n)/\$1\tif (fence->ctx)\n\t\tvmgpu_context_job_done(fence, busy);\n/s%%rootport%%kunit-vmgpu_fence/fence_publishes_before_signalling"
 	"blame-oldest%%vmgpu_fence.c%%s/if \(vmgpu_fence_owns_slot\(fence, slot, ring->num_slots - 1\)\)/if (true)/%%rootport%%kunit-vmgpu_fence/fence_blames_owner_of_slot"
 	"access-no-wait%%vmgpu_mmap.c%%s/\.access = vmgpu_bo_vm_access/.access = ttm_bo_vm_access/%%rebar%%vmgpu_cpu_access_test/cpu.ptrace_read_waits_for_eviction"

@@ -9,7 +9,8 @@
  *   another process dirtied, moved data is intact);
  * - a clear that did not happen is redone;
  * - a move that did not happen loses the contents visibly: GEM_INFO, the
- *   device counter, MMAP_OFFSET and a fault on the old mapping say so.
+ *   device counter, MMAP_OFFSET and a fault on the old mapping say so;
+ * - a hang reset never runs a user job twice.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -23,6 +24,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "vmgpu_submit.h"
 #include "vmgpu_testlib.h"
 
 #define MiB		(1ull << 20)
@@ -230,6 +232,82 @@ TEST(hung_ring_is_reset)
 	vmgpu_bo_unref(moved);
 	vmgpu_device_unref(dev);
 	ASSERT_EQ(0, vmgpu_test_run("rmmod vmgpu && modprobe vmgpu"));
+}
+
+#define CUT_SIZE	(64 * 1024ull)
+#define CUT_SRC		0x300000000ull
+#define CUT_DST		0x310000000ull
+#define CUT_PATTERN	0xc07c07u
+
+/*
+ * A hang reset must never run a user job twice. The job it was called for
+ * (three 1 s NOPs against the 2 s job timeout) finishes while the reset
+ * waits (inject_reset_delay_ms), and the job queued behind it, another
+ * file's, starts: it copies its source, clears the source, then waits.
+ * The reset stops the ring there. Run again from its first command, the
+ * job would copy the cleared source over its copy and succeed; it must
+ * fail instead (its context is lost), and its copy must hold the data.
+ * The job the reset was for did finish: its context stays usable.
+ */
+TEST(reset_never_runs_a_job_twice)
+{
+	union vmgpu_cmd slow[3] = { cmd_nop(1000000), cmd_nop(1000000), cmd_nop(1000000) };
+	union vmgpu_cmd cut[4] = { cmd_transfer(CUT_SRC, CUT_DST, CUT_SIZE),
+				   cmd_fill(CUT_SRC, CUT_SIZE, 0), cmd_nop(900000),
+				   cmd_nop(900000) };
+	union vmgpu_cmd nop = cmd_nop(0);
+	vmgpu_context *slow_ctx, *cut_ctx;
+	vmgpu_device *slow_dev, *cut_dev;
+	uint32_t slow_done, cut_done;
+	uint32_t *src_cpu, *dst_cpu;
+	vmgpu_bo *src, *dst;
+	uint64_t first = 0;
+	uint32_t aperture;
+	int hangs;
+
+	ASSERT_EQ(0, vmgpu_device_open(&slow_dev));
+	ASSERT_EQ(0, vmgpu_device_open(&cut_dev));
+	aperture = vmgpu_test_aperture(cut_dev);
+	ASSERT_EQ(0, vmgpu_context_create(slow_dev, DRM_VMGPU_ENGINE_GPU_VA0, &slow_ctx));
+	ASSERT_EQ(0, vmgpu_context_create(cut_dev, DRM_VMGPU_ENGINE_GPU_VA0, &cut_ctx));
+	ASSERT_EQ(0, make_mapped_in_aperture(cut_dev, aperture, CUT_SRC, CUT_SIZE, &src,
+					     (void **)&src_cpu));
+	ASSERT_EQ(0, make_mapped_in_aperture(cut_dev, aperture, CUT_DST, CUT_SIZE, &dst,
+					     (void **)&dst_cpu));
+	vmgpu_test_fill(src_cpu, CUT_SIZE, CUT_PATTERN);
+	memset(dst_cpu, 0, CUT_SIZE);
+	ASSERT_EQ(0, vmgpu_bo_cache_sync(src, DRM_VMGPU_CACHE_SYNC_TO_DEVICE, 0, CUT_SIZE));
+	ASSERT_EQ(0, vmgpu_bo_cache_sync(dst, DRM_VMGPU_CACHE_SYNC_TO_DEVICE, 0, CUT_SIZE));
+
+	/* The reset stops the ring 1.8 s after the timeout: in the second job. */
+	hangs = dmesg_count("gpuva0 ring hung");
+	ASSERT_EQ(0, vmgpu_test_debugfs_write("inject_reset_delay_ms", "1800"));
+	ASSERT_EQ(0, submit_signal(slow_ctx, vmgpu_device_fd(slow_dev), slow, 3, &slow_done,
+				   NULL));
+	ASSERT_EQ(0, submit_signal(cut_ctx, vmgpu_device_fd(cut_dev), cut, 4, &cut_done, NULL));
+	EXPECT_EQ(0, wait_syncobj(vmgpu_device_fd(slow_dev), slow_done));
+	EXPECT_EQ(0, wait_syncobj(vmgpu_device_fd(cut_dev), cut_done));
+	vmgpu_test_debugfs_write("inject_reset_delay_ms", "0");
+
+	EXPECT_EQ(hangs + 1, dmesg_count("gpuva0 ring hung"))
+		TH_LOG("not one hang reset: the test proves nothing");
+	EXPECT_EQ(-ECANCELED, vmgpu_context_submit(cut_ctx, &nop, 1, NULL, 0, NULL, 0, NULL))
+		TH_LOG("the job the reset cut short reported success");
+	EXPECT_EQ(0, vmgpu_context_submit(slow_ctx, &nop, 1, NULL, 0, NULL, 0, NULL))
+		TH_LOG("the job that finished was blamed");
+	ASSERT_EQ(0, vmgpu_bo_cache_sync(dst, DRM_VMGPU_CACHE_SYNC_TO_CPU, 0, CUT_SIZE));
+	EXPECT_EQ(0, vmgpu_test_check(dst_cpu, CUT_SIZE, CUT_PATTERN, &first))
+		TH_LOG("the copy was overwritten at %#llx: the job ran twice",
+		       (unsigned long long)first);
+
+	drmSyncobjDestroy(vmgpu_device_fd(slow_dev), slow_done);
+	drmSyncobjDestroy(vmgpu_device_fd(cut_dev), cut_done);
+	vmgpu_bo_unref(dst);
+	vmgpu_bo_unref(src);
+	vmgpu_context_unref(cut_ctx);
+	vmgpu_context_unref(slow_ctx);
+	vmgpu_device_unref(cut_dev);
+	vmgpu_device_unref(slow_dev);
 }
 
 /*

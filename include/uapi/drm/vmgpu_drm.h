@@ -707,7 +707,10 @@ struct drm_vmgpu_patch {
  * fails with -EIO if one of them lost its contents, -EBUSY if a lock
  * keeps one out of the device's reach (see &drm_vmgpu_gem_lock). If copying @seqno
  * back fails (-EFAULT), the job was queued nonetheless. A job running longer than
- * the job timeout fails with -ETIMEDOUT, also guilty.
+ * the job timeout fails with -ETIMEDOUT, also guilty. A job that the reset
+ * of its engine may have cut short (the timed-out job ended just before
+ * the reset) fails with -ECANCELED rather than run twice, and its context
+ * is lost the same way.
  *
  * The job runs after every @in_syncs point has signalled (each must have
  * a fence already: -EINVAL otherwise) and after the kernel's moves of the

@@ -310,6 +310,11 @@ struct vmgpu_inject {
 	 * is released, holding its device VM (inject_vm_free_delay_ms).
 	 */
 	u32 vm_free_delay_ms;
+	/**
+	 * @reset_delay_ms: how long a hang reset waits between finding the
+	 * job unfinished and stopping its ring (inject_reset_delay_ms).
+	 */
+	u32 reset_delay_ms;
 };
 
 /**

@@ -25,8 +25,8 @@
  *
  * debugfs files that make the paging engine fail on purpose, so that tests
  * can check every failure path end to end (the error interrupt, hang
- * recovery, failed clears and moves) in a booted guest, and one that holds
- * a race window open:
+ * recovery, failed clears and moves) in a booted guest, and some that
+ * hold a race window open:
  *
  * inject_paging_error: a write queues three jobs back to back: one that
  * succeeds, one whose Transfer reads past the end of VRAM, one that
@@ -52,6 +52,10 @@
  * jobs done) waits this long, at most 10 s, before it is released: it
  * keeps its device VM meanwhile, on the slot LRU, where a slot search
  * finds it and may take its slot. 0 (the default) does not wait.
+ *
+ * inject_reset_delay_ms: a hang reset that found its job unfinished waits
+ * this long, at most 10 s, before it stops the ring: the job may finish
+ * meanwhile, and the next one start.
  */
 
 #define VMGPU_INJECT_DELAY_MAX_MS	10000
@@ -256,6 +260,20 @@ void vmgpu_inject_vm_free_delay(struct vmgpu_device *vdev)
 		msleep(ms);
 }
 
+/**
+ * vmgpu_inject_reset_delay() - hold a hang reset before it stops the ring,
+ * as inject_reset_delay_ms asks
+ * @vdev: the device
+ */
+void vmgpu_inject_reset_delay(struct vmgpu_device *vdev)
+{
+	u32 ms = min_t(u32, READ_ONCE(vdev->inject.reset_delay_ms),
+		       VMGPU_INJECT_DELAY_MAX_MS);
+
+	if (ms)
+		msleep(ms);
+}
+
 static const struct file_operations vmgpu_inject_error_fops = {
 	.owner = THIS_MODULE,
 	.open = simple_open,
@@ -311,5 +329,7 @@ int vmgpu_inject_init(struct vmgpu_device *vdev)
 			    &vmgpu_inject_fault_fops);
 	debugfs_create_u32("inject_vm_free_delay_ms", 0600, root,
 			   &vdev->inject.vm_free_delay_ms);
+	debugfs_create_u32("inject_reset_delay_ms", 0600, root,
+			   &vdev->inject.reset_delay_ms);
 	return 0;
 }

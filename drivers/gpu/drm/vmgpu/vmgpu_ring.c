@@ -15,6 +15,7 @@
 #include "vmgpu_context.h"
 #include "vmgpu_device.h"
 #include "vmgpu_fence.h"
+#include "vmgpu_inject.h"
 #include "vmgpu_job.h"
 #include "vmgpu_job_types.h"
 #include "vmgpu_ring.h"
@@ -229,11 +230,20 @@ static void vmgpu_ring_reattach_jobs(struct vmgpu_ring *ring)
 /*
  * Restart a hung ring empty, then refill it with the jobs queued behind
  * the hung one. Called with the scheduler stopped and the device present.
+ *
+ * The first job the stop found unfinished is the one it cut short. If the
+ * hung job finished after all (after vmgpu_ring_job_finished() looked),
+ * that is a user job behind it that may have run in part, and running it
+ * again from its first command could repeat what it did (a TRANSFER
+ * whose source a later command of the job overwrote): it fails instead.
+ * Paging jobs run again: each of their commands can be repeated.
  */
 static void vmgpu_ring_reset(struct vmgpu_ring *ring, struct vmgpu_job *bad)
 {
 	int error_irq = ring->vdev->irq[VMGPU_MSIX_VEC_ERROR];
+	bool paging = ring == vmgpu_paging_ring(ring->vdev);
 	struct drm_sched_job *s_job;
+	bool cut_short = true;
 
 	/* No RESUME from the error handler while the ring restarts. */
 	disable_irq(error_irq);
@@ -253,8 +263,15 @@ static void vmgpu_ring_reset(struct vmgpu_ring *ring, struct vmgpu_job *bad)
 			continue;
 		if (job == bad) {
 			vmgpu_fence_fail(hw, -ETIMEDOUT);
+			cut_short = false;
 			continue;
 		}
+		if (cut_short && !paging) {
+			vmgpu_fence_fail(hw, -ECANCELED);
+			cut_short = false;
+			continue;
+		}
+		cut_short = false;
 		/* The hung job's context is guilty now: its later jobs only fence. */
 		if (job->ctx && atomic_read(&job->ctx->guilty))
 			dma_fence_set_error(&s_job->s_fence->finished, -ECANCELED);
@@ -301,6 +318,7 @@ static enum drm_gpu_sched_stat vmgpu_ring_timedout_job(struct drm_sched_job *sch
 			ring->name, vmgpu_ring_read_reg(ring, VMGPU_RING_HEAD),
 			ring->tail, vmgpu_ring_read_reg(ring, VMGPU_RING_STATUS),
 			READ_ONCE(*ring->seqno_cpu), ring->next_seqno);
+		vmgpu_inject_reset_delay(vdev);
 		vmgpu_ring_reset(ring, bad);
 	}
 	vmgpu_ring_reattach_jobs(ring);
