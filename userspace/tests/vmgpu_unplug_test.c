@@ -12,8 +12,9 @@
  * device), and a rescan gives a working device again. The kernel log
  * checks (lockdep, KASAN, kmemleak on the debug kernel) watch the
  * lifetimes. A second round removes the rescanned device while other
- * processes close files full of system-memory allocations. These tests
- * run last: they leave a rescanned device behind.
+ * processes close files full of system-memory allocations. A third
+ * lets a job's free drop the device's last reference. These tests run
+ * last: they leave a rescanned device behind.
  */
 #include <errno.h>
 #include <signal.h>
@@ -395,6 +396,87 @@ TEST(unplug_while_files_close)
 			TH_LOG("closer %d: status %#x", i, status);
 	}
 	close(ready[0]);
+
+	ASSERT_EQ(0, vmgpu_test_write_file("/sys/bus/pci/rescan", "1"));
+	EXPECT_EQ(0, access(pci, F_OK)) TH_LOG("%s did not come back", pci);
+	EXPECT_EQ(0, device_works());
+}
+
+#define HUNG_TASK_TIMEOUT	"/proc/sys/kernel/hung_task_timeout_secs"
+
+/* Kernel log lines holding @text so far, or -1. */
+static int dmesg_count(const char *text)
+{
+	char cmd[128];
+	FILE *p;
+	int n = -1;
+
+	snprintf(cmd, sizeof(cmd), "dmesg | grep -c '%s'", text);
+	p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	if (fscanf(p, "%d", &n) != 1)
+		n = -1;
+	pclose(p);
+	return n;
+}
+
+/*
+ * A file closed with a job in flight, then the device removed: the job,
+ * failed by the removal, holds the last reference to the file's GPU VA
+ * space, and the space the last ones to the DRM device. Freeing the job
+ * must not release the device in the scheduler work that frees it: the
+ * release stops that scheduler (drm_sched_fini()), which waits for that
+ * very work, and the worker would hang for good. The injection makes
+ * the order certain: the job's free waits until the removal is done, and
+ * the space's release drops its device reference before drm_gpuvm drops
+ * its own, the last. The hung-task detector, at 5 s, watches.
+ */
+FIXTURE(last_reference) {
+	int unused;
+};
+
+FIXTURE_SETUP(last_reference)
+{
+}
+
+FIXTURE_TEARDOWN(last_reference)
+{
+}
+
+TEST_F_TIMEOUT(last_reference, dropped_by_a_job_free, 120)
+{
+	union vmgpu_cmd nop = cmd_nop(VMGPU_NOP_MAX_DELAY_US);
+	char pci[256], path[300], timeout[32];
+	vmgpu_context *ctx;
+	vmgpu_device *dev;
+	int fd, n, hung;
+
+	ASSERT_EQ(0, vmgpu_device_open(&dev));
+	ASSERT_EQ(0, vmgpu_test_pci_path(dev, pci, sizeof(pci)));
+	ASSERT_EQ(0, vmgpu_test_debugfs_write("inject_vm_free_sync", "1"));
+	ASSERT_EQ(0, vmgpu_test_debugfs_write("inject_free_job_delay_ms", "3000"));
+	ASSERT_EQ(0, vmgpu_context_create(dev, DRM_VMGPU_ENGINE_GPU_VA0, &ctx));
+	ASSERT_EQ(0, vmgpu_context_submit(ctx, &nop, 1, NULL, 0, NULL, 0, NULL));
+	vmgpu_context_unref(ctx);
+	vmgpu_device_unref(dev);
+
+	fd = open(HUNG_TASK_TIMEOUT, O_RDONLY);
+	ASSERT_LE(0, fd) TH_LOG("no hung-task detector");
+	n = read(fd, timeout, sizeof(timeout) - 1);
+	close(fd);
+	ASSERT_LT(0, n);
+	timeout[n] = 0;
+	ASSERT_EQ(0, vmgpu_test_write_file(HUNG_TASK_TIMEOUT, "5"));
+	hung = dmesg_count("blocked for more than");
+
+	snprintf(path, sizeof(path), "%s/remove", pci);
+	ASSERT_EQ(0, vmgpu_test_write_file(path, "1"));
+	/* The free, 3 s on, then two rounds of the detector. */
+	sleep(15);
+	EXPECT_EQ(hung, dmesg_count("blocked for more than"))
+		TH_LOG("a worker hung releasing the device");
+	vmgpu_test_write_file(HUNG_TASK_TIMEOUT, timeout);
 
 	ASSERT_EQ(0, vmgpu_test_write_file("/sys/bus/pci/rescan", "1"));
 	EXPECT_EQ(0, access(pci, F_OK)) TH_LOG("%s did not come back", pci);

@@ -315,6 +315,16 @@ struct vmgpu_inject {
 	 * job unfinished and stopping its ring (inject_reset_delay_ms).
 	 */
 	u32 reset_delay_ms;
+	/**
+	 * @vm_free_sync: a GPU VA space's last put waits for its release,
+	 * which then drops its device reference first (inject_vm_free_sync).
+	 */
+	bool vm_free_sync;
+	/**
+	 * @free_job_delay_ms: how long the scheduler's free of a job waits
+	 * first (inject_free_job_delay_ms).
+	 */
+	u32 free_job_delay_ms;
 };
 
 /**

@@ -56,6 +56,14 @@
  * inject_reset_delay_ms: a hang reset that found its job unfinished waits
  * this long, at most 10 s, before it stops the ring: the job may finish
  * meanwhile, and the next one start.
+ *
+ * inject_vm_free_sync: a GPU VA space's last put waits until its release
+ * is done. drm_gpuvm drops its own reference to the DRM device after
+ * that, so it drops the device's last one if nothing else holds it.
+ *
+ * inject_free_job_delay_ms: the scheduler's free of a job waits this long,
+ * at most 10 s, first: a job failed by an unplug is freed after the
+ * removal has dropped the device's own reference.
  */
 
 #define VMGPU_INJECT_DELAY_MAX_MS	10000
@@ -274,6 +282,20 @@ void vmgpu_inject_reset_delay(struct vmgpu_device *vdev)
 		msleep(ms);
 }
 
+/**
+ * vmgpu_inject_free_job_delay() - hold the free of a job, as
+ * inject_free_job_delay_ms asks
+ * @vdev: the device
+ */
+void vmgpu_inject_free_job_delay(struct vmgpu_device *vdev)
+{
+	u32 ms = min_t(u32, READ_ONCE(vdev->inject.free_job_delay_ms),
+		       VMGPU_INJECT_DELAY_MAX_MS);
+
+	if (ms)
+		msleep(ms);
+}
+
 static const struct file_operations vmgpu_inject_error_fops = {
 	.owner = THIS_MODULE,
 	.open = simple_open,
@@ -331,5 +353,9 @@ int vmgpu_inject_init(struct vmgpu_device *vdev)
 			   &vdev->inject.vm_free_delay_ms);
 	debugfs_create_u32("inject_reset_delay_ms", 0600, root,
 			   &vdev->inject.reset_delay_ms);
+	debugfs_create_bool("inject_vm_free_sync", 0600, root,
+			    &vdev->inject.vm_free_sync);
+	debugfs_create_u32("inject_free_job_delay_ms", 0600, root,
+			   &vdev->inject.free_job_delay_ms);
 	return 0;
 }

@@ -552,11 +552,19 @@ static void vmgpu_vm_free_work(struct work_struct *work)
 	drm_dev_put(&vdev->drm);
 }
 
+static void vmgpu_vm_put_work(struct work_struct *work)
+{
+	drm_gpuvm_put(&container_of(work, struct vmgpu_vm, put_work)->base);
+}
+
 static void vmgpu_vm_free(struct drm_gpuvm *gpuvm)
 {
 	struct vmgpu_vm *vm = to_vmgpu_vm(gpuvm);
+	bool sync = READ_ONCE(vm->vdev->inject.vm_free_sync);
 
 	queue_work(vmgpu_vm_free_wq, &vm->free_work);
+	if (sync)
+		flush_work(&vm->free_work);
 }
 
 static const struct drm_gpuvm_ops vmgpu_gpuvm_ops = {
@@ -590,6 +598,7 @@ struct vmgpu_vm *vmgpu_vm_create(struct vmgpu_device *vdev)
 	vm->hw_id = -1;
 	INIT_LIST_HEAD(&vm->slot_link);
 	INIT_WORK(&vm->free_work, vmgpu_vm_free_work);
+	INIT_WORK(&vm->put_work, vmgpu_vm_put_work);
 	/* Jobs and deferred unmaps may keep the VM past the device's removal. */
 	drm_dev_get(&vdev->drm);
 	mutex_init(&vm->lock);
@@ -663,7 +672,7 @@ void vmgpu_vm_close(struct vmgpu_vm *vm)
 	drm_gpuvm_for_each_va_safe(va, next, &vm->base)
 		vmgpu_vm_remove(vm, va);
 	mutex_unlock(&vm->lock);
-	drm_gpuvm_put(&vm->base);
+	vmgpu_vm_put(vm);
 }
 
 /**
@@ -701,10 +710,17 @@ struct vmgpu_vm *vmgpu_vm_get(struct vmgpu_vm *vm)
 /**
  * vmgpu_vm_put() - drop a reference to a VM
  * @vm: the VM
+ *
+ * The last one is dropped on the module's queue: drm_gpuvm drops its own
+ * reference to the DRM device with it, which may be the device's last,
+ * and the device's release must not run in the scheduler work or on the
+ * device's queue that may have dropped it (it stops and destroys them).
  */
 void vmgpu_vm_put(struct vmgpu_vm *vm)
 {
-	drm_gpuvm_put(&vm->base);
+	if (refcount_dec_not_one(&vm->base.kref.refcount))
+		return;
+	queue_work(vmgpu_vm_free_wq, &vm->put_work);
 }
 
 static void vmgpu_vm_wq_destroy(struct drm_device *drm, void *wq)
