@@ -36,23 +36,6 @@
 #define NEW		0x1b0071a1u
 #define GATE_VA		0x600000000ull
 
-/* vgem's fences (include/uapi/drm/vgem_drm.h; libdrm ships no copy). */
-struct vgem_fence_attach {
-	uint32_t handle;
-	uint32_t flags;
-	uint32_t out_fence;
-	uint32_t pad;
-};
-
-struct vgem_fence_signal {
-	uint32_t fence;
-	uint32_t flags;
-};
-
-#define VGEM_FENCE_WRITE		0x1
-#define DRM_IOCTL_VGEM_FENCE_ATTACH	DRM_IOWR(DRM_COMMAND_BASE + 0x1, struct vgem_fence_attach)
-#define DRM_IOCTL_VGEM_FENCE_SIGNAL	DRM_IOW(DRM_COMMAND_BASE + 0x2, struct vgem_fence_signal)
-
 /* A udmabuf of SIZE over a sealed memfd, the memfd's pages mapped at *map. */
 static int udmabuf_buffer(int *dmabuf, void **map)
 {

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/dma-buf.h>
 #include <xf86drm.h>
 #include <xf86drmMode.h>
 
@@ -444,6 +445,21 @@ int vmgpu_test_vgem_buffer(int vgem, uint32_t w, uint32_t h, struct vmgpu_test_f
 	if (ret)
 		return ret;
 	return drmPrimeHandleToFD(vgem, fb->handle, DRM_CLOEXEC | DRM_RDWR, dmabuf) ? -errno : 0;
+}
+
+int vmgpu_test_vgem_fence(int vgem, uint32_t handle, int dmabuf, uint32_t *fence,
+			  int *sync_file)
+{
+	struct vgem_fence_attach attach = { .handle = handle, .flags = VGEM_FENCE_WRITE };
+	struct dma_buf_export_sync_file export = { .flags = DMA_BUF_SYNC_RW };
+
+	if (drmIoctl(vgem, DRM_IOCTL_VGEM_FENCE_ATTACH, &attach))
+		return -errno;
+	*fence = attach.out_fence;
+	if (drmIoctl(dmabuf, DMA_BUF_IOCTL_EXPORT_SYNC_FILE, &export))
+		return -errno;
+	*sync_file = export.fd;
+	return 0;
 }
 
 uint32_t vmgpu_test_crc32(uint32_t crc, const void *buf, size_t len)

@@ -74,6 +74,30 @@ int vmgpu_test_open_vgem(void);
  */
 int vmgpu_test_vgem_buffer(int vgem, uint32_t w, uint32_t h, struct vmgpu_test_fb *fb,
 			   int *dmabuf);
+/* vgem's fences (include/uapi/drm/vgem_drm.h; libdrm ships no copy). */
+struct vgem_fence_attach {
+	uint32_t handle;
+	uint32_t flags;
+	uint32_t out_fence;
+	uint32_t pad;
+};
+
+struct vgem_fence_signal {
+	uint32_t fence;
+	uint32_t flags;
+};
+
+#define VGEM_FENCE_WRITE		0x1
+#define DRM_IOCTL_VGEM_FENCE_ATTACH	DRM_IOWR(DRM_COMMAND_BASE + 0x1, struct vgem_fence_attach)
+#define DRM_IOCTL_VGEM_FENCE_SIGNAL	DRM_IOW(DRM_COMMAND_BASE + 0x2, struct vgem_fence_signal)
+
+/*
+ * A write fence of vgem's on buffer handle (its id in *fence, for
+ * VGEM_FENCE_SIGNAL), and a sync_file of it from the buffer's dma-buf in
+ * *sync_file: 0 or -errno. vgem signals it itself after 10 s.
+ */
+int vmgpu_test_vgem_fence(int vgem, uint32_t handle, int dmabuf, uint32_t *fence,
+			  int *sync_file);
 /* CRC-32 (zlib's) of len bytes, continuing crc (0 to start). */
 uint32_t vmgpu_test_crc32(uint32_t crc, const void *buf, size_t len);
 /* The frame CRCs of head (debugfs crtc-N/crc, source "auto"): an fd or -errno. */

@@ -12,8 +12,9 @@
  * device), and a rescan gives a working device again. The kernel log
  * checks (lockdep, KASAN, kmemleak on the debug kernel) watch the
  * lifetimes. A second round removes the rescanned device while other
- * processes close files full of system-memory allocations. A third
- * lets a job's free drop the device's last reference. These tests run
+ * processes close files full of system-memory allocations. Two more
+ * let a job's free drop the device's last reference: one of a closed
+ * file, one the scheduler killed when its process exited. These tests run
  * last: they leave a rescanned device behind.
  */
 #include <errno.h>
@@ -478,6 +479,79 @@ TEST_F_TIMEOUT(last_reference, dropped_by_a_job_free, 120)
 		TH_LOG("a worker hung releasing the device");
 	vmgpu_test_write_file(HUNG_TASK_TIMEOUT, timeout);
 
+	ASSERT_EQ(0, vmgpu_test_write_file("/sys/bus/pci/rescan", "1"));
+	EXPECT_EQ(0, access(pci, F_OK)) TH_LOG("%s did not come back", pci);
+	EXPECT_EQ(0, device_works());
+}
+
+/* A child: a physical-engine job held by sync_file's fence, then exit. */
+static int killed_job(int sync_file, int ready)
+{
+	union vmgpu_cmd nop = cmd_nop(0);
+	struct vmgpu_sync in = { 0 };
+	vmgpu_context *ctx;
+	vmgpu_device *dev;
+	char c = 0;
+
+	if (vmgpu_device_open(&dev) ||
+	    vmgpu_context_create(dev, DRM_VMGPU_ENGINE_PHYSICAL, &ctx) ||
+	    drmSyncobjCreate(vmgpu_device_fd(dev), 0, &in.syncobj) ||
+	    drmSyncobjImportSyncFile(vmgpu_device_fd(dev), in.syncobj, sync_file) ||
+	    vmgpu_context_submit(ctx, &nop, 1, &in, 1, NULL, 0, NULL))
+		return 1;
+	return write(ready, &c, 1) == 1 ? 0 : 1;
+}
+
+/*
+ * A process exits with a job held by another driver's fence: the
+ * scheduler kills its context's queue and frees the job once the fence
+ * signals, from a work item of its own, maybe long after the device was
+ * removed. A physical-engine context holds no GPU VA space, so the
+ * context itself must keep the device, and the module, until its jobs
+ * are freed: without that, the removal released the device and the job's
+ * free reached its freed scheduler (KASAN on the debug kernel), and
+ * rmmod let the module go under the job.
+ */
+TEST_F_TIMEOUT(last_reference, kept_by_a_killed_job, 120)
+{
+	char pci[256], path[300], c;
+	struct vgem_fence_signal signal = { 0 };
+	struct vmgpu_test_fb buf;
+	int vgem, dmabuf, sync_file, ready[2], status;
+	vmgpu_device *dev;
+	pid_t pid;
+
+	ASSERT_EQ(0, vmgpu_device_open(&dev));
+	ASSERT_EQ(0, vmgpu_test_pci_path(dev, pci, sizeof(pci)));
+	vmgpu_device_unref(dev);
+	vgem = vmgpu_test_open_vgem();
+	ASSERT_LE(0, vgem) TH_LOG("no vgem device");
+	ASSERT_EQ(0, vmgpu_test_vgem_buffer(vgem, 64, 64, &buf, &dmabuf));
+	ASSERT_EQ(0, vmgpu_test_vgem_fence(vgem, buf.handle, dmabuf, &signal.fence, &sync_file));
+
+	ASSERT_EQ(0, pipe(ready));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(killed_job(sync_file, ready[1]));
+	close(ready[1]);
+	ASSERT_EQ(1, read(ready[0], &c, 1)) TH_LOG("the job was not queued");
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+
+	snprintf(path, sizeof(path), "%s/remove", pci);
+	ASSERT_EQ(0, vmgpu_test_write_file(path, "1"));
+	EXPECT_NE(0, vmgpu_test_run("rmmod vmgpu 2>/dev/null"))
+		TH_LOG("the module went with a job still to free");
+	/* The job is freed now, and the device with it. */
+	ASSERT_EQ(0, drmIoctl(vgem, DRM_IOCTL_VGEM_FENCE_SIGNAL, &signal));
+	sleep(1);
+
+	close(ready[0]);
+	close(sync_file);
+	munmap(buf.map, buf.size);
+	close(dmabuf);
+	close(vgem);
 	ASSERT_EQ(0, vmgpu_test_write_file("/sys/bus/pci/rescan", "1"));
 	EXPECT_EQ(0, access(pci, F_OK)) TH_LOG("%s did not come back", pci);
 	EXPECT_EQ(0, device_works());

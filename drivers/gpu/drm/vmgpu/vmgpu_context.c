@@ -5,7 +5,9 @@
 
 #include <linux/highmem.h>
 #include <linux/mm.h>
+#include <linux/module.h>
 #include <linux/slab.h>
+#include <linux/workqueue.h>
 
 #include <drm/drm_drv.h>
 #include <drm/drm_file.h>
@@ -113,15 +115,35 @@ static struct vmgpu_seqno_page *vmgpu_seqno_page_create(struct drm_device *drm)
 	return sp;
 }
 
-static void vmgpu_context_release(struct kref *ref)
+/*
+ * The module reference goes last: this runs on the module's queue, which
+ * module unload drains before the module's text goes.
+ */
+static void vmgpu_context_release_work(struct work_struct *work)
 {
-	struct vmgpu_context *ctx = container_of(ref, struct vmgpu_context, ref);
+	struct vmgpu_context *ctx = container_of(work, struct vmgpu_context, release_work);
+	struct drm_device *drm = ctx->drm;
 
 	drm_gem_object_put(&ctx->seqno_page->base);
 	if (ctx->vm)
 		vmgpu_vm_put(ctx->vm);
 	mutex_destroy(&ctx->submit_lock);
 	kfree(ctx);
+	drm_dev_put(drm);
+	module_put(THIS_MODULE);
+}
+
+/*
+ * The last reference may go with a job's free, in scheduler work, or in
+ * the work that frees the jobs the scheduler killed, after the device was
+ * removed: the context's device and module references go on the module's
+ * queue.
+ */
+static void vmgpu_context_release(struct kref *ref)
+{
+	struct vmgpu_context *ctx = container_of(ref, struct vmgpu_context, ref);
+
+	vmgpu_queue_release(&ctx->release_work);
 }
 
 /**
@@ -278,7 +300,11 @@ static struct vmgpu_context *vmgpu_context_create(struct drm_file *file,
 		return ERR_PTR(ret);
 	}
 	kref_init(&ctx->ref);
+	INIT_WORK(&ctx->release_work, vmgpu_context_release_work);
 	mutex_init(&ctx->submit_lock);
+	__module_get(THIS_MODULE);
+	ctx->drm = file->minor->dev;
+	drm_dev_get(ctx->drm);
 	ctx->ring = ring;
 	ctx->vm = vm ? vmgpu_vm_get(vm) : NULL;
 	ret = drm_sched_entity_init(&ctx->entity, DRM_SCHED_PRIORITY_NORMAL,

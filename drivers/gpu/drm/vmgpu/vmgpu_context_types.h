@@ -64,6 +64,13 @@ struct vmgpu_context {
 	struct mutex submit_lock;
 	/** @destroyed: the entity is gone, EXEC fails. Under @submit_lock. */
 	bool destroyed;
+	/**
+	 * @drm: the DRM device, a reference: the jobs the scheduler kills when
+	 * the file goes may be freed after the device was removed.
+	 */
+	struct drm_device *drm;
+	/** @release_work: frees it on the module's queue (vmgpu_queue_release()). */
+	struct work_struct release_work;
 };
 
 /**

@@ -12,6 +12,8 @@
 
 #include "vmgpu_device_types.h"
 
+void vmgpu_queue_release(struct work_struct *work);
+
 static inline struct vmgpu_device *to_vmgpu_device(struct drm_device *drm)
 {
 	return container_of(drm, struct vmgpu_device, drm);

@@ -272,23 +272,42 @@ static struct pci_driver vmgpu_pci_driver = {
 	.remove = vmgpu_remove,
 };
 
+/*
+ * Releases that may drop the DRM device's last reference run on a queue of
+ * the module's own: never in scheduler work or on the device's queue,
+ * which the device's release stops and destroys (drm_sched_fini() waits
+ * for its own work). Module unload drains it.
+ */
+static struct workqueue_struct *vmgpu_release_wq;
+
+/**
+ * vmgpu_queue_release() - run a release on the module's queue
+ * @work: a release that may drop the DRM device's last reference
+ */
+void vmgpu_queue_release(struct work_struct *work)
+{
+	queue_work(vmgpu_release_wq, work);
+}
+
 static int __init vmgpu_init(void)
 {
-	int ret = vmgpu_vm_module_init();
+	int ret;
 
-	if (ret)
-		return ret;
+	vmgpu_release_wq = alloc_workqueue("vmgpu-release", WQ_UNBOUND, 0);
+	if (!vmgpu_release_wq)
+		return -ENOMEM;
 	ret = pci_register_driver(&vmgpu_pci_driver);
 	if (ret)
-		vmgpu_vm_module_exit();
+		destroy_workqueue(vmgpu_release_wq);
 	return ret;
 }
 module_init(vmgpu_init);
 
+/* After the driver is unregistered: the last releases may free devices. */
 static void __exit vmgpu_exit(void)
 {
 	pci_unregister_driver(&vmgpu_pci_driver);
-	vmgpu_vm_module_exit();
+	destroy_workqueue(vmgpu_release_wq);
 }
 module_exit(vmgpu_exit);
 

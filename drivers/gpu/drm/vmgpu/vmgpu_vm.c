@@ -452,8 +452,6 @@ int vmgpu_vm_bind(struct vmgpu_vm *vm, struct drm_file *file,
  * put tears the scheduler and that queue down, so it must not run there.
  * A queue of the module's own, which module unload drains.
  */
-static struct workqueue_struct *vmgpu_vm_free_wq;
-
 /**
  * DOC: compression owners
  *
@@ -562,7 +560,7 @@ static void vmgpu_vm_free(struct drm_gpuvm *gpuvm)
 	struct vmgpu_vm *vm = to_vmgpu_vm(gpuvm);
 	bool sync = READ_ONCE(vm->vdev->inject.vm_free_sync);
 
-	queue_work(vmgpu_vm_free_wq, &vm->free_work);
+	vmgpu_queue_release(&vm->free_work);
 	if (sync)
 		flush_work(&vm->free_work);
 }
@@ -720,7 +718,7 @@ void vmgpu_vm_put(struct vmgpu_vm *vm)
 {
 	if (refcount_dec_not_one(&vm->base.kref.refcount))
 		return;
-	queue_work(vmgpu_vm_free_wq, &vm->put_work);
+	vmgpu_queue_release(&vm->put_work);
 }
 
 static void vmgpu_vm_wq_destroy(struct drm_device *drm, void *wq)
@@ -776,25 +774,4 @@ int vmgpu_vm_init(struct vmgpu_device *vdev)
 	if (!vdev->wq)
 		return -ENOMEM;
 	return drmm_add_action_or_reset(&vdev->drm, vmgpu_vm_wq_destroy, vdev->wq);
-}
-
-/**
- * vmgpu_vm_module_init() - the queue that frees VMs
- *
- * Return: 0 or -ENOMEM.
- */
-int vmgpu_vm_module_init(void)
-{
-	vmgpu_vm_free_wq = alloc_workqueue("vmgpu-vm-free", WQ_UNBOUND, 0);
-	return vmgpu_vm_free_wq ? 0 : -ENOMEM;
-}
-
-/**
- * vmgpu_vm_module_exit() - free the VMs still queued, then the queue
- *
- * After the driver is unregistered: the last VMs may release devices.
- */
-void vmgpu_vm_module_exit(void)
-{
-	destroy_workqueue(vmgpu_vm_free_wq);
 }

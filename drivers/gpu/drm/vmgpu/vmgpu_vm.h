@@ -23,8 +23,6 @@ struct vmgpu_device;
 
 int vmgpu_vm_init(struct vmgpu_device *vdev);
 void vmgpu_vm_unplug(struct vmgpu_device *vdev);
-int vmgpu_vm_module_init(void);
-void vmgpu_vm_module_exit(void);
 struct vmgpu_vm *vmgpu_vm_create(struct vmgpu_device *vdev);
 struct vmgpu_vm *vmgpu_vm_get(struct vmgpu_vm *vm);
 void vmgpu_vm_put(struct vmgpu_vm *vm);
