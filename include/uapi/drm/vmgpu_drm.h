@@ -710,7 +710,8 @@ struct drm_vmgpu_patch {
  * the job timeout fails with -ETIMEDOUT, also guilty. A job that the reset
  * of its engine may have cut short (the timed-out job ended just before
  * the reset) fails with -ECANCELED rather than run twice, and its context
- * is lost the same way.
+ * is lost the same way. These errors are the job's fence's (its out-syncs),
+ * and the context's later EXECs return -ECANCELED.
  *
  * The job runs after every @in_syncs point has signalled (each must have
  * a fence already: -EINVAL otherwise) and after the kernel's moves of the

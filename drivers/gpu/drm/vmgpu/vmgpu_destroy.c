@@ -42,7 +42,10 @@
 struct vmgpu_vm_deferred {
 	/** @cb: on @fence. */
 	struct dma_fence_cb cb;
-	/** @work: removes the mappings, outside the signalling path. */
+	/**
+	 * @work: removes the mappings, outside the signalling path, on the
+	 * module's queue: the VM's last reference may go with it.
+	 */
 	struct work_struct work;
 	/** @vm: a reference. */
 	struct vmgpu_vm *vm;
@@ -71,7 +74,7 @@ static void vmgpu_vm_deferred_cb(struct dma_fence *fence, struct dma_fence_cb *c
 {
 	struct vmgpu_vm_deferred *d = container_of(cb, struct vmgpu_vm_deferred, cb);
 
-	queue_work(d->vm->vdev->wq, &d->work);
+	vmgpu_queue_release(&d->work);
 }
 
 /*
@@ -174,7 +177,7 @@ int vmgpu_vm_destroy_bo(struct vmgpu_vm *vm, struct drm_gem_object *obj,
 	d->obj = obj;
 	d->fence = fence;
 	if (dma_fence_add_callback(fence, &d->cb, vmgpu_vm_deferred_cb))
-		queue_work(vm->vdev->wq, &d->work);
+		vmgpu_queue_release(&d->work);
 	d = NULL;
 out_unlock:
 	dma_resv_unlock(obj->resv);

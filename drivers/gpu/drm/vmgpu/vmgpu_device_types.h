@@ -409,11 +409,6 @@ struct vmgpu_device {
 	/** @asids: the ASIDs of live spaces (&vmgpu_vm.asid). */
 	struct ida asids;
 	/**
-	 * @wq: deferred unmaps of destroyed allocations. Each work item holds
-	 * its VM, and so the DRM device: it goes with the last reference.
-	 */
-	struct workqueue_struct *wq;
-	/**
 	 * @unplug_sem: written around TTM's LRU walk at unplug, which spins
 	 * on an allocation whose last reference is being dropped while it
 	 * holds the LRU lock that release needs. Read around every first

@@ -252,7 +252,7 @@ static void vmgpu_remove(struct pci_dev *pdev)
 	 * LRUs below spins on an allocation whose last reference is being
 	 * dropped, holding the lock its release needs.
 	 */
-	flush_workqueue(vdev->wq);
+	vmgpu_flush_releases();
 	flush_workqueue(vdev->ttm.wq);
 	vmgpu_ttm_unplug(vdev);
 	/* The files' page tables, which live as long as their VMs, hold DMA pages. */
@@ -283,10 +283,22 @@ static struct workqueue_struct *vmgpu_release_wq;
 /**
  * vmgpu_queue_release() - run a release on the module's queue
  * @work: a release that may drop the DRM device's last reference
+ *
+ * Context: any context.
  */
 void vmgpu_queue_release(struct work_struct *work)
 {
 	queue_work(vmgpu_release_wq, work);
+}
+
+/**
+ * vmgpu_flush_releases() - wait for the releases queued so far
+ *
+ * Context: process context, never from the module's queue itself.
+ */
+void vmgpu_flush_releases(void)
+{
+	flush_workqueue(vmgpu_release_wq);
 }
 
 static int __init vmgpu_init(void)

@@ -57,9 +57,10 @@
  * this long, at most 10 s, before it stops the ring: the job may finish
  * meanwhile, and the next one start.
  *
- * inject_vm_free_sync: a GPU VA space's last put waits until its release
- * is done. drm_gpuvm drops its own reference to the DRM device after
- * that, so it drops the device's last one if nothing else holds it.
+ * inject_vm_free_sync: a GPU VA space's last put releases it there and
+ * then, not on the module's queue. drm_gpuvm drops its own reference to
+ * the DRM device after that, so it drops the device's last one if nothing
+ * else holds it.
  *
  * inject_free_job_delay_ms: the scheduler's free of a job waits this long,
  * at most 10 s, first: a job failed by an unplug is freed after the

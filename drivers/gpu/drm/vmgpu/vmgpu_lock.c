@@ -192,7 +192,8 @@ out_put:
  * Return: 0; -EBUSY (do-not-wait on a busy allocation, or locked by
  * another file); -ENOSPC (do-not-evict, and the lock would have to move
  * it); -EINVAL (an import, or an allocation without CPU access that
- * cannot leave its memory segment); or another negative errno.
+ * cannot leave its memory segment); -ENOENT (an unknown handle, or one
+ * closed while the lock waited); or another negative errno.
  */
 int vmgpu_gem_lock_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
 {

@@ -251,7 +251,8 @@ static int vmgpu_ttm_move_backing(struct ttm_buffer_object *tbo, bool evict,
 		 * A job queued before the allocation was bound may still write
 		 * it through its mapping, and its fence is not on the
 		 * allocation: the device loses its mappings first, so that the
-		 * notification and the flush come after its last write.
+		 * notification and the flush come after its last write. If the
+		 * notification then fails, the next EXEC maps it again.
 		 */
 		if (vbo)
 			vmgpu_vm_bo_invalidate(vbo);

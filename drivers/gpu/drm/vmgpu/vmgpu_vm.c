@@ -446,12 +446,6 @@ int vmgpu_vm_bind(struct vmgpu_vm *vm, struct drm_file *file,
 	return -EINVAL;
 }
 
-/*
- * The last reference may go in the scheduler's free_job, a fence callback
- * or the deferred-unmap queue, and the VM holds the DRM device: its last
- * put tears the scheduler and that queue down, so it must not run there.
- * A queue of the module's own, which module unload drains.
- */
 /**
  * DOC: compression owners
  *
@@ -550,19 +544,19 @@ static void vmgpu_vm_free_work(struct work_struct *work)
 	drm_dev_put(&vdev->drm);
 }
 
-static void vmgpu_vm_put_work(struct work_struct *work)
-{
-	drm_gpuvm_put(&container_of(work, struct vmgpu_vm, put_work)->base);
-}
-
+/*
+ * The release sleeps (slot lock, page-table fence): it runs on the
+ * module's queue, unless inject_vm_free_sync asks for it here, where the
+ * last put runs in process context (see vmgpu_vm_put()).
+ */
 static void vmgpu_vm_free(struct drm_gpuvm *gpuvm)
 {
 	struct vmgpu_vm *vm = to_vmgpu_vm(gpuvm);
-	bool sync = READ_ONCE(vm->vdev->inject.vm_free_sync);
 
-	vmgpu_queue_release(&vm->free_work);
-	if (sync)
-		flush_work(&vm->free_work);
+	if (READ_ONCE(vm->vdev->inject.vm_free_sync))
+		vmgpu_vm_free_work(&vm->free_work);
+	else
+		vmgpu_queue_release(&vm->free_work);
 }
 
 static const struct drm_gpuvm_ops vmgpu_gpuvm_ops = {
@@ -596,7 +590,6 @@ struct vmgpu_vm *vmgpu_vm_create(struct vmgpu_device *vdev)
 	vm->hw_id = -1;
 	INIT_LIST_HEAD(&vm->slot_link);
 	INIT_WORK(&vm->free_work, vmgpu_vm_free_work);
-	INIT_WORK(&vm->put_work, vmgpu_vm_put_work);
 	/* Jobs and deferred unmaps may keep the VM past the device's removal. */
 	drm_dev_get(&vdev->drm);
 	mutex_init(&vm->lock);
@@ -709,21 +702,16 @@ struct vmgpu_vm *vmgpu_vm_get(struct vmgpu_vm *vm)
  * vmgpu_vm_put() - drop a reference to a VM
  * @vm: the VM
  *
- * The last one is dropped on the module's queue: drm_gpuvm drops its own
- * reference to the DRM device with it, which may be the device's last,
- * and the device's release must not run in the scheduler work or on the
- * device's queue that may have dropped it (it stops and destroys them).
+ * Context: process context. The last reference goes when the file closes,
+ * which holds the DRM device, or on the module's queue, in the release of
+ * a context or of a deferred destruction: with it drm_gpuvm drops its own
+ * reference to the DRM device, which may be the device's last, and the
+ * device's release must never run in scheduler work, whose scheduler it
+ * stops (vmgpu_queue_release()).
  */
 void vmgpu_vm_put(struct vmgpu_vm *vm)
 {
-	if (refcount_dec_not_one(&vm->base.kref.refcount))
-		return;
-	vmgpu_queue_release(&vm->put_work);
-}
-
-static void vmgpu_vm_wq_destroy(struct drm_device *drm, void *wq)
-{
-	destroy_workqueue(wq);
+	drm_gpuvm_put(&vm->base);
 }
 
 /* With the last DRM reference, which every space holds. */
@@ -763,15 +751,5 @@ int vmgpu_vm_init(struct vmgpu_device *vdev)
 		return ret;
 	INIT_LIST_HEAD(&vdev->vms);
 	init_rwsem(&vdev->unplug_sem);
-	ret = drmm_mutex_init(&vdev->drm, &vdev->vms_lock);
-	if (ret)
-		return ret;
-	/*
-	 * With the last reference to the DRM device: every work item holds a
-	 * VM, and so the device, until it has run.
-	 */
-	vdev->wq = alloc_ordered_workqueue("vmgpu-vm", 0);
-	if (!vdev->wq)
-		return -ENOMEM;
-	return drmm_add_action_or_reset(&vdev->drm, vmgpu_vm_wq_destroy, vdev->wq);
+	return drmm_mutex_init(&vdev->drm, &vdev->vms_lock);
 }

@@ -90,11 +90,6 @@ struct vmgpu_vm {
 	struct list_head link;
 	/** @free_work: frees the VM outside the path that dropped it. */
 	struct work_struct free_work;
-	/**
-	 * @put_work: drops the last reference, on the module's queue: with
-	 * it go drm_gpuvm's and the VM's references to the DRM device.
-	 */
-	struct work_struct put_work;
 	/** @num_tables: page tables allocated, @root included. */
 	u32 num_tables;
 	/**
