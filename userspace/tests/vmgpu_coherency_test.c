@@ -195,10 +195,7 @@ static int64_t late_bound_round(struct __test_metadata *_metadata, FIXTURE_DATA(
 	/* Bound after the job was queued: the job's fence is not on it. */
 	if (vmgpu_vm_map(bo, 0, LATE_VA, LATE_SIZE, 0))
 		goto out_others;
-	cpu_fill(cpu, OLD);
-	if (vmgpu_bo_cache_sync(bo, DRM_VMGPU_CACHE_SYNC_TO_DEVICE, 0, SIZE))
-		goto out_unmap;
-	/* The job starts filling; the allocation leaves the device meanwhile. */
+	/* The job starts filling (new memory reads zero); the allocation leaves the device meanwhile. */
 	gate_cpu[0] = 1;
 	if (vmgpu_bo_cache_sync(gate, DRM_VMGPU_CACHE_SYNC_TO_DEVICE, 0, 8) ||
 	    vmgpu_bo_evict_flags(bo, DRM_VMGPU_EVICT_NONRESIDENT))

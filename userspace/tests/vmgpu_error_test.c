@@ -237,32 +237,49 @@ TEST(hung_ring_is_reset)
 #define CUT_SIZE	(64 * 1024ull)
 #define CUT_SRC		0x300000000ull
 #define CUT_DST		0x310000000ull
+#define CUT_GATE	0x320000000ull
 #define CUT_PATTERN	0xc07c07u
+
+FIXTURE(reset) {
+	int unused;
+};
+
+FIXTURE_SETUP(reset)
+{
+}
+
+FIXTURE_TEARDOWN(reset)
+{
+	vmgpu_test_debugfs_write("inject_reset_delay_ms", "0");
+}
 
 /*
  * A hang reset must never run a user job twice. The job it was called for
- * (three 1 s NOPs against the 2 s job timeout) finishes while the reset
- * waits (inject_reset_delay_ms), and the job queued behind it, another
- * file's, starts: it copies its source, clears the source, then waits.
- * The reset stops the ring there. Run again from its first command, the
- * job would copy the cleared source over its copy and succeed; it must
- * fail instead (its context is lost), and its copy must hold the data.
- * The job the reset was for did finish: its context stays usable.
+ * (four 0.9 s NOPs against the 2 s job timeout) finishes while the reset
+ * waits (inject_reset_delay_ms, 4 s), and the job queued behind it,
+ * another file's, starts: it copies its source, clears the source, then
+ * waits on a gate that never opens until the reset stops the ring (the
+ * scheduler is stopped meanwhile: no timeout of its own). Run again from
+ * its first command, the job would copy the cleared source over its copy
+ * and hang a second time; it must fail instead (its context is lost), and
+ * its copy must hold the data. The job the reset was for did finish: its
+ * context stays usable.
  */
-TEST(reset_never_runs_a_job_twice)
+TEST_F(reset, never_runs_a_user_job_twice)
 {
-	union vmgpu_cmd slow[3] = { cmd_nop(1000000), cmd_nop(1000000), cmd_nop(1000000) };
-	union vmgpu_cmd cut[4] = { cmd_transfer(CUT_SRC, CUT_DST, CUT_SIZE),
-				   cmd_fill(CUT_SRC, CUT_SIZE, 0), cmd_nop(900000),
-				   cmd_nop(900000) };
+	union vmgpu_cmd slow[4] = { cmd_nop(900000), cmd_nop(900000), cmd_nop(900000),
+				    cmd_nop(900000) };
+	union vmgpu_cmd cut[3] = { cmd_transfer(CUT_SRC, CUT_DST, CUT_SIZE),
+				   cmd_fill(CUT_SRC, CUT_SIZE, 0), cmd_wait(CUT_GATE, 1) };
 	union vmgpu_cmd nop = cmd_nop(0);
 	vmgpu_context *slow_ctx, *cut_ctx;
 	vmgpu_device *slow_dev, *cut_dev;
 	uint32_t slow_done, cut_done;
 	uint32_t *src_cpu, *dst_cpu;
-	vmgpu_bo *src, *dst;
+	vmgpu_bo *src, *dst, *gate;
 	uint64_t first = 0;
 	uint32_t aperture;
+	void *gate_cpu;
 	int hangs;
 
 	ASSERT_EQ(0, vmgpu_device_open(&slow_dev));
@@ -274,23 +291,25 @@ TEST(reset_never_runs_a_job_twice)
 					     (void **)&src_cpu));
 	ASSERT_EQ(0, make_mapped_in_aperture(cut_dev, aperture, CUT_DST, CUT_SIZE, &dst,
 					     (void **)&dst_cpu));
+	/* New memory reads zero: the WAIT's value is never met. */
+	ASSERT_EQ(0, make_mapped_in_aperture(cut_dev, aperture, CUT_GATE, 4096, &gate,
+					     &gate_cpu));
 	vmgpu_test_fill(src_cpu, CUT_SIZE, CUT_PATTERN);
 	memset(dst_cpu, 0, CUT_SIZE);
 	ASSERT_EQ(0, vmgpu_bo_cache_sync(src, DRM_VMGPU_CACHE_SYNC_TO_DEVICE, 0, CUT_SIZE));
 	ASSERT_EQ(0, vmgpu_bo_cache_sync(dst, DRM_VMGPU_CACHE_SYNC_TO_DEVICE, 0, CUT_SIZE));
 
-	/* The reset stops the ring 1.8 s after the timeout: in the second job. */
 	hangs = dmesg_count("gpuva0 ring hung");
-	ASSERT_EQ(0, vmgpu_test_debugfs_write("inject_reset_delay_ms", "1800"));
-	ASSERT_EQ(0, submit_signal(slow_ctx, vmgpu_device_fd(slow_dev), slow, 3, &slow_done,
+	ASSERT_EQ(0, vmgpu_test_debugfs_write("inject_reset_delay_ms", "4000"));
+	ASSERT_EQ(0, submit_signal(slow_ctx, vmgpu_device_fd(slow_dev), slow, 4, &slow_done,
 				   NULL));
-	ASSERT_EQ(0, submit_signal(cut_ctx, vmgpu_device_fd(cut_dev), cut, 4, &cut_done, NULL));
+	ASSERT_EQ(0, submit_signal(cut_ctx, vmgpu_device_fd(cut_dev), cut, 3, &cut_done, NULL));
 	EXPECT_EQ(0, wait_syncobj(vmgpu_device_fd(slow_dev), slow_done));
 	EXPECT_EQ(0, wait_syncobj(vmgpu_device_fd(cut_dev), cut_done));
-	vmgpu_test_debugfs_write("inject_reset_delay_ms", "0");
+	ASSERT_EQ(0, vmgpu_test_debugfs_write("inject_reset_delay_ms", "0"));
 
 	EXPECT_EQ(hangs + 1, dmesg_count("gpuva0 ring hung"))
-		TH_LOG("not one hang reset: the test proves nothing");
+		TH_LOG("not one hang reset: the test proves nothing, or the job ran twice");
 	EXPECT_EQ(-ECANCELED, vmgpu_context_submit(cut_ctx, &nop, 1, NULL, 0, NULL, 0, NULL))
 		TH_LOG("the job the reset cut short reported success");
 	EXPECT_EQ(0, vmgpu_context_submit(slow_ctx, &nop, 1, NULL, 0, NULL, 0, NULL))
@@ -302,6 +321,7 @@ TEST(reset_never_runs_a_job_twice)
 
 	drmSyncobjDestroy(vmgpu_device_fd(slow_dev), slow_done);
 	drmSyncobjDestroy(vmgpu_device_fd(cut_dev), cut_done);
+	vmgpu_bo_unref(gate);
 	vmgpu_bo_unref(dst);
 	vmgpu_bo_unref(src);
 	vmgpu_context_unref(cut_ctx);

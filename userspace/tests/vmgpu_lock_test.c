@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <xf86drm.h>
@@ -22,7 +23,6 @@
 
 #define LOCK_SIZE		(64 * 1024ull)
 #define LOCK_VA			0x400000000ull
-#define GATE_VA			0x410000000ull
 #define JOB_DELAY_US		300000
 /* A lock that took less than this did not wait for the 300 ms job. */
 #define WAITED_MS		200
@@ -205,42 +205,46 @@ static int asleep_in_ioctl(pid_t tid)
 /*
  * A lock waiting for the GPU while its handle is closed must not be
  * installed when the wait ends: with no handle, nothing could end it, and
- * every other holder of the allocation would find it locked for good.
+ * every other holder of the allocation would find it locked for good. The
+ * job it waits for is held by vgem's fence (not on the ring: no timeout).
  */
 TEST_F(lock, handle_closed_while_waiting_leaves_no_lock)
 {
-	union vmgpu_cmd cmds[2] = { cmd_wait(GATE_VA, 1), cmd_fill(LOCK_VA, LOCK_SIZE, 0xc105ed) };
+	union vmgpu_cmd fill = cmd_fill(LOCK_VA, LOCK_SIZE, 0xc105ed);
 	struct lock_call call = { .tid = 0 };
-	vmgpu_bo *gate_bo;
+	struct vgem_fence_signal signal = { 0 };
+	struct vmgpu_sync in = { 0 };
+	struct vmgpu_test_fb buf;
+	int vgem, dmabuf, sync_file, prime, i;
+	int fd = vmgpu_device_fd(self->dev);
 	pthread_t thread;
-	uint32_t *gate;
-	int prime, i;
 
-	ASSERT_EQ(0, make_mapped_in_aperture(self->dev, self->aperture, GATE_VA, 4096,
-					     &gate_bo, (void **)&gate));
-	gate[0] = 0;
-	ASSERT_EQ(0, vmgpu_context_submit(self->ctx, cmds, 2, NULL, 0, NULL, 0, NULL));
+	vgem = vmgpu_test_open_vgem();
+	ASSERT_LE(0, vgem) TH_LOG("no vgem device");
+	ASSERT_EQ(0, vmgpu_test_vgem_buffer(vgem, 64, 64, &buf, &dmabuf));
+	ASSERT_EQ(0, vmgpu_test_vgem_fence(vgem, buf.handle, dmabuf, &signal.fence, &sync_file));
+	ASSERT_EQ(0, drmSyncobjCreate(fd, 0, &in.syncobj));
+	ASSERT_EQ(0, drmSyncobjImportSyncFile(fd, in.syncobj, sync_file));
+	ASSERT_EQ(0, vmgpu_context_submit(self->ctx, &fill, 1, &in, 1, NULL, 0, NULL));
 
 	/* Another file's handle of the same allocation locks, and waits. */
-	ASSERT_EQ(0, drmPrimeHandleToFD(vmgpu_device_fd(self->dev), vmgpu_bo_handle(self->bo),
-					DRM_CLOEXEC, &prime));
+	ASSERT_EQ(0, drmPrimeHandleToFD(fd, vmgpu_bo_handle(self->bo), DRM_CLOEXEC, &prime));
 	ASSERT_EQ(0, vmgpu_device_open(&call.dev));
 	ASSERT_EQ(0, drmPrimeFDToHandle(vmgpu_device_fd(call.dev), prime, &call.handle));
 	close(prime);
 	ASSERT_EQ(0, pthread_create(&thread, NULL, lock_in_thread, &call));
-	for (i = 0; i < 1500; i++) {
+	for (i = 0; i < 5000; i++) {
 		pid_t tid = __atomic_load_n(&call.tid, __ATOMIC_ACQUIRE);
 
 		if (tid && asleep_in_ioctl(tid))
 			break;
 		usleep(1000);
 	}
-	EXPECT_LT(i, 1500) TH_LOG("the lock never slept in its wait for the GPU");
-
-	/* Its handle goes while it waits; then the job ends. */
+	/* Its handle goes while it waits; then the job runs. */
 	drmCloseBufferHandle(vmgpu_device_fd(call.dev), call.handle);
-	gate[0] = 1;
+	ASSERT_EQ(0, drmIoctl(vgem, DRM_IOCTL_VGEM_FENCE_SIGNAL, &signal));
 	ASSERT_EQ(0, pthread_join(thread, NULL));
+	ASSERT_LT(i, 5000) TH_LOG("the lock never slept in its wait for the GPU");
 	EXPECT_EQ(-ENOENT, call.ret);
 
 	/* Nothing holds a lock: the allocation's owner takes one. */
@@ -248,7 +252,11 @@ TEST_F(lock, handle_closed_while_waiting_leaves_no_lock)
 	EXPECT_EQ(0, count_not(self->cpu, LOCK_SIZE, 0xc105ed));
 	EXPECT_EQ(0, vmgpu_bo_unlock(self->bo));
 	vmgpu_device_unref(call.dev);
-	vmgpu_bo_unref(gate_bo);
+	drmSyncobjDestroy(fd, in.syncobj);
+	close(sync_file);
+	munmap(buf.map, buf.size);
+	close(dmabuf);
+	close(vgem);
 }
 
 TEST_F(lock, bad_arguments)

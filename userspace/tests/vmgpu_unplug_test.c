@@ -20,6 +20,8 @@
 #include <errno.h>
 #include <signal.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -443,6 +445,9 @@ FIXTURE_SETUP(last_reference)
 
 FIXTURE_TEARDOWN(last_reference)
 {
+	/* The device's, or after a rescan the new device's: harmless there. */
+	vmgpu_test_debugfs_write("inject_vm_free_sync", "0");
+	vmgpu_test_debugfs_write("inject_free_job_delay_ms", "0");
 }
 
 TEST_F_TIMEOUT(last_reference, dropped_by_a_job_free, 120)
@@ -453,6 +458,13 @@ TEST_F_TIMEOUT(last_reference, dropped_by_a_job_free, 120)
 	vmgpu_device *dev;
 	int fd, n, hung;
 
+	fd = open(HUNG_TASK_TIMEOUT, O_RDONLY);
+	ASSERT_LE(0, fd) TH_LOG("no hung-task detector");
+	n = read(fd, timeout, sizeof(timeout) - 1);
+	close(fd);
+	ASSERT_LT(0, n);
+	timeout[n] = 0;
+
 	ASSERT_EQ(0, vmgpu_device_open(&dev));
 	ASSERT_EQ(0, vmgpu_test_pci_path(dev, pci, sizeof(pci)));
 	ASSERT_EQ(0, vmgpu_test_debugfs_write("inject_vm_free_sync", "1"));
@@ -462,12 +474,6 @@ TEST_F_TIMEOUT(last_reference, dropped_by_a_job_free, 120)
 	vmgpu_context_unref(ctx);
 	vmgpu_device_unref(dev);
 
-	fd = open(HUNG_TASK_TIMEOUT, O_RDONLY);
-	ASSERT_LE(0, fd) TH_LOG("no hung-task detector");
-	n = read(fd, timeout, sizeof(timeout) - 1);
-	close(fd);
-	ASSERT_LT(0, n);
-	timeout[n] = 0;
 	ASSERT_EQ(0, vmgpu_test_write_file(HUNG_TASK_TIMEOUT, "5"));
 	hung = dmesg_count("blocked for more than");
 
@@ -519,6 +525,7 @@ TEST_F_TIMEOUT(last_reference, kept_by_a_killed_job, 120)
 	struct vmgpu_test_fb buf;
 	int vgem, dmabuf, sync_file, ready[2], status;
 	vmgpu_device *dev;
+	bool pending;
 	pid_t pid;
 
 	ASSERT_EQ(0, vmgpu_device_open(&dev));
@@ -541,8 +548,11 @@ TEST_F_TIMEOUT(last_reference, kept_by_a_killed_job, 120)
 
 	snprintf(path, sizeof(path), "%s/remove", pci);
 	ASSERT_EQ(0, vmgpu_test_write_file(path, "1"));
-	EXPECT_NE(0, vmgpu_test_run("rmmod vmgpu 2>/dev/null"))
-		TH_LOG("the module went with a job still to free");
+	/* vgem signals its fences itself after 10 s: then this proves nothing. */
+	pending = poll(&(struct pollfd){ .fd = sync_file, .events = POLLIN }, 1, 0) == 0;
+	if (pending)
+		EXPECT_NE(0, vmgpu_test_run("rmmod vmgpu 2>/dev/null"))
+			TH_LOG("the module went with a job still to free");
 	/* The job is freed now, and the device with it. */
 	ASSERT_EQ(0, drmIoctl(vgem, DRM_IOCTL_VGEM_FENCE_SIGNAL, &signal));
 	sleep(1);
@@ -555,6 +565,8 @@ TEST_F_TIMEOUT(last_reference, kept_by_a_killed_job, 120)
 	ASSERT_EQ(0, vmgpu_test_write_file("/sys/bus/pci/rescan", "1"));
 	EXPECT_EQ(0, access(pci, F_OK)) TH_LOG("%s did not come back", pci);
 	EXPECT_EQ(0, device_works());
+	if (!pending)
+		SKIP(return, "vgem's fence signalled before the removal was done");
 }
 
 TEST_HARNESS_MAIN
