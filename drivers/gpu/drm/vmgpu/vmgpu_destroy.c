@@ -7,6 +7,7 @@
 #include <linux/dma-fence-array.h>
 #include <linux/dma-resv.h>
 #include <linux/slab.h>
+#include <linux/wait_bit.h>
 #include <linux/workqueue.h>
 
 #include <drm/drm_gem.h>
@@ -58,6 +59,7 @@ struct vmgpu_vm_deferred {
 static void vmgpu_vm_deferred_work(struct work_struct *work)
 {
 	struct vmgpu_vm_deferred *d = container_of(work, struct vmgpu_vm_deferred, work);
+	struct vmgpu_device *vdev = d->vm->vdev;
 
 	mutex_lock(&d->vm->lock);
 	dma_resv_lock(d->obj->resv, NULL);
@@ -66,15 +68,34 @@ static void vmgpu_vm_deferred_work(struct work_struct *work)
 	mutex_unlock(&d->vm->lock);
 	dma_fence_put(d->fence);
 	drm_gem_object_put(d->obj);
+	/* The VM still holds the device. */
+	if (atomic_dec_and_test(&vdev->deferred_queued))
+		wake_up_var(&vdev->deferred_queued);
 	vmgpu_vm_put(d->vm);
 	kfree(d);
 }
 
+static void vmgpu_vm_deferred_queue(struct vmgpu_vm_deferred *d)
+{
+	atomic_inc(&d->vm->vdev->deferred_queued);
+	vmgpu_queue_release(&d->work);
+}
+
 static void vmgpu_vm_deferred_cb(struct dma_fence *fence, struct dma_fence_cb *cb)
 {
-	struct vmgpu_vm_deferred *d = container_of(cb, struct vmgpu_vm_deferred, cb);
+	vmgpu_vm_deferred_queue(container_of(cb, struct vmgpu_vm_deferred, cb));
+}
 
-	vmgpu_queue_release(&d->work);
+/**
+ * vmgpu_vm_wait_deferred() - wait for the deferred destructions queued so far
+ * @vdev: the device
+ *
+ * Only this device's: the module's queue also holds other devices'
+ * releases, which may wait for fences outside vmgpu.
+ */
+void vmgpu_vm_wait_deferred(struct vmgpu_device *vdev)
+{
+	wait_var_event(&vdev->deferred_queued, !atomic_read(&vdev->deferred_queued));
 }
 
 /*
@@ -177,7 +198,7 @@ int vmgpu_vm_destroy_bo(struct vmgpu_vm *vm, struct drm_gem_object *obj,
 	d->obj = obj;
 	d->fence = fence;
 	if (dma_fence_add_callback(fence, &d->cb, vmgpu_vm_deferred_cb))
-		vmgpu_queue_release(&d->work);
+		vmgpu_vm_deferred_queue(d);
 	d = NULL;
 out_unlock:
 	dma_resv_unlock(obj->resv);

@@ -13,7 +13,6 @@
 #include "vmgpu_device_types.h"
 
 void vmgpu_queue_release(struct work_struct *work);
-void vmgpu_flush_releases(void);
 
 static inline struct vmgpu_device *to_vmgpu_device(struct drm_device *drm)
 {

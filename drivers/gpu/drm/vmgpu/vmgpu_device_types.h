@@ -409,6 +409,11 @@ struct vmgpu_device {
 	/** @asids: the ASIDs of live spaces (&vmgpu_vm.asid). */
 	struct ida asids;
 	/**
+	 * @deferred_queued: deferred destructions queued and not yet done;
+	 * vmgpu_remove() waits for them (vmgpu_vm_wait_deferred()).
+	 */
+	atomic_t deferred_queued;
+	/**
 	 * @unplug_sem: written around TTM's LRU walk at unplug, which spins
 	 * on an allocation whose last reference is being dropped while it
 	 * holds the LRU lock that release needs. Read around every first

@@ -247,12 +247,12 @@ static void vmgpu_remove(struct pci_dev *pdev)
 	/* No head may scan out what TTM's unplug below frees. */
 	vmgpu_display_unplug(vdev);
 	/*
-	 * The failed fences released deferred unmaps and TTM's delayed
+	 * The failed fences released deferred destructions and TTM's delayed
 	 * deletes: let them drop their allocations first. TTM's walk of the
 	 * LRUs below spins on an allocation whose last reference is being
 	 * dropped, holding the lock its release needs.
 	 */
-	vmgpu_flush_releases();
+	vmgpu_vm_wait_deferred(vdev);
 	flush_workqueue(vdev->ttm.wq);
 	vmgpu_ttm_unplug(vdev);
 	/* The files' page tables, which live as long as their VMs, hold DMA pages. */
@@ -274,9 +274,9 @@ static struct pci_driver vmgpu_pci_driver = {
 
 /*
  * Releases that may drop the DRM device's last reference run on a queue of
- * the module's own: never in scheduler work or on the device's queue,
- * which the device's release stops and destroys (drm_sched_fini() waits
- * for its own work). Module unload drains it.
+ * the module's own: never in scheduler work, which the device's release
+ * stops (drm_sched_fini() waits for its own work), nor on a queue the
+ * release destroys. Module unload drains it.
  */
 static struct workqueue_struct *vmgpu_release_wq;
 
@@ -289,16 +289,6 @@ static struct workqueue_struct *vmgpu_release_wq;
 void vmgpu_queue_release(struct work_struct *work)
 {
 	queue_work(vmgpu_release_wq, work);
-}
-
-/**
- * vmgpu_flush_releases() - wait for the releases queued so far
- *
- * Context: process context, never from the module's queue itself.
- */
-void vmgpu_flush_releases(void)
-{
-	flush_workqueue(vmgpu_release_wq);
 }
 
 static int __init vmgpu_init(void)

@@ -553,10 +553,12 @@ static void vmgpu_vm_free(struct drm_gpuvm *gpuvm)
 {
 	struct vmgpu_vm *vm = to_vmgpu_vm(gpuvm);
 
-	if (READ_ONCE(vm->vdev->inject.vm_free_sync))
+	if (READ_ONCE(vm->vdev->inject.vm_free_sync)) {
+		lockdep_assert_not_held(&vm->lock);
 		vmgpu_vm_free_work(&vm->free_work);
-	else
+	} else {
 		vmgpu_queue_release(&vm->free_work);
+	}
 }
 
 static const struct drm_gpuvm_ops vmgpu_gpuvm_ops = {
@@ -590,7 +592,7 @@ struct vmgpu_vm *vmgpu_vm_create(struct vmgpu_device *vdev)
 	vm->hw_id = -1;
 	INIT_LIST_HEAD(&vm->slot_link);
 	INIT_WORK(&vm->free_work, vmgpu_vm_free_work);
-	/* Jobs and deferred unmaps may keep the VM past the device's removal. */
+	/* Contexts and deferred destructions may keep it past the removal. */
 	drm_dev_get(&vdev->drm);
 	mutex_init(&vm->lock);
 	mutex_init(&vm->pt_lock);
@@ -711,6 +713,7 @@ struct vmgpu_vm *vmgpu_vm_get(struct vmgpu_vm *vm)
  */
 void vmgpu_vm_put(struct vmgpu_vm *vm)
 {
+	might_sleep();
 	drm_gpuvm_put(&vm->base);
 }
 
@@ -722,7 +725,7 @@ static void vmgpu_vm_asids_destroy(struct drm_device *drm, void *asids)
 
 /**
  * vmgpu_vm_init() - find out how many device VMs there are, set up the
- * list of VMs and the deferred-unmap queue
+ * list of VMs
  * @vdev: the device
  *
  * Return: 0 or a negative errno.

@@ -32,6 +32,7 @@ int vmgpu_vm_bind(struct vmgpu_vm *vm, struct drm_file *file,
 		  const struct drm_vmgpu_vm_bind *args);
 int vmgpu_vm_destroy_bo(struct vmgpu_vm *vm, struct drm_gem_object *obj,
 			bool assume_not_in_use);
+void vmgpu_vm_wait_deferred(struct vmgpu_device *vdev);
 int vmgpu_vm_add_fence_context(struct vmgpu_vm *vm, u64 context);
 void vmgpu_vm_debugfs_show(struct vmgpu_vm *vm, struct seq_file *m);
 void vmgpu_vm_bo_invalidate(struct vmgpu_bo *vbo);

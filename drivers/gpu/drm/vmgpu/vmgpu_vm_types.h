@@ -88,7 +88,7 @@ struct vmgpu_vm {
 	struct dma_fence *pt_fence;
 	/** @link: in &vmgpu_device.vms. */
 	struct list_head link;
-	/** @free_work: frees the VM outside the path that dropped it. */
+	/** @free_work: frees the VM on the module's queue. */
 	struct work_struct free_work;
 	/** @num_tables: page tables allocated, @root included. */
 	u32 num_tables;
