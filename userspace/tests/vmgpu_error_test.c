@@ -18,10 +18,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <linux/sync_file.h>
+#include <xf86drm.h>
 
 #include "kselftest_harness.h"
 #include "vmgpu_submit.h"
@@ -240,6 +244,19 @@ TEST(hung_ring_is_reset)
 #define CUT_GATE	0x320000000ull
 #define CUT_PATTERN	0xc07c07u
 
+/* A syncobj's fence: 1 signalled, 0 pending, or its error; -errno on failure. */
+static int fence_status(int fd, uint32_t syncobj)
+{
+	struct sync_file_info info = { 0 };
+	int sync_file, ret;
+
+	if (drmSyncobjExportSyncFile(fd, syncobj, &sync_file))
+		return -errno;
+	ret = ioctl(sync_file, SYNC_IOC_FILE_INFO, &info) ? -errno : info.status;
+	close(sync_file);
+	return ret;
+}
+
 FIXTURE(reset) {
 	int unused;
 };
@@ -265,7 +282,7 @@ FIXTURE_TEARDOWN(reset)
  * its copy must hold the data. The job the reset was for did finish: its
  * context stays usable.
  */
-TEST_F(reset, never_runs_a_user_job_twice)
+TEST_F_TIMEOUT(reset, never_runs_a_user_job_twice, 90)
 {
 	union vmgpu_cmd slow[4] = { cmd_nop(900000), cmd_nop(900000), cmd_nop(900000),
 				    cmd_nop(900000) };
@@ -310,6 +327,9 @@ TEST_F(reset, never_runs_a_user_job_twice)
 
 	EXPECT_EQ(hangs + 1, dmesg_count("gpuva0 ring hung"))
 		TH_LOG("not one hang reset: the test proves nothing, or the job ran twice");
+	/* Cut short by the reset, not timed out on its own WAIT later. */
+	EXPECT_EQ(-ECANCELED, fence_status(vmgpu_device_fd(cut_dev), cut_done));
+	EXPECT_EQ(1, fence_status(vmgpu_device_fd(slow_dev), slow_done));
 	EXPECT_EQ(-ECANCELED, vmgpu_context_submit(cut_ctx, &nop, 1, NULL, 0, NULL, 0, NULL))
 		TH_LOG("the job the reset cut short reported success");
 	EXPECT_EQ(0, vmgpu_context_submit(slow_ctx, &nop, 1, NULL, 0, NULL, 0, NULL))
