@@ -65,6 +65,9 @@
  * inject_free_job_delay_ms: the scheduler's free of a job waits this long,
  * at most 10 s, first: a job failed by an unplug is freed after the
  * removal has dropped the device's own reference.
+ *
+ * The delays sleep interruptibly: a worker held on purpose is not a hung
+ * task to the detector that the unplug tests watch.
  */
 
 #define VMGPU_INJECT_DELAY_MAX_MS	10000
@@ -266,7 +269,7 @@ void vmgpu_inject_vm_free_delay(struct vmgpu_device *vdev)
 		       VMGPU_INJECT_DELAY_MAX_MS);
 
 	if (ms)
-		msleep(ms);
+		msleep_interruptible(ms);
 }
 
 /**
@@ -280,7 +283,7 @@ void vmgpu_inject_reset_delay(struct vmgpu_device *vdev)
 		       VMGPU_INJECT_DELAY_MAX_MS);
 
 	if (ms)
-		msleep(ms);
+		msleep_interruptible(ms);
 }
 
 /**
@@ -294,7 +297,7 @@ void vmgpu_inject_free_job_delay(struct vmgpu_device *vdev)
 		       VMGPU_INJECT_DELAY_MAX_MS);
 
 	if (ms)
-		msleep(ms);
+		msleep_interruptible(ms);
 }
 
 static const struct file_operations vmgpu_inject_error_fops = {
