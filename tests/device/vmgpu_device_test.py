@@ -318,7 +318,7 @@ def test_tail_rewound_onto_a_thread_copy_stops_there(qt, dev):
         with own_qemu(qt, "vmgpu,segments=64M:64K,bar-size=64M,copy-budget=8M") as (own, odev):
             own.write(FENCE, bytes(8))
             odev.submit(cmd_fill(addr("VRAM", size), size, pattern))
-            odev.wait_idle()
+            odev.wait_idle(max_steps=100000)
             slot = odev.tail
             for i in range(1, 4):
                 own.write(RING + (slot + i) % slots * 64,
@@ -343,7 +343,7 @@ def test_tail_rewound_onto_a_thread_copy_stops_there(qt, dev):
             assert odev.ring_reg("VMGPU_RING_HEAD") == slot, "HEAD passed the rewound TAIL"
             assert u64(own.read(FENCE, 8)) != 0xBAD, "stale slots ran"
             odev.ring_reg_write("VMGPU_RING_TAIL", (slot + 1) % slots)
-            odev.wait_idle()
+            odev.wait_idle(max_steps=100000)
             assert odev.ring_reg("VMGPU_RING_HEAD") == (slot + 1) % slots
             assert u64(own.read(FENCE, 8)) != 0xBAD, "stale slots ran"
             assert own.readl(VRAM_BAR + size - 4) == pattern
