@@ -82,23 +82,6 @@ static int move_rounds(vmgpu_device *dev, uint32_t aperture, int rounds, uint64_
 	return ret;
 }
 
-/* Kernel log lines holding @text so far. */
-static int dmesg_count(const char *text)
-{
-	char cmd[128];
-	FILE *p;
-	int n = -1;
-
-	snprintf(cmd, sizeof(cmd), "dmesg | grep -c '%s'", text);
-	p = popen(cmd, "r");
-	if (!p)
-		return -1;
-	if (fscanf(p, "%d", &n) != 1)
-		n = -1;
-	pclose(p);
-	return n;
-}
-
 /* Exit status of a child: 0, or the positive errno of what failed. */
 static int child_status(pid_t pid)
 {
@@ -316,7 +299,7 @@ TEST_F_TIMEOUT(reset, never_runs_a_user_job_twice, 90)
 	ASSERT_EQ(0, vmgpu_bo_cache_sync(src, DRM_VMGPU_CACHE_SYNC_TO_DEVICE, 0, CUT_SIZE));
 	ASSERT_EQ(0, vmgpu_bo_cache_sync(dst, DRM_VMGPU_CACHE_SYNC_TO_DEVICE, 0, CUT_SIZE));
 
-	hangs = dmesg_count("gpuva0 ring hung");
+	hangs = vmgpu_test_dmesg_count("gpuva0 ring hung");
 	ASSERT_EQ(0, vmgpu_test_debugfs_write("inject_reset_delay_ms", "4000"));
 	ASSERT_EQ(0, submit_signal(slow_ctx, vmgpu_device_fd(slow_dev), slow, 4, &slow_done,
 				   NULL));
@@ -325,7 +308,7 @@ TEST_F_TIMEOUT(reset, never_runs_a_user_job_twice, 90)
 	EXPECT_EQ(0, wait_syncobj(vmgpu_device_fd(cut_dev), cut_done));
 	ASSERT_EQ(0, vmgpu_test_debugfs_write("inject_reset_delay_ms", "0"));
 
-	EXPECT_EQ(hangs + 1, dmesg_count("gpuva0 ring hung"))
+	EXPECT_EQ(hangs + 1, vmgpu_test_dmesg_count("gpuva0 ring hung"))
 		TH_LOG("not one hang reset: the test proves nothing, or the job ran twice");
 	/* Cut short by the reset, not timed out on its own WAIT later. */
 	EXPECT_EQ(-ECANCELED, fence_status(vmgpu_device_fd(cut_dev), cut_done));
@@ -356,7 +339,7 @@ TEST_F_TIMEOUT(reset, never_runs_a_user_job_twice, 90)
  */
 TEST(no_timeout_is_no_hang)
 {
-	int hangs = dmesg_count("ring hung");
+	int hangs = vmgpu_test_dmesg_count("ring hung");
 	uint64_t first = 0, dirty;
 	vmgpu_device *dev;
 	uint32_t aperture;
@@ -376,7 +359,7 @@ TEST(no_timeout_is_no_hang)
 	EXPECT_EQ(0, vmgpu_test_check(cpu, BO_SIZE, 3, &first));
 	/* Without a timeout there is no hang to inject. */
 	EXPECT_EQ(-EINVAL, vmgpu_test_debugfs_write("inject_paging_hang", "1"));
-	EXPECT_EQ(hangs, dmesg_count("ring hung")) TH_LOG("a job was declared hung without a timeout");
+	EXPECT_EQ(hangs, vmgpu_test_dmesg_count("ring hung")) TH_LOG("a job was declared hung without a timeout");
 	vmgpu_bo_unref(bo);
 	vmgpu_device_unref(dev);
 	ASSERT_EQ(0, vmgpu_test_run("rmmod vmgpu && modprobe vmgpu"));

@@ -124,6 +124,22 @@ int vmgpu_test_run(const char *cmd)
 	return WEXITSTATUS(status);
 }
 
+int vmgpu_test_dmesg_count(const char *text)
+{
+	char cmd[256];
+	FILE *p;
+	int n = -1;
+
+	snprintf(cmd, sizeof(cmd), "dmesg | grep -cF '%s'", text);
+	p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	if (fscanf(p, "%d", &n) != 1)
+		n = -1;
+	pclose(p);
+	return n;
+}
+
 int vmgpu_test_ioctl(vmgpu_device *dev, unsigned long request, void *arg)
 {
 	return drmIoctl(vmgpu_device_fd(dev), request, arg) ? -errno : 0;

@@ -39,6 +39,9 @@ int vmgpu_test_bar_size(const char *pci_path, int bar, uint64_t *size);
 /* Run a shell command, return its exit status (or -1). */
 int vmgpu_test_run(const char *cmd);
 
+/* Kernel log lines holding text (a fixed string) so far, or -1. */
+int vmgpu_test_dmesg_count(const char *text);
+
 /* Issue any ioctl on dev's fd as is, for malformed requests: 0 or -errno. */
 int vmgpu_test_ioctl(vmgpu_device *dev, unsigned long request, void *arg);
 /* The entry of segment id in s, NULL if there is none. */

@@ -407,23 +407,6 @@ TEST(unplug_while_files_close)
 
 #define HUNG_TASK_TIMEOUT	"/proc/sys/kernel/hung_task_timeout_secs"
 
-/* Kernel log lines holding @text so far, or -1. */
-static int dmesg_count(const char *text)
-{
-	char cmd[128];
-	FILE *p;
-	int n = -1;
-
-	snprintf(cmd, sizeof(cmd), "dmesg | grep -c '%s'", text);
-	p = popen(cmd, "r");
-	if (!p)
-		return -1;
-	if (fscanf(p, "%d", &n) != 1)
-		n = -1;
-	pclose(p);
-	return n;
-}
-
 /*
  * A file closed with a job in flight, then the device removed: the job,
  * failed by the removal, holds the last reference to its context, and
@@ -436,15 +419,19 @@ static int dmesg_count(const char *text)
  * The hung-task detector, at 5 s, watches.
  */
 FIXTURE(last_reference) {
-	int unused;
+	/* The hung-task detector's timeout to put back, if a test set one. */
+	char hung_task_timeout[32];
 };
 
 FIXTURE_SETUP(last_reference)
 {
+	self->hung_task_timeout[0] = 0;
 }
 
 FIXTURE_TEARDOWN(last_reference)
 {
+	if (self->hung_task_timeout[0])
+		vmgpu_test_write_file(HUNG_TASK_TIMEOUT, self->hung_task_timeout);
 	/* Whatever failed: a device on the bus for the tests after. */
 	vmgpu_test_run("modprobe vmgpu");
 	vmgpu_test_write_file("/sys/bus/pci/rescan", "1");
@@ -455,17 +442,17 @@ FIXTURE_TEARDOWN(last_reference)
 TEST_F_TIMEOUT(last_reference, dropped_by_a_job_free, 120)
 {
 	union vmgpu_cmd nop = cmd_nop(VMGPU_NOP_MAX_DELAY_US);
-	char pci[256], path[300], timeout[32];
+	char pci[256], path[300];
 	vmgpu_context *ctx;
 	vmgpu_device *dev;
 	int fd, n, hung;
 
 	fd = open(HUNG_TASK_TIMEOUT, O_RDONLY);
 	ASSERT_LE(0, fd) TH_LOG("no hung-task detector");
-	n = read(fd, timeout, sizeof(timeout) - 1);
+	n = read(fd, self->hung_task_timeout, sizeof(self->hung_task_timeout) - 1);
 	close(fd);
 	ASSERT_LT(0, n);
-	timeout[n] = 0;
+	self->hung_task_timeout[n] = 0;
 
 	ASSERT_EQ(0, vmgpu_device_open(&dev));
 	ASSERT_EQ(0, vmgpu_test_pci_path(dev, pci, sizeof(pci)));
@@ -477,15 +464,14 @@ TEST_F_TIMEOUT(last_reference, dropped_by_a_job_free, 120)
 	vmgpu_device_unref(dev);
 
 	ASSERT_EQ(0, vmgpu_test_write_file(HUNG_TASK_TIMEOUT, "5"));
-	hung = dmesg_count("blocked for more than");
+	hung = vmgpu_test_dmesg_count("blocked for more than");
 
 	snprintf(path, sizeof(path), "%s/remove", pci);
 	ASSERT_EQ(0, vmgpu_test_write_file(path, "1"));
 	/* The free, 8 s on, then two rounds of the detector. */
 	sleep(20);
-	EXPECT_EQ(hung, dmesg_count("blocked for more than"))
+	EXPECT_EQ(hung, vmgpu_test_dmesg_count("blocked for more than"))
 		TH_LOG("a worker hung releasing the device");
-	vmgpu_test_write_file(HUNG_TASK_TIMEOUT, timeout);
 
 	ASSERT_EQ(0, vmgpu_test_write_file("/sys/bus/pci/rescan", "1"));
 	EXPECT_EQ(0, access(pci, F_OK)) TH_LOG("%s did not come back", pci);
