@@ -7,6 +7,7 @@
  * operations and user submission; debugfs lists allocations with their
  * residency, and each file's GPU VA mappings.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -549,6 +550,54 @@ TEST(tracepoints_record_submission)
 	EXPECT_EQ(1, faults);
 	vmgpu_bo_unref(bo);
 	vmgpu_context_unref(doomed);
+	user_file_close(&f);
+}
+
+/* Spaces of open files that debugfs vms says have compressed, or -1. */
+static int spaces_compressing(void)
+{
+	static char buf[65536];
+	char *line;
+	int n = 0;
+
+	if (vmgpu_test_debugfs_read("vms", buf, sizeof(buf)))
+		return -1;
+	for (line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
+		n += !strncmp(line, "vm ", 3) && strstr(line, ", compresses") != NULL;
+	return n;
+}
+
+/*
+ * A space that has compressed makes every new system allocation cost a
+ * device clear for as long as it lives (memory-management.rst): an EXEC
+ * refused for its last command must not have marked it, since nothing of
+ * it was queued. The same COMPRESS queued on its own does mark it.
+ */
+TEST(failed_exec_does_not_compress)
+{
+	union vmgpu_cmd cmds[2] = { 0 };
+	struct user_file f;
+	uint8_t *cpu;
+	vmgpu_bo *bo;
+	int before;
+
+	ASSERT_EQ(0, user_file_open(&f));
+	ASSERT_EQ(0, make_mapped_in_aperture(f.dev, f.aperture, OBSERVE_VA, OBSERVE_SIZE,
+					     &bo, (void **)&cpu));
+	before = spaces_compressing();
+	ASSERT_LE(0, before) TH_LOG("no debugfs vms");
+
+	cmds[0].range.hdr.opcode = VMGPU_OP_COMPRESS;
+	cmds[0].range.addr = va_addr(OBSERVE_VA);
+	cmds[0].range.size = OBSERVE_SIZE;
+	/* No such opcode: the whole EXEC is refused. */
+	cmds[1].hdr.opcode = 0xffff;
+	EXPECT_EQ(-EINVAL, vmgpu_context_submit(f.ctx, cmds, 2, NULL, 0, NULL, 0, NULL));
+	EXPECT_EQ(before, spaces_compressing()) TH_LOG("a refused EXEC marked its space");
+
+	ASSERT_EQ(0, run(f.ctx, f.fd, cmds, 1));
+	EXPECT_EQ(before + 1, spaces_compressing()) TH_LOG("a queued COMPRESS did not");
+	vmgpu_bo_unref(bo);
 	user_file_close(&f);
 }
 

@@ -161,14 +161,17 @@ static int vmgpu_exec_check_cmd(union vmgpu_cmd *cmd, u32 hw_vm)
 
 /*
  * GPU-VA jobs (@hw_vm, the space's device VM) check every command here;
- * physical ones (-1) with their list.
+ * physical ones (-1) with their list. *@compresses: whether the job
+ * changes compression state, which the space records only once the job
+ * is pushed (vmgpu_exec_push()).
  */
-static int vmgpu_exec_copy_cmds(struct vmgpu_job *job, struct vmgpu_vm *vm,
-				const struct drm_vmgpu_exec *args, int hw_vm)
+static int vmgpu_exec_copy_cmds(struct vmgpu_job *job, const struct drm_vmgpu_exec *args,
+				int hw_vm, bool *compresses)
 {
 	u32 i;
 	int ret;
 
+	*compresses = false;
 	if (copy_from_user(job->cmds, u64_to_user_ptr(args->cmds),
 			   array_size(args->num_cmds, sizeof(union vmgpu_cmd))))
 		return -EFAULT;
@@ -178,7 +181,7 @@ static int vmgpu_exec_copy_cmds(struct vmgpu_job *job, struct vmgpu_vm *vm,
 		if (ret)
 			return ret;
 		if (vmgpu_exec_cmd_compresses(&job->cmds[i]))
-			vmgpu_vm_compresses(vm);
+			*compresses = true;
 	}
 	return 0;
 }
@@ -323,8 +326,12 @@ static int vmgpu_exec_prepare_bos(struct vmgpu_job *job, struct drm_gpuvm_exec *
 	return 0;
 }
 
-/* Lock the VM's allocations, order the job after the kernel, push it. */
-static int vmgpu_exec_push(struct vmgpu_job *job, struct vmgpu_vm *vm,
+/*
+ * Lock the VM's allocations, order the job after the kernel, push it; a
+ * job that @compresses marks its space first, and only a job that is
+ * pushed: a failed EXEC changes nothing.
+ */
+static int vmgpu_exec_push(struct vmgpu_job *job, struct vmgpu_vm *vm, bool compresses,
 			   struct dma_fence **fence)
 {
 	struct drm_gpuvm_exec vm_exec = {
@@ -343,6 +350,8 @@ static int vmgpu_exec_push(struct vmgpu_job *job, struct vmgpu_vm *vm,
 	if (!ret) {
 		struct drm_gem_object *obj;
 
+		if (compresses)
+			vmgpu_vm_compresses(vm);
 		*fence = vmgpu_job_push(job);
 		drm_gpuvm_resv_add_fence(&vm->base, &vm_exec.exec, *fence,
 					 DMA_RESV_USAGE_BOOKKEEP,
@@ -381,6 +390,7 @@ static int vmgpu_exec(struct drm_file *file, struct drm_vmgpu_exec *args,
 	struct dma_fence *fence = NULL;
 	struct vmgpu_job *job;
 	int hw_vm = -1, ret;
+	bool compresses;
 
 	out_syncs = kcalloc(args->num_out_syncs, sizeof(*out_syncs), GFP_KERNEL);
 	if (!out_syncs)
@@ -400,7 +410,7 @@ static int vmgpu_exec(struct drm_file *file, struct drm_vmgpu_exec *args,
 		}
 		job->hw_vm = hw_vm;
 	}
-	ret = vmgpu_exec_copy_cmds(job, ctx->vm, args, hw_vm) ?:
+	ret = vmgpu_exec_copy_cmds(job, args, hw_vm, &compresses) ?:
 	      vmgpu_exec_read_syncs(&in, args->in_syncs, args->num_in_syncs) ?:
 	      vmgpu_exec_read_syncs(&out, args->out_syncs, args->num_out_syncs) ?:
 	      vmgpu_job_prepare(job, NULL) ?:
@@ -414,7 +424,7 @@ static int vmgpu_exec(struct drm_file *file, struct drm_vmgpu_exec *args,
 	if (ctx->destroyed)
 		ret = -ENOENT;
 	else if (ctx->vm)
-		ret = vmgpu_exec_push(job, ctx->vm, &fence);
+		ret = vmgpu_exec_push(job, ctx->vm, compresses, &fence);
 	else
 		ret = vmgpu_alloc_list_push(job, file, args, &fence);
 	mutex_unlock(&ctx->submit_lock);

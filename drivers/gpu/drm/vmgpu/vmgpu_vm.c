@@ -673,14 +673,17 @@ void vmgpu_vm_close(struct vmgpu_vm *vm)
  * @vm: the VM
  * @m: the debugfs file
  *
- * One line per mapping: range, allocation, offset, access.
+ * A line for the VM: its device VM, its page tables and whether a job of
+ * it has changed compression state (vmgpu_vm_compresses()); then one line
+ * per mapping: range, allocation, offset, access.
  */
 void vmgpu_vm_debugfs_show(struct vmgpu_vm *vm, struct seq_file *m)
 {
 	struct drm_gpuva *va;
 
 	mutex_lock(&vm->lock);
-	seq_printf(m, "vm %d: %u page tables\n", vm->hw_id, vm->num_tables);
+	seq_printf(m, "vm %d: %u page tables%s\n", vm->hw_id, vm->num_tables,
+		   atomic_read(&vm->compressed) ? ", compresses" : "");
 	drm_gpuvm_for_each_va(va, &vm->base)
 		seq_printf(m, "  0x%llx-0x%llx bo %p offset 0x%llx %s\n", va->va.addr,
 			   va->va.addr + va->va.range, va->gem.obj, va->gem.offset,

@@ -55,8 +55,8 @@ struct vmgpu_vm {
 	/** @had_slot: it was lent a device VM once. Under &vmgpu_vm_slots.lock. */
 	bool had_slot;
 	/**
-	 * @compressed: 1 once a job of it was built with COMPRESS or
-	 * DECOMPRESS (&vmgpu_device.compressing_spaces).
+	 * @compressed: 1 once a job of it with COMPRESS or DECOMPRESS was
+	 * pushed (&vmgpu_device.compressing_spaces).
 	 */
 	atomic_t compressed;
 	/** @pins: EXECs between taking @hw_id and pushing their job. */
