@@ -38,6 +38,10 @@ BAD_KERNEL = re.compile(
 KMEMLEAK_ON = re.compile(r"kmemleak: Kernel memory leak detector initialized")
 KMEMLEAK_SCANNED = "vmgpu-guest: kmemleak scanned"
 KMEMLEAK_LEAK = re.compile(r"^vmgpu-kmemleak: (unreferenced object .*)$")
+# A console stall vmgpu-console-watch restarted (scripts/guest/init): not
+# a failure, but worth seeing, outside the test that makes one on purpose.
+CONSOLE_STALL = re.compile(r"^vmgpu-console-watch: \S+ stalled ")
+CONSOLE_TEST = "guest_console_test"
 CHECKER_BEGIN = re.compile(r"^vmgpu-checker: begin (\S+)$")
 CHECKER_END = re.compile(r"^vmgpu-checker: end (\S+)$")
 # What each deliberate bug must produce, besides a BAD_KERNEL line.
@@ -52,6 +56,7 @@ CHECKERS = {
 class Report:
     def __init__(self):
         self.results = []  # (status, name, detail)
+        self.notes = []
 
     def add(self, status, name, detail=""):
         self.results.append((status, name, detail))
@@ -99,10 +104,14 @@ def parse_boot(path, report, guest=True):
     leaks = []
     kmemleak = scanned = False
     finished = False
+    stalls = []
     for raw in lines:
         line = KERNEL_PREFIX.sub("", raw) if KERNEL_PREFIX.match(raw) else raw
         if KERNEL_PREFIX.match(raw) and BAD_KERNEL.search(line):
             bad_kernel.append(raw)
+        if (KERNEL_PREFIX.match(raw) and CONSOLE_STALL.match(line) and
+                not (current and current[1] == CONSOLE_TEST)):
+            stalls.append(line)
         kmemleak = kmemleak or bool(KMEMLEAK_ON.search(line))
         scanned = scanned or line == KMEMLEAK_SCANNED
         m = KMEMLEAK_LEAK.match(line)
@@ -140,6 +149,9 @@ def parse_boot(path, report, guest=True):
                     report.add("pass", name)
     if current:
         report.add("fail", f"{config}/{current[1]}", "never finished (crash or timeout)")
+    if stalls:
+        report.notes.append(f"NOTE {config}: the console stalled {len(stalls)} time(s) and "
+                            f"was restarted; the first: {stalls[0]}")
     if not guest:
         return
     report.add("pass" if finished else "fail", f"{config}/guest-finished")
@@ -163,6 +175,8 @@ def main(args):
     for status, name, detail in report.results:
         tag = {"pass": "PASS", "fail": "FAIL", "skip": "SKIP"}[status]
         print(f"{tag} {name}" + (f" ({detail})" if detail and status != "pass" else ""))
+    for note in report.notes:
+        print(note)
     line = f"{report.count('pass')} passed, {report.count('fail')} failed"
     if report.count("skip"):
         line += f", {report.count('skip')} skipped"

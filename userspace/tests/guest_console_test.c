@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The test guests' own harness, not vmgpu (so not in the kselftest
+ * target): the console the tests print on must not stall silently.
+ * vmgpu-console-watch, which the guest's init starts, restarts a UART
+ * whose transmitter-empty interrupt stopped coming (see that tool). Here
+ * the UART stops signalling on purpose: its THRI bit is turned off behind
+ * the driver's back while output is queued (by a second thread, since
+ * QEMU's UART drains within the write that queues), which leaves the
+ * driver waiting for an interrupt as a lost edge would. The watcher must log the
+ * stall and get the output moving within a few of its periods.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/serial.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/io.h>
+#include <sys/ioctl.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "vmgpu_testlib.h"
+
+#define CONSOLE		"/dev/ttyS0"
+#define WATCH_PERIOD_S	5	/* scripts/guest/init starts the watcher with it */
+#define UART_IER	1
+#define UART_IER_THRI	0x02
+#define STALL_LOG	"vmgpu-console-watch: " CONSOLE " stalled"
+
+/* Whether a process of this name (its comm, 15 characters at most) runs. */
+static int running(const char *comm)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "grep -qx '%.15s' /proc/[0-9]*/comm", comm);
+	return vmgpu_test_run(cmd) == 0;
+}
+
+static int queued(int fd)
+{
+	int n = -1;
+
+	return ioctl(fd, TIOCOUTQ, &n) ? -1 : n;
+}
+
+/* Queue about half the transmit buffer of comment lines, not blocking. */
+static int queue_filler(int fd)
+{
+	char line[80];
+	int i, n, total = 0;
+
+	for (i = 0; i < 32; i++) {
+		n = snprintf(line, sizeof(line),
+			     "# console filler %02d: the watcher must send this on\n", i);
+		if (write(fd, line, n) != n)
+			return -1;
+		total += n;
+	}
+	return total;
+}
+
+struct thri_stopper {
+	unsigned short port;
+	volatile int stop;
+};
+
+/* Keeps turning THRI off until told to stop: the UART stops signalling. */
+static void *stop_thri(void *arg)
+{
+	struct thri_stopper *st = arg;
+
+	while (!st->stop)
+		outb(inb(st->port + UART_IER) & ~UART_IER_THRI, st->port + UART_IER);
+	return NULL;
+}
+
+FIXTURE(console) {
+	int fd;
+	unsigned short port;
+};
+
+/* What the watcher does: THRI off and on, a new edge for the driver. */
+static void restart(FIXTURE_DATA(console) *self)
+{
+	unsigned char ier = inb(self->port + UART_IER);
+
+	outb(ier & ~UART_IER_THRI, self->port + UART_IER);
+	outb(ier | UART_IER_THRI, self->port + UART_IER);
+}
+
+FIXTURE_SETUP(console)
+{
+	struct serial_struct info;
+
+	self->fd = open(CONSOLE, O_WRONLY | O_NOCTTY | O_NONBLOCK);
+	ASSERT_LE(0, self->fd) TH_LOG("%s: %s", CONSOLE, strerror(errno));
+	ASSERT_EQ(0, ioctl(self->fd, TIOCGSERIAL, &info));
+	self->port = info.port;
+	ASSERT_NE(0, self->port);
+	ASSERT_EQ(0, ioperm(self->port, 8, 1)) TH_LOG("ioperm: %s", strerror(errno));
+}
+
+FIXTURE_TEARDOWN(console)
+{
+	/* Whatever happened: the console moves again for what follows. */
+	if (queued(self->fd) > 0)
+		restart(self);
+	close(self->fd);
+}
+
+TEST_F_TIMEOUT(console, stalled_output_is_restarted, 60)
+{
+	int logged, left = -1, tries, waited_ms;
+
+	ASSERT_TRUE(running("vmgpu-console-watch")) TH_LOG("the guest runs no console watcher");
+	logged = vmgpu_test_dmesg_count(STALL_LOG);
+	ASSERT_LE(0, logged);
+
+	/* QEMU's UART sends at once: catch the driver while it still has some. */
+	for (tries = 0; tries < 20 && left <= 0; tries++) {
+		struct thri_stopper st = { .port = self->port };
+		pthread_t stopper;
+		int filled;
+
+		ASSERT_EQ(0, pthread_create(&stopper, NULL, stop_thri, &st));
+		filled = queue_filler(self->fd);
+		st.stop = 1;
+		pthread_join(stopper, NULL);
+		ASSERT_LT(0, filled);
+		left = queued(self->fd);
+	}
+	ASSERT_LT(0, left) TH_LOG("never caught the UART with output queued");
+
+	/* Nothing is printed from here until the output moves again. */
+	for (waited_ms = 0; waited_ms < 4 * WATCH_PERIOD_S * 1000 && queued(self->fd) > 0;
+	     waited_ms += 100)
+		usleep(100 * 1000);
+	left = queued(self->fd);
+	/* Before any report, which would wait behind the stalled output. */
+	if (left)
+		restart(self);
+	EXPECT_EQ(0, left) TH_LOG("%d bytes still queued after %d ms", left, waited_ms);
+	EXPECT_LT(logged, vmgpu_test_dmesg_count(STALL_LOG)) TH_LOG("the stall was not logged");
+	EXPECT_LE(WATCH_PERIOD_S * 1000, waited_ms) TH_LOG("the output moved on its own");
+}
+
+TEST_HARNESS_MAIN
