@@ -457,6 +457,10 @@ static void vmgpu_engine_bh(void *opaque)
     bool more = false;
     unsigned i;
 
+    /* Stopped: vmgpu_engine_vm_state() schedules the engine on resume. */
+    if (!runstate_is_running()) {
+        return;
+    }
     /* A batch in the copy thread: it schedules the engine when done. */
     if (!vmgpu_offload_settle(s, &finished)) {
         return;
@@ -616,12 +620,32 @@ const char *vmgpu_ring_reg_write(VmgpuState *s, unsigned index, hwaddr reg,
     return "read-only or unknown ring register";
 }
 
+/*
+ * A stopped VM (the monitor's stop, a memory dump, a debugger) keeps its
+ * memory as it was: the engine starts no slice while it is stopped, and
+ * the stop waits for the batch the copy thread may be copying. Work
+ * queued meanwhile runs on resume.
+ */
+static void vmgpu_engine_vm_state(void *opaque, bool running, RunState state)
+{
+    VmgpuState *s = opaque;
+
+    trace_vmgpu_engine_vm_state(running);
+    if (running) {
+        qemu_bh_schedule(s->engine_bh);
+    } else {
+        vmgpu_offload_wait(s);
+    }
+}
+
 void vmgpu_engine_init(VmgpuState *s)
 {
     unsigned i;
 
     s->engine_bh = qemu_bh_new_guarded(vmgpu_engine_bh, s,
                                        &DEVICE(s)->mem_reentrancy_guard);
+    s->engine_vm_state = qemu_add_vm_change_state_handler(vmgpu_engine_vm_state,
+                                                          s);
     vmgpu_offload_init(s);
     for (i = 0; i < VMGPU_MAX_RINGS; i++) {
         s->rings[i].owner = s;
@@ -657,6 +681,7 @@ void vmgpu_engine_exit(VmgpuState *s)
 {
     unsigned i;
 
+    qemu_del_vm_change_state_handler(s->engine_vm_state);
     vmgpu_offload_exit(s);
     for (i = 0; i < VMGPU_MAX_RINGS; i++) {
         timer_del(&s->rings[i].delay);

@@ -15,6 +15,7 @@
 #include "qemu/thread.h"
 #include "qemu/timer.h"
 #include "qom/object.h"
+#include "system/runstate.h"
 
 #define TYPE_VMGPU "vmgpu"
 OBJECT_DECLARE_SIMPLE_TYPE(VmgpuState, VMGPU)
@@ -242,6 +243,7 @@ struct VmgpuState {
     VmgpuRing rings[VMGPU_MAX_RINGS];
     VmgpuVm vms[VMGPU_MAX_VMS];
     QEMUBH *engine_bh;
+    VMChangeStateEntry *engine_vm_state;    /* no slice while stopped */
     unsigned next_ring;         /* first ring of the next slice */
     VmgpuOffload offload;       /* runs copied without the BQL */
     uint64_t gart_base;

@@ -12,6 +12,7 @@ usage: vmgpu_device_test.py QEMU_BINARY
 import os
 import struct
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 from vmgpu_qtest import (  # noqa: E402
@@ -351,6 +352,39 @@ def test_tail_rewound_onto_a_thread_copy_stops_there(qt, dev):
     raise AssertionError("the TRANSFER was done before every rewind")
 
 
+def test_stopped_vm_sees_no_device_writes(qt, dev):
+    # The monitor's stop (for a memory dump, a debugger) freezes guest
+    # memory: a FILL part-way through writes nothing more, and the FENCE
+    # behind it does not run, until cont; then both finish.
+    size, target, pattern = 24 << 20, 0x2000000, 0x5709F111
+    own = QTest(qt.qemu, "vmgpu,segments=8M:64K,bar-size=4M,copy-budget=4K", qmp=True)
+    try:
+        odev = Device(own)
+        for _ in range(5):
+            own.write(FENCE, bytes(8))
+            own.write(target + size - 4, bytes(4))
+            odev.submit(cmd_fill(addr("SYSTEM", target), size, pattern),
+                        cmd_fence(addr("SYSTEM", FENCE), 1, irq=False))
+            own.qmp.call("stop")
+            if u64(own.read(FENCE, 8)):
+                own.qmp.call("cont")
+                continue  # done before the stop: again
+            head, last = odev.ring_reg("VMGPU_RING_HEAD"), own.readl(target + size - 4)
+            # The main loop runs its bottom halves meanwhile.
+            time.sleep(0.5)
+            assert u64(own.read(FENCE, 8)) == 0, "the FENCE ran while the VM was stopped"
+            assert own.readl(target + size - 4) == last, "the FILL wrote while the VM was stopped"
+            assert odev.ring_reg("VMGPU_RING_HEAD") == head
+            own.qmp.call("cont")
+            odev.wait_idle(max_steps=100000)
+            assert u64(own.read(FENCE, 8)) == 1
+            assert own.readl(target + size - 4) == pattern
+            return
+        raise AssertionError("the FILL was done before every stop")
+    finally:
+        own.close()
+
+
 def test_ring_stop_drops_partial_command(qt, dev):
     # Disabling the ring or resetting the device in the middle of a command
     # drops it: it does not go on, and the next command runs on its own.
@@ -649,7 +683,7 @@ TESTS = [
     *vmgpu_user_ring_test.TESTS,
     test_fault_part_way_keeps_done_pages, test_large_transfer_spans_slices,
     test_copy_thread_writes_before_the_fence,
-    test_tail_rewound_onto_a_thread_copy_stops_there,
+    test_tail_rewound_onto_a_thread_copy_stops_there, test_stopped_vm_sees_no_device_writes,
     test_ring_stop_drops_partial_command, test_nop_delay_holds_head,
     test_hap_entry_8byte_write_is_whole, test_hap_bar_8byte_access_is_whole,
     test_hap_direct_windows,
