@@ -41,6 +41,7 @@ KMEMLEAK_LEAK = re.compile(r"^vmgpu-kmemleak: (unreferenced object .*)$")
 # A console stall vmgpu-console-watch restarted (scripts/guest/init): not
 # a failure, but worth seeing, outside the test that makes one on purpose.
 CONSOLE_STALL = re.compile(r"^vmgpu-console-watch: \S+ stalled ")
+CONSOLE_MOVING = re.compile(r"^vmgpu-console-watch: \S+ moving again ")
 CONSOLE_TEST = "guest_console_test"
 CHECKER_BEGIN = re.compile(r"^vmgpu-checker: begin (\S+)$")
 CHECKER_END = re.compile(r"^vmgpu-checker: end (\S+)$")
@@ -105,13 +106,15 @@ def parse_boot(path, report, guest=True):
     kmemleak = scanned = False
     finished = False
     stalls = []
+    restarts = 0
     for raw in lines:
         line = KERNEL_PREFIX.sub("", raw) if KERNEL_PREFIX.match(raw) else raw
         if KERNEL_PREFIX.match(raw) and BAD_KERNEL.search(line):
             bad_kernel.append(raw)
-        if (KERNEL_PREFIX.match(raw) and CONSOLE_STALL.match(line) and
-                not (current and current[1] == CONSOLE_TEST)):
-            stalls.append(line)
+        if KERNEL_PREFIX.match(raw) and not (current and current[1] == CONSOLE_TEST):
+            if CONSOLE_STALL.match(line):
+                stalls.append(line)
+            restarts += bool(CONSOLE_MOVING.match(line))
         kmemleak = kmemleak or bool(KMEMLEAK_ON.search(line))
         scanned = scanned or line == KMEMLEAK_SCANNED
         m = KMEMLEAK_LEAK.match(line)
@@ -150,8 +153,8 @@ def parse_boot(path, report, guest=True):
     if current:
         report.add("fail", f"{config}/{current[1]}", "never finished (crash or timeout)")
     if stalls:
-        report.notes.append(f"NOTE {config}: the console stalled {len(stalls)} time(s) and "
-                            f"was restarted; the first: {stalls[0]}")
+        report.notes.append(f"NOTE {config}: the console stalled {len(stalls)} time(s), "
+                            f"moving again after {restarts} restart(s); the first: {stalls[0]}")
     if not guest:
         return
     report.add("pass" if finished else "fail", f"{config}/guest-finished")

@@ -13,15 +13,18 @@
  *
  * This watches the port instead: bytes queued for it (TIOCOUTQ) while its
  * transmit count (TIOCGICOUNT) stands still for the given number of
- * seconds is a stall. It then logs the port's state in the kernel log
- * (interrupt enable and line status registers, and how many interrupts
- * its line has taken: THRI set with THRE and no new interrupt is a lost
- * edge) and raises the interrupt again by turning THRI off and on, which
- * makes the UART signal a new edge. A stall that this does not end is
- * reported again, with the same state, at each period.
+ * seconds is a stall, unless hardware flow control holds it (CTS low). It
+ * then logs the stall in the kernel log, with the UART's interrupt enable
+ * and line status registers where it may read them (THRI set with THRE
+ * and no new interrupt is a lost edge), and restarts the transmitter
+ * through the driver: output stopped and started again (TCOOFF, TCOON),
+ * which turns THRI off and on under the driver's port lock, so that the
+ * UART signals a new edge. A second line says whether bytes move again.
+ * Interactive use would look like a stall after an XOFF: the guest's init
+ * runs this only where nobody types.
  *
  * usage: vmgpu-console-watch [TTY [SECONDS]]   (default: /dev/ttyS0 5)
- * Runs until killed; needs CAP_SYS_RAWIO for the registers.
+ * Runs until killed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -35,7 +38,6 @@
 #include <unistd.h>
 
 #define UART_IER	1
-#define UART_IER_THRI	0x02
 #define UART_LSR	5
 
 /* Interrupts taken on line irq, summed over the CPUs; -1 if unknown. */
@@ -76,14 +78,45 @@ static void log_kmsg(const char *text)
 	close(fd);
 }
 
+/* Output held by hardware flow control is not a stall. */
+static int held_by_cts(int fd)
+{
+	struct termios t;
+	int lines;
+
+	return !tcgetattr(fd, &t) && (t.c_cflag & CRTSCTS) &&
+	       !ioctl(fd, TIOCMGET, &lines) && !(lines & TIOCM_CTS);
+}
+
+/* Transmitted bytes so far, or -1. */
+static int sent(int fd)
+{
+	struct serial_icounter_struct count;
+
+	return ioctl(fd, TIOCGICOUNT, &count) ? -1 : count.tx;
+}
+
+static void report_stall(const char *tty, const struct serial_struct *info, int registers,
+			 int period, int queued, int tx)
+{
+	char msg[512], regs[64] = "registers unreadable";
+
+	if (registers)
+		snprintf(regs, sizeof(regs), "IER 0x%02x, LSR 0x%02x",
+			 inb(info->port + UART_IER), inb(info->port + UART_LSR));
+	snprintf(msg, sizeof(msg),
+		 "vmgpu-console-watch: %s stalled %d s with %d bytes queued (tx %d, %s, irq %d taken %lld times): restarting its transmitter\n",
+		 tty, period, queued, tx, regs, info->irq, irq_count(info->irq));
+	log_kmsg(msg);
+}
+
 int main(int argc, char **argv)
 {
 	const char *tty = argc > 1 ? argv[1] : "/dev/ttyS0";
-	int period = argc > 2 ? atoi(argv[2]) : 5, stalled = 0, fd;
-	struct serial_icounter_struct count;
+	int period = argc > 2 ? atoi(argv[2]) : 5, stalled = 0, kicked = 0;
+	int fd, registers, last_tx;
 	struct serial_struct info;
-	int last_tx;
-	char msg[512];
+	char msg[256];
 
 	if (period <= 0) {
 		fprintf(stderr, "usage: vmgpu-console-watch [TTY [SECONDS]]\n");
@@ -91,36 +124,33 @@ int main(int argc, char **argv)
 	}
 	/* Non-blocking, not our controlling terminal: we only look at it. */
 	fd = open(tty, O_RDWR | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0 || ioctl(fd, TIOCGSERIAL, &info) || ioctl(fd, TIOCGICOUNT, &count)) {
+	if (fd < 0 || ioctl(fd, TIOCGSERIAL, &info) || (last_tx = sent(fd)) < 0) {
 		fprintf(stderr, "vmgpu-console-watch: %s: %s\n", tty, strerror(errno));
 		return 1;
 	}
-	if (info.port == 0 || ioperm(info.port, 8, 1)) {
-		fprintf(stderr, "vmgpu-console-watch: %s: no I/O port access (port 0x%x): %s\n",
-			tty, info.port, strerror(errno));
-		return 1;
-	}
-	last_tx = count.tx;
+	/* Only for the report: a kernel without ioperm() still gets restarts. */
+	registers = info.port && !ioperm(info.port, 8, 1);
 	for (;;) {
-		unsigned char ier, lsr;
-		int queued = 0;
+		int queued = 0, tx;
 
 		sleep(1);
-		if (ioctl(fd, TIOCOUTQ, &queued) || ioctl(fd, TIOCGICOUNT, &count))
+		tx = sent(fd);
+		if (tx < 0 || ioctl(fd, TIOCOUTQ, &queued))
 			continue;
-		stalled = queued > 0 && count.tx == last_tx ? stalled + 1 : 0;
-		last_tx = count.tx;
+		if (kicked) {
+			kicked = 0;
+			snprintf(msg, sizeof(msg), "vmgpu-console-watch: %s %s (tx %d)\n", tty,
+				 tx != last_tx || !queued ? "moving again" : "still stalled", tx);
+			log_kmsg(msg);
+		}
+		stalled = queued > 0 && tx == last_tx && !held_by_cts(fd) ? stalled + 1 : 0;
+		last_tx = tx;
 		if (stalled < period)
 			continue;
 		stalled = 0;
-		ier = inb(info.port + UART_IER);
-		lsr = inb(info.port + UART_LSR);
-		snprintf(msg, sizeof(msg),
-			 "vmgpu-console-watch: %s stalled %d s with %d bytes queued (tx %d, IER 0x%02x, LSR 0x%02x, irq %d taken %lld times): raising its interrupt again\n",
-			 tty, period, queued, count.tx, ier, lsr, info.irq, irq_count(info.irq));
-		/* The kernel prints this itself, without the interrupt. */
-		log_kmsg(msg);
-		outb(ier & ~UART_IER_THRI, info.port + UART_IER);
-		outb(ier | UART_IER_THRI, info.port + UART_IER);
+		report_stall(tty, &info, registers, period, queued, tx);
+		tcflow(fd, TCOOFF);
+		tcflow(fd, TCOON);
+		kicked = 1;
 	}
 }
