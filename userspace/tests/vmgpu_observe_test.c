@@ -5,7 +5,8 @@
  * allocations (moves per region, notifications, moving locks, lost
  * contents, host-aperture pages); the vmgpu tracepoints record moves, paging
  * operations and user submission; debugfs lists allocations with their
- * residency, and each file's GPU VA mappings.
+ * residency, and each file's GPU VA space (whether it has compressed) and
+ * mappings.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -594,6 +595,11 @@ TEST(failed_exec_does_not_compress)
 	cmds[1].hdr.opcode = 0xffff;
 	EXPECT_EQ(-EINVAL, vmgpu_context_submit(f.ctx, cmds, 2, NULL, 0, NULL, 0, NULL));
 	EXPECT_EQ(before, spaces_compressing()) TH_LOG("a refused EXEC marked its space");
+	/* Valid commands, an in-sync on no syncobj: refused after the checks. */
+	EXPECT_EQ(-ENOENT, vmgpu_context_submit(f.ctx, cmds, 1,
+						&(struct vmgpu_sync){ .syncobj = 0x7fff }, 1,
+						NULL, 0, NULL));
+	EXPECT_EQ(before, spaces_compressing()) TH_LOG("an EXEC with a bad sync marked its space");
 
 	ASSERT_EQ(0, run(f.ctx, f.fd, cmds, 1));
 	EXPECT_EQ(before + 1, spaces_compressing()) TH_LOG("a queued COMPRESS did not");

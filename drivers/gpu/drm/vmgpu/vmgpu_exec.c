@@ -329,7 +329,7 @@ static int vmgpu_exec_prepare_bos(struct vmgpu_job *job, struct drm_gpuvm_exec *
 /*
  * Lock the VM's allocations, order the job after the kernel, push it; a
  * job that @compresses marks its space first, and only a job that is
- * pushed: a failed EXEC changes nothing.
+ * pushed: a failed EXEC marks nothing.
  */
 static int vmgpu_exec_push(struct vmgpu_job *job, struct vmgpu_vm *vm, bool compresses,
 			   struct dma_fence **fence)
