@@ -122,8 +122,8 @@ const char *vmgpu_cache_mode_write(VmgpuState *s, uint32_t val)
 static bool vmgpu_cache_writeback(VmgpuState *s, VmgpuCacheLine *line,
                                   VmgpuMemError *err)
 {
-    if (pci_dma_write(PCI_DEVICE(s), line->tag, line->data,
-                      VMGPU_CACHE_LINE_SIZE) != MEMTX_OK) {
+    if (vmgpu_dma_rw(s, line->tag, line->data, VMGPU_CACHE_LINE_SIZE,
+                     true) != MEMTX_OK) {
         trace_vmgpu_cache_writeback_fault(line->tag);
         return vmgpu_fail(err, VMGPU_ERR_DMA, line->tag);
     }
@@ -189,8 +189,8 @@ bool vmgpu_cache_rw(VmgpuState *s, uint64_t bus, void *buf, uint32_t len,
         if (!line) {
             return false;
         }
-        if (pci_dma_read(PCI_DEVICE(s), tag, line->data,
-                         VMGPU_CACHE_LINE_SIZE) != MEMTX_OK) {
+        if (vmgpu_dma_rw(s, tag, line->data, VMGPU_CACHE_LINE_SIZE,
+                         false) != MEMTX_OK) {
             return vmgpu_fail(err, VMGPU_ERR_DMA, bus);
         }
         trace_vmgpu_cache_fill(tag, write);

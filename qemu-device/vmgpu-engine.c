@@ -376,8 +376,8 @@ static bool vmgpu_ring_fetch(VmgpuState *s, VmgpuRing *ring,
     unsigned index = ring - s->rings;
     dma_addr_t addr = ring->base + (dma_addr_t)ring->head * VMGPU_CMD_SIZE;
 
-    if (pci_dma_read(PCI_DEVICE(s), addr, &ring->cmd,
-                     sizeof(ring->cmd)) != MEMTX_OK) {
+    if (vmgpu_dma_rw(s, addr, &ring->cmd, sizeof(ring->cmd),
+                     false) != MEMTX_OK) {
         return vmgpu_fail(err, VMGPU_ERR_DMA, addr);
     }
     trace_vmgpu_cmd(index, ring->head, le16_to_cpu(ring->cmd.hdr.opcode));

@@ -27,6 +27,52 @@
 #include "vmgpu.h"
 #include "trace.h"
 
+/*
+ * Whether an access of len bytes at bus address bus reaches one of this
+ * device's own BARs. VRAM is addressed as VRAM, never through the BAR;
+ * and the host aperture's windows open lazily, so such an access would
+ * succeed or fail by timing, and a copy could land after the table read
+ * that moved its window. It is refused instead, always.
+ */
+static bool vmgpu_dma_reaches_self(VmgpuState *s, dma_addr_t bus,
+                                   dma_addr_t len, bool write)
+{
+    AddressSpace *as = pci_get_address_space(PCI_DEVICE(s));
+    MemoryRegion *mr;
+    hwaddr xlat, l;
+
+    RCU_READ_LOCK_GUARD();
+    while (len) {
+        l = len;
+        mr = address_space_translate(as, bus, &xlat, &l, write,
+                                     MEMTXATTRS_UNSPECIFIED);
+        if (memory_region_owner(mr) == OBJECT(s)) {
+            qemu_log_mask(LOG_GUEST_ERROR, "vmgpu: DMA at 0x%" PRIx64
+                          " reaches the device's own BAR\n", (uint64_t)bus);
+            return true;
+        }
+        if (!l) {
+            break;
+        }
+        bus += l;
+        len -= MIN(l, len);
+    }
+    return false;
+}
+
+/* Device DMA of system memory: never into the device itself. */
+MemTxResult vmgpu_dma_rw(VmgpuState *s, dma_addr_t bus, void *buf,
+                         dma_addr_t len, bool write)
+{
+    if (vmgpu_dma_reaches_self(s, bus, len, write)) {
+        return MEMTX_ACCESS_ERROR;
+    }
+    return pci_dma_rw(PCI_DEVICE(s), bus, buf, len,
+                      write ? DMA_DIRECTION_FROM_DEVICE :
+                              DMA_DIRECTION_TO_DEVICE,
+                      MEMTXATTRS_UNSPECIFIED);
+}
+
 /* Bus address of one aperture byte, through the GART entry of its page. */
 static bool vmgpu_gart_translate(VmgpuState *s, uint64_t offset,
                                  dma_addr_t *bus, VmgpuMemError *err)
@@ -37,8 +83,8 @@ static bool vmgpu_gart_translate(VmgpuState *s, uint64_t offset,
     if (index >= s->gart_num_pages) {
         return vmgpu_fail(err, VMGPU_ERR_RANGE, offset);
     }
-    if (pci_dma_read(PCI_DEVICE(s), s->gart_base + index * sizeof(pte),
-                     &pte, sizeof(pte)) != MEMTX_OK) {
+    if (vmgpu_dma_rw(s, s->gart_base + index * sizeof(pte), &pte, sizeof(pte),
+                     false) != MEMTX_OK) {
         return vmgpu_fail(err, VMGPU_ERR_DMA,
                           s->gart_base + index * sizeof(pte));
     }
@@ -130,9 +176,7 @@ static bool vmgpu_vm_translate(VmgpuState *s, uint32_t vm, uint64_t va,
 static bool vmgpu_mem_dma(VmgpuState *s, uint64_t bus, void *buf,
                           uint32_t len, bool write, VmgpuMemError *err)
 {
-    if (pci_dma_rw(PCI_DEVICE(s), bus, buf, len,
-                   write ? DMA_DIRECTION_FROM_DEVICE : DMA_DIRECTION_TO_DEVICE,
-                   MEMTXATTRS_UNSPECIFIED) != MEMTX_OK) {
+    if (vmgpu_dma_rw(s, bus, buf, len, write) != MEMTX_OK) {
         return vmgpu_fail(err, VMGPU_ERR_DMA, bus);
     }
     return true;

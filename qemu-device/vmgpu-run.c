@@ -75,8 +75,8 @@ static bool vmgpu_run_gart(VmgpuState *s, VmgpuXlate *x, uint64_t offset,
         x->gart_count = 0;
         x->gart_index = index;
         i = MIN(VMGPU_RUN_WINDOW, s->gart_num_pages - index);
-        if (pci_dma_read(PCI_DEVICE(s), s->gart_base + index * sizeof(pte),
-                         x->gart, i * sizeof(pte)) != MEMTX_OK) {
+        if (vmgpu_dma_rw(s, s->gart_base + index * sizeof(pte), x->gart,
+                         i * sizeof(pte), false) != MEMTX_OK) {
             return false;
         }
         x->gart_count = i;
@@ -160,7 +160,9 @@ static bool vmgpu_run_direct(VmgpuState *s, uint64_t bus, uint64_t *len,
     RCU_READ_LOCK_GUARD();
     mr = address_space_translate(as, bus, &xlat, &l, write,
                                  MEMTXATTRS_UNSPECIFIED);
-    if (!memory_access_is_direct(mr, write, MEMTXATTRS_UNSPECIFIED)) {
+    /* The device's own BARs: the page path refuses them (ERR_DMA). */
+    if (memory_region_owner(mr) == OBJECT(s) ||
+        !memory_access_is_direct(mr, write, MEMTXATTRS_UNSPECIFIED)) {
         return false;
     }
     *len = MIN(*len, l);

@@ -345,6 +345,8 @@ bool vmgpu_vm_leaf_table(VmgpuState *s, uint32_t vm, uint64_t va,
                          uint32_t *space, uint64_t *table, VmgpuMemError *err);
 bool vmgpu_vm_leaf_page(uint64_t pte, bool write, uint32_t *space,
                         uint64_t *page);
+MemTxResult vmgpu_dma_rw(VmgpuState *s, dma_addr_t bus, void *buf,
+                         dma_addr_t len, bool write);
 bool vmgpu_mem_table_read(VmgpuState *s, uint32_t space, uint64_t table,
                           unsigned index, uint64_t *entries, unsigned count,
                           VmgpuMemError *err);

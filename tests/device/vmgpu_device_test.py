@@ -31,7 +31,7 @@ import vmgpu_user_ring_test  # noqa: E402
 
 def test_identification(qt, dev):
     assert dev.reg("VMGPU_REG_MAGIC") == HW["VMGPU_MAGIC"]
-    assert dev.reg("VMGPU_REG_VERSION") == (1 << 16 | 10), "not contract v1.10"
+    assert dev.reg("VMGPU_REG_VERSION") == (1 << 16 | 11), "not contract v1.11"
     assert dev.reg("VMGPU_REG_CAPS") & HW["VMGPU_CAP_PAGING_ENGINE"]
     assert dev.reg("VMGPU_REG_CAPS") & HW["VMGPU_CAP_COMPRESSION"]
     assert dev.reg("VMGPU_REG_VRAM_SIZE_LO") == VRAM_SIZE
@@ -431,6 +431,54 @@ def hap_entry(i):
     return MMIO + HW["VMGPU_HAP_TABLE_OFFSET"] + 8 * i
 
 
+def hap_window_open_onto(qt, i, vram):
+    """Whether host-aperture page i is a window onto vram: a write through
+    it after the entry was rewritten (no read) still lands there."""
+    qt.writel(VRAM_BAR + vram + 0x20, 0)
+    qt.writeq(hap_entry(i), 0xA000 | HW["VMGPU_HAP_PTE_VALID"])
+    qt.writel(HAP_BAR + i * 4096 + 0x20, 0x0BADF00D)
+    landed = qt.readl(VRAM_BAR + vram + 0x20) == 0x0BADF00D
+    qt.writel(VRAM_BAR + vram + 0x20, 0)
+    return landed
+
+
+def hap_make_window(qt, dev, i, vram):
+    """Host-aperture page i a window onto vram, checked."""
+    # A window only opening follows in a bottom half: give it a few
+    # round trips.
+    for _ in range(20):
+        qt.writeq(hap_entry(i), vram | HW["VMGPU_HAP_PTE_VALID"])
+        qt.readq(hap_entry(i))
+        dev.reg("VMGPU_REG_MAGIC")
+        if hap_window_open_onto(qt, i, vram):
+            break
+    else:
+        raise AssertionError("not a window: the device translated")
+    qt.writeq(hap_entry(i), vram | HW["VMGPU_HAP_PTE_VALID"])
+    qt.readq(hap_entry(i))
+
+
+def test_dma_into_own_bars_refused(qt, dev):
+    # v1.11: system addresses that reach the device's own BARs fail with
+    # DMA, always: before, a FILL into its VRAM BAR wrote VRAM, and one
+    # into the host aperture did or did not, as a window happened to be
+    # open. VRAM keeps its bytes either way.
+    page = HAP_BAR + 9 * 4096
+    qt.write(VRAM_BAR + 0x8000, bytes(4096))
+    expect_halt(dev, "VMGPU_ERR_DMA",
+                cmd_fill(addr("SYSTEM", VRAM_BAR + 0x8000), 4096, 0x0BAD0BAD))
+    qt.writeq(hap_entry(9), 0x8000 | HW["VMGPU_HAP_PTE_VALID"])
+    qt.readq(hap_entry(9))
+    expect_halt(dev, "VMGPU_ERR_DMA", cmd_fill(addr("SYSTEM", page), 4096, 0x0BAD0BAD))
+    hap_make_window(qt, dev, 9, 0x8000)
+    expect_halt(dev, "VMGPU_ERR_DMA", cmd_fill(addr("SYSTEM", page), 4096, 0x0BAD0BAD))
+    expect_halt(dev, "VMGPU_ERR_DMA",
+                cmd_transfer(addr("SYSTEM", page), addr("SYSTEM", DATA), 4096))
+    assert qt.read(VRAM_BAR + 0x8000, 4096) == bytes(4096), "VRAM written through a BAR"
+    qt.writeq(hap_entry(9), 0)
+    qt.readq(hap_entry(9))
+
+
 def test_hap_entry_8byte_write_is_whole(qt, dev):
     valid = HW["VMGPU_HAP_PTE_VALID"]
     good = 0x3000 | valid
@@ -477,29 +525,8 @@ def test_hap_direct_windows(qt, dev):
     valid, detile = HW["VMGPU_HAP_PTE_VALID"], HW["VMGPU_HAP_PTE_DETILE"]
     page = HAP_BAR + 9 * 4096
 
-    def window_open_onto(vram):
-        """Whether page 9 is a window onto vram: a write through it after
-        the entry was rewritten (no read) still lands there."""
-        qt.writel(VRAM_BAR + vram + 0x20, 0)
-        qt.writeq(hap_entry(9), 0xA000 | valid)
-        qt.writel(page + 0x20, 0x0BADF00D)
-        landed = qt.readl(VRAM_BAR + vram + 0x20) == 0x0BADF00D
-        qt.writel(VRAM_BAR + vram + 0x20, 0)
-        return landed
-
     def make_window(vram):
-        # A window only opening follows in a bottom half: give it a few
-        # round trips.
-        for _ in range(20):
-            qt.writeq(hap_entry(9), vram | valid)
-            qt.readq(hap_entry(9))
-            dev.reg("VMGPU_REG_MAGIC")
-            if window_open_onto(vram):
-                break
-        else:
-            raise AssertionError("not a window: the device translated")
-        qt.writeq(hap_entry(9), vram | valid)
-        qt.readq(hap_entry(9))
+        hap_make_window(qt, dev, 9, vram)
 
     qt.write(VRAM_BAR + 0x8000, bytes(3 * 4096))
     make_window(0x8000)
@@ -686,7 +713,7 @@ TESTS = [
     test_tail_rewound_onto_a_thread_copy_stops_there, test_stopped_vm_sees_no_device_writes,
     test_ring_stop_drops_partial_command, test_nop_delay_holds_head,
     test_hap_entry_8byte_write_is_whole, test_hap_bar_8byte_access_is_whole,
-    test_hap_direct_windows,
+    test_hap_direct_windows, test_dma_into_own_bars_refused,
     test_register_8byte_access_rejected, test_ring_size_shift_validated, test_no_intx,
     test_reset_register, test_system_reset, test_unmigratable,
     test_realize_failure_after_msix, test_segments_overflow_rejected,

@@ -125,7 +125,8 @@ static int vmgpu_hw_init(struct vmgpu_device *vdev)
 	 * 1.9: a COMPRESS the set has no place for leaves pages raw instead
 	 * of failing the job; 1.10: copies run beside register accesses,
 	 * and a read of MAGIC is the one that waits for them (the
-	 * invalidation read, vmgpu_vm_flush()).
+	 * invalidation read, vmgpu_vm_flush()); 1.11: DMA into its own BARs
+	 * fails.
 	 */
 	if (magic != VMGPU_MAGIC ||
 	    vdev->hw_version >> 16 != VMGPU_VERSION_MAJOR ||
