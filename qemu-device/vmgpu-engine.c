@@ -458,7 +458,7 @@ static void vmgpu_engine_bh(void *opaque)
     unsigned i;
 
     /* Stopped: vmgpu_engine_vm_state() schedules the engine on resume. */
-    if (!runstate_is_running()) {
+    if (!s->engine_vm_running) {
         return;
     }
     /* A batch in the copy thread: it schedules the engine when done. */
@@ -631,6 +631,7 @@ static void vmgpu_engine_vm_state(void *opaque, bool running, RunState state)
     VmgpuState *s = opaque;
 
     trace_vmgpu_engine_vm_state(running);
+    s->engine_vm_running = running;
     if (running) {
         qemu_bh_schedule(s->engine_bh);
     } else {
@@ -644,6 +645,11 @@ void vmgpu_engine_init(VmgpuState *s)
 
     s->engine_bh = qemu_bh_new_guarded(vmgpu_engine_bh, s,
                                        &DEVICE(s)->mem_reentrancy_guard);
+    /*
+     * The handler's view, not the run state: a suspend (S3) changes that
+     * without calling the handler, and nothing would resume the engine.
+     */
+    s->engine_vm_running = runstate_is_running();
     s->engine_vm_state = qemu_add_vm_change_state_handler(vmgpu_engine_vm_state,
                                                           s);
     vmgpu_offload_init(s);

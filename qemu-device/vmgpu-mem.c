@@ -32,7 +32,11 @@
  * device's own BARs. VRAM is addressed as VRAM, never through the BAR;
  * and the host aperture's windows open lazily, so such an access would
  * succeed or fail by timing, and a copy could land after the table read
- * that moved its window. It is refused instead, always.
+ * that moved its window. It is refused instead, always. Page by page:
+ * a translation ends at a RAM region's end only, so one that starts in
+ * a hole or another device's registers may run into a BAR. With an IOMMU
+ * this translates once more than the access itself does, which repeats
+ * the IOMMU's fault report for an address it refuses.
  */
 static bool vmgpu_dma_reaches_self(VmgpuState *s, dma_addr_t bus,
                                    dma_addr_t len, bool write)
@@ -43,19 +47,16 @@ static bool vmgpu_dma_reaches_self(VmgpuState *s, dma_addr_t bus,
 
     RCU_READ_LOCK_GUARD();
     while (len) {
-        l = len;
+        l = MIN(len, VMGPU_PAGE_SIZE - (bus & (VMGPU_PAGE_SIZE - 1)));
         mr = address_space_translate(as, bus, &xlat, &l, write,
                                      MEMTXATTRS_UNSPECIFIED);
-        if (memory_region_owner(mr) == OBJECT(s)) {
+        if (!l || memory_region_owner(mr) == OBJECT(s)) {
             qemu_log_mask(LOG_GUEST_ERROR, "vmgpu: DMA at 0x%" PRIx64
                           " reaches the device's own BAR\n", (uint64_t)bus);
             return true;
         }
-        if (!l) {
-            break;
-        }
         bus += l;
-        len -= MIN(l, len);
+        len -= l;
     }
     return false;
 }

@@ -243,7 +243,8 @@ struct VmgpuState {
     VmgpuRing rings[VMGPU_MAX_RINGS];
     VmgpuVm vms[VMGPU_MAX_VMS];
     QEMUBH *engine_bh;
-    VMChangeStateEntry *engine_vm_state;    /* no slice while stopped */
+    VMChangeStateEntry *engine_vm_state;
+    bool engine_vm_running;     /* no slice while the VM is stopped */
     unsigned next_ring;         /* first ring of the next slice */
     VmgpuOffload offload;       /* runs copied without the BQL */
     uint64_t gart_base;

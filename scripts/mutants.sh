@@ -125,7 +125,7 @@ MUTANTS=(
 	"reserve-wait-no-recount%%vmgpu_paging_op.c%%s/\t\tif \(gates\) \{\n\t\t\tif \(dma_fence_add_callback/\t\tif (false) {\n\t\t\tif (dma_fence_add_callback/%%rootport%%kunit-vmgpu_migrate/migrate_reserve_wait_recounts_as_users_end"
 	"reserve-wait-in-temporary%%vmgpu_ttm.c%%s/if \(!tbo->resource \|\| !\(tbo->resource->placement & TTM_PL_FLAG_TEMPORARY\)\) \{/if (true) {/%%rebar%%vmgpu_reserve_test/reserve.interrupted_move_is_not_left_half_way"
 	"exec-failed-compresses%%vmgpu_exec.c%%s/\tif \(ret\)\n\t\tgoto err_job;\n\tkref_get/\tif (ret \&\& compresses)\n\t\tvmgpu_vm_compresses(ctx->vm);\n\tif (ret)\n\t\tgoto err_job;\n\tkref_get/%%rebar%%vmgpu_observe_test/global.failed_exec_does_not_compress"
-	"console-watch-start-only%%userspace/tools/vmgpu-console-watch.c%%s/\t\ttcflow\(fd, TCOOFF\);\n//%%rebar%%guest_console_test/console.stalled_output_is_restarted"
+	"console-watch-start-only%%userspace/tools/vmgpu-console-watch.c%%s/tcflow\(fd, TCOOFF\) \|\| //%%rebar%%guest_console_test/console.stalled_output_is_restarted"
 	"prime-unplug-keeps-attachment%%vmgpu_prime.c%%s/\t\tvmgpu_prime_detach\(vbo, attach\);\n\t\tttm_bo_put/\t\tttm_bo_put/%%rootport%%vmgpu_unplug_test:guest-log-clean"
 )
 

@@ -9,8 +9,8 @@
  * QEMU's UART drains within the write that queues), which leaves the
  * driver waiting for an interrupt as a lost edge would. The watcher must
  * log the stall, restart the transmitter, and say that it moves again.
- * It needs ioperm(), which the debug kernel does not have: the debug
- * configurations skip it.
+ * Making the stall needs ioperm(), which the debug kernel does not have:
+ * there that test is skipped, and only the watcher's presence checked.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -112,15 +112,28 @@ FIXTURE_SETUP(console)
 	ASSERT_EQ(0, ioctl(self->fd, TIOCGSERIAL, &info));
 	self->port = info.port;
 	ASSERT_NE(0, self->port);
-	ASSERT_EQ(0, ioperm(self->port, 8, 1)) TH_LOG("ioperm: %s", strerror(errno));
+	if (ioperm(self->port, 8, 1)) {
+		ASSERT_EQ(ENOSYS, errno) TH_LOG("ioperm: %s", strerror(errno));
+		close(self->fd);
+		self->fd = -1;
+		SKIP(return, "no ioperm() in this kernel to stall the UART with");
+	}
 }
 
 FIXTURE_TEARDOWN(console)
 {
+	if (self->fd < 0)
+		return;
 	/* Whatever happened: the console moves again for what follows. */
 	if (queued(self->fd) > 0)
 		restart(self);
 	close(self->fd);
+}
+
+/* On every kernel, the debug one included: the guest's init started it. */
+TEST(watcher_runs)
+{
+	ASSERT_TRUE(running("vmgpu-console-watch")) TH_LOG("the guest runs no console watcher");
 }
 
 TEST_F_TIMEOUT(console, stalled_output_is_restarted, 60)
@@ -134,8 +147,12 @@ TEST_F_TIMEOUT(console, stalled_output_is_restarted, 60)
 	ASSERT_LE(0, logged);
 	ASSERT_LE(0, moving);
 
-	/* QEMU's UART sends at once: catch the driver while it still has some. */
-	for (tries = 0; tries < 20 && left <= 0; tries++) {
+	/*
+	 * QEMU's UART sends at once: catch the driver while it still has
+	 * some. A catch an interrupt already on its way undoes drains at
+	 * once; one still queued half a second later is a stall.
+	 */
+	for (tries = 0; tries < 10 && left <= 0; tries++) {
 		struct thri_stopper st = { .port = self->port };
 		pthread_t stopper;
 		int filled;
@@ -144,13 +161,14 @@ TEST_F_TIMEOUT(console, stalled_output_is_restarted, 60)
 		filled = queue_filler(self->fd);
 		st.stop = 1;
 		pthread_join(stopper, NULL);
+		start = now_ms();
 		ASSERT_LT(0, filled);
+		usleep(500 * 1000);
 		left = queued(self->fd);
 	}
 	ASSERT_LT(0, left) TH_LOG("never caught the UART with output queued");
 
 	/* Nothing is printed from here until the output moves again. */
-	start = now_ms();
 	while (now_ms() - start < 4 * WATCH_PERIOD_S * 1000 && queued(self->fd) > 0)
 		usleep(100 * 1000);
 	waited_ms = now_ms() - start;

@@ -14,17 +14,17 @@
  * This watches the port instead: bytes queued for it (TIOCOUTQ) while its
  * transmit count (TIOCGICOUNT) stands still for the given number of
  * seconds is a stall, unless hardware flow control holds it (CTS low). It
- * then logs the stall in the kernel log, with the UART's interrupt enable
- * and line status registers where it may read them (THRI set with THRE
- * and no new interrupt is a lost edge), and restarts the transmitter
+ * then logs the stall in the kernel log, with how many interrupts the
+ * line took (the driver's TIOCSERGETLSR cannot tell: it reports a busy
+ * transmitter whenever bytes are queued), and restarts the transmitter
  * through the driver: output stopped and started again (TCOOFF, TCOON),
  * which turns THRI off and on under the driver's port lock, so that the
  * UART signals a new edge. A second line says whether bytes move again.
- * Interactive use would look like a stall after an XOFF: the guest's init
- * runs this only where nobody types.
+ * TCOON also ends an XOFF or another process's TCOOFF, which interactive
+ * use would look like: the guest's init runs this only where nobody types.
  *
  * usage: vmgpu-console-watch [TTY [SECONDS]]   (default: /dev/ttyS0 5)
- * Runs until killed.
+ * Runs until killed; needs nothing but the tty.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,13 +32,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/io.h>
 #include <sys/ioctl.h>
 #include <termios.h>
 #include <unistd.h>
-
-#define UART_IER	1
-#define UART_LSR	5
 
 /* Interrupts taken on line irq, summed over the CPUs; -1 if unknown. */
 static long long irq_count(int irq)
@@ -96,17 +92,14 @@ static int sent(int fd)
 	return ioctl(fd, TIOCGICOUNT, &count) ? -1 : count.tx;
 }
 
-static void report_stall(const char *tty, const struct serial_struct *info, int registers,
+static void report_stall(const char *tty, const struct serial_struct *info,
 			 int period, int queued, int tx)
 {
-	char msg[512], regs[64] = "registers unreadable";
+	char msg[512];
 
-	if (registers)
-		snprintf(regs, sizeof(regs), "IER 0x%02x, LSR 0x%02x",
-			 inb(info->port + UART_IER), inb(info->port + UART_LSR));
 	snprintf(msg, sizeof(msg),
-		 "vmgpu-console-watch: %s stalled %d s with %d bytes queued (tx %d, %s, irq %d taken %lld times): restarting its transmitter\n",
-		 tty, period, queued, tx, regs, info->irq, irq_count(info->irq));
+		 "vmgpu-console-watch: %s stalled %d s with %d bytes queued (tx %d, irq %d taken %lld times): restarting its transmitter\n",
+		 tty, period, queued, tx, info->irq, irq_count(info->irq));
 	log_kmsg(msg);
 }
 
@@ -114,7 +107,7 @@ int main(int argc, char **argv)
 {
 	const char *tty = argc > 1 ? argv[1] : "/dev/ttyS0";
 	int period = argc > 2 ? atoi(argv[2]) : 5, stalled = 0, kicked = 0;
-	int fd, registers, last_tx;
+	int fd, last_tx;
 	struct serial_struct info;
 	char msg[256];
 
@@ -128,8 +121,6 @@ int main(int argc, char **argv)
 		fprintf(stderr, "vmgpu-console-watch: %s: %s\n", tty, strerror(errno));
 		return 1;
 	}
-	/* Only for the report: a kernel without ioperm() still gets restarts. */
-	registers = info.port && !ioperm(info.port, 8, 1);
 	for (;;) {
 		int queued = 0, tx;
 
@@ -148,9 +139,13 @@ int main(int argc, char **argv)
 		if (stalled < period)
 			continue;
 		stalled = 0;
-		report_stall(tty, &info, registers, period, queued, tx);
-		tcflow(fd, TCOOFF);
-		tcflow(fd, TCOON);
+		report_stall(tty, &info, period, queued, tx);
+		if (tcflow(fd, TCOOFF) || tcflow(fd, TCOON)) {
+			snprintf(msg, sizeof(msg), "vmgpu-console-watch: %s: no restart: %s\n",
+				 tty, strerror(errno));
+			log_kmsg(msg);
+			continue;
+		}
 		kicked = 1;
 	}
 }
