@@ -126,6 +126,9 @@ MUTANTS=(
 	"reserve-wait-in-temporary%%vmgpu_ttm.c%%s/if \(!tbo->resource \|\| !\(tbo->resource->placement & TTM_PL_FLAG_TEMPORARY\)\) \{/if (true) {/%%rebar%%vmgpu_reserve_test/reserve.interrupted_move_is_not_left_half_way"
 	"exec-failed-compresses%%vmgpu_exec.c%%s/\tif \(ret\)\n\t\tgoto err_job;\n\tkref_get/\tif (ret \&\& compresses)\n\t\tvmgpu_vm_compresses(ctx->vm);\n\tif (ret)\n\t\tgoto err_job;\n\tkref_get/%%rebar%%vmgpu_observe_test/global.failed_exec_does_not_compress"
 	"console-watch-start-only%%userspace/tools/vmgpu-console-watch.c%%s/tcflow\(fd, TCOOFF\) \|\| //%%rebar%%guest_console_test/console.stalled_output_is_restarted"
+	"scrub-without-fill%%vmgpu_vram_scrub.c%%s/\tvmgpu_migrate_fill_chunk\(&op, &cur, size\);\n//%%rebar%%vmgpu_clear_test/clear.scrub_wipes_freed_vram"
+	"scrub-failure-unseen%%vmgpu_ttm.c%%s/\t\tvmgpu_bo_queue_paging\(vbo, vmgpu_vram_res_clear_fence\(new_mem\), false\);/\t\tdma_resv_add_fence(tbo->base.resv, vmgpu_vram_res_clear_fence(new_mem), DMA_RESV_USAGE_KERNEL);/%%rebar%%vmgpu_clear_test/clear.failed_scrub_is_cleared_again"
+	"scrubbed-vram-cleared-again%%vmgpu_vram_mgr.c%%s/\t\tif \(list_entry_is_head\(block, blocks, link\) && mgr->scrub_fence\)/\t\tif (false)/%%rebar%%vmgpu_clear_test/clear.scrubbed_vram_needs_no_fill"
 	"prime-unplug-keeps-attachment%%vmgpu_prime.c%%s/\t\tvmgpu_prime_detach\(vbo, attach\);\n\t\tttm_bo_put/\t\tttm_bo_put/%%rootport%%vmgpu_unplug_test:guest-log-clean"
 )
 

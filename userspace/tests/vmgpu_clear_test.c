@@ -156,22 +156,144 @@ static int fills_to_create(vmgpu_device *dev, uint32_t flags, uint32_t set,
 
 /*
  * A first backing in system memory is zeroed pages from TTM's pool: no
- * Fill on the paging ring, unlike one in VRAM (the control that the
- * trace sees Fills at all).
+ * Fill on the paging ring, unlike one in VRAM without the scrub of freed
+ * VRAM (the control that the trace sees Fills at all).
  */
 TEST_F(clear, system_pages_need_no_fill)
 {
 	const uint32_t ap = self->aperture;
 	uint32_t where;
+	int fills;
 
 	/* A missing tracefs or event is a failure: the feature is not there. */
 	ASSERT_EQ(0, vmgpu_test_write_file(CHUNK_EVENT, "1"));
-	EXPECT_LT(0, fills_to_create(self->dev, 0, 1u << 1 | 1u << ap, 1, &where));
+	ASSERT_EQ(0, vmgpu_test_vram_scrub(0));
+	fills = fills_to_create(self->dev, 0, 1u << 1 | 1u << ap, 1, &where);
+	vmgpu_test_vram_scrub(1);
+	EXPECT_LT(0, fills);
 	EXPECT_EQ(1, where);
 	EXPECT_EQ(0, fills_to_create(self->dev, DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY,
 				     1u << ap, ap, &where));
 	EXPECT_EQ(ap, where);
 	vmgpu_test_write_file(CHUNK_EVENT, "0");
+}
+
+/*
+ * Freed VRAM is scrubbed in batches ahead of time: once segment 1 has
+ * nothing left to scrub, a new backing there needs no Fill of its own.
+ */
+TEST_F(clear, scrubbed_vram_needs_no_fill)
+{
+	uint64_t scrubs, failed;
+	uint32_t where;
+	vmgpu_bo *bo;
+
+	ASSERT_EQ(0, vmgpu_test_write_file(CHUNK_EVENT, "1"));
+	ASSERT_EQ(0, vmgpu_test_create(self->dev, CLEAR_SIZE, 0, 1u << 1, 1, &bo));
+	vmgpu_bo_unref(bo);
+	ASSERT_EQ(0, vmgpu_test_vram_scrubbed(1, &scrubs, &failed));
+	EXPECT_LT(0, scrubs);
+	EXPECT_EQ(0, fills_to_create(self->dev, DRM_VMGPU_ALLOC_CPU_ACCESS,
+				     1u << 1 | 1u << self->aperture, 1, &where));
+	EXPECT_EQ(1, where);
+	vmgpu_test_write_file(CHUNK_EVENT, "0");
+}
+
+#define SCRUB_SIZE	(16ull << 20)
+#define SCRUB_DIRT	0x5c
+
+/* A CPU-accessible allocation of one range of segment 1: 0 or -errno. */
+static int create_physical(vmgpu_device *dev, vmgpu_bo **bo, void **cpu, uint64_t *offset)
+{
+	struct drm_vmgpu_gem_info info;
+	int ret;
+
+	ret = vmgpu_test_create(dev, SCRUB_SIZE,
+				DRM_VMGPU_ALLOC_CPU_ACCESS | DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY,
+				1u << 1, 1, bo);
+	if (ret)
+		return ret;
+	ret = vmgpu_bo_info(*bo, &info);
+	if (!ret && (info.segment_id != 1 || !(info.residency & DRM_VMGPU_RESIDENCY_PHYSICAL)))
+		ret = -ENOSPC;
+	if (!ret)
+		ret = vmgpu_bo_map(*bo, cpu);
+	if (ret)
+		vmgpu_bo_unref(*bo);
+	*offset = info.offset;
+	return ret;
+}
+
+/*
+ * Dirty a range of segment 1 and free it; once scrubbed, allocate ranges
+ * until one lands where the dirt was, and check that it reads zero. Each
+ * allocation is held, so the range comes round within the segment.
+ * Returns the scrub counters seen before the second round.
+ */
+static void check_scrubbed(struct __test_metadata *_metadata, vmgpu_device *dev,
+			   uint64_t *scrubs, uint64_t *failed)
+{
+	vmgpu_bo *held[64];
+	uint64_t at, offset, dirty, first = 0;
+	unsigned int n = 0, i;
+	vmgpu_bo *bo;
+	void *cpu;
+
+	ASSERT_EQ(0, create_physical(dev, &bo, &cpu, &at));
+	memset(cpu, SCRUB_DIRT, SCRUB_SIZE);
+	vmgpu_bo_unref(bo);
+	ASSERT_EQ(0, vmgpu_test_vram_scrubbed(1, scrubs, failed));
+
+	for (;;) {
+		ASSERT_GT(64, n) TH_LOG("no range came back at %#llx", (unsigned long long)at);
+		ASSERT_EQ(0, create_physical(dev, &held[n], &cpu, &offset))
+			TH_LOG("range %u, looking for %#llx", n, (unsigned long long)at);
+		n++;
+		if (offset == at)
+			break;
+	}
+	dirty = vmgpu_test_nonzero(cpu, SCRUB_SIZE, &first);
+	EXPECT_EQ(0, dirty) TH_LOG("%llu bytes of the freed range at %#llx not scrubbed, first at %#llx",
+				   (unsigned long long)dirty, (unsigned long long)at,
+				   (unsigned long long)first);
+	for (i = 0; i < n; i++)
+		vmgpu_bo_unref(held[i]);
+}
+
+/* What one owner leaves in VRAM is gone before the next gets it. */
+TEST_F_TIMEOUT(clear, scrub_wipes_freed_vram, 120)
+{
+	uint64_t scrubs, failed, before;
+
+	ASSERT_EQ(0, vmgpu_test_vram_scrubbed(1, &before, &failed));
+	check_scrubbed(_metadata, self->dev, &scrubs, &failed);
+	EXPECT_LT(before, scrubs) TH_LOG("nothing was scrubbed");
+}
+
+/*
+ * A scrub that failed leaves its pages marked cleared for a while: an
+ * allocation that gets them is cleared again before anyone reads it, and
+ * the next scrub finds the failure and scrubs the free memory again.
+ */
+TEST_F_TIMEOUT(clear, failed_scrub_is_cleared_again, 120)
+{
+	uint64_t scrubs, failed, before, after;
+	char left[16];
+	int i;
+
+	ASSERT_EQ(0, vmgpu_test_vram_scrubbed(1, &scrubs, &before));
+	ASSERT_EQ(0, vmgpu_test_debugfs_write("inject_scrub_fault", "1"));
+	check_scrubbed(_metadata, self->dev, &scrubs, &failed);
+	ASSERT_EQ(0, vmgpu_test_debugfs_read("inject_scrub_fault", left, sizeof(left)));
+	EXPECT_STREQ("0\n", left) TH_LOG("no scrub took the injected fault");
+	/* The allocations just freed (some maybe later) are the next scrub's. */
+	for (i = 0; i < 100; i++) {
+		ASSERT_EQ(0, vmgpu_test_vram_scrubbed(1, &scrubs, &after));
+		if (after != before)
+			break;
+		usleep(20000);
+	}
+	EXPECT_EQ(before + 1, after) TH_LOG("the failed scrub was not found");
 }
 
 TEST_HARNESS_MAIN

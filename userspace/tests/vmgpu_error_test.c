@@ -375,13 +375,18 @@ TEST(failed_clear_is_redone)
 	uint32_t aperture;
 	vmgpu_bo *bo;
 	void *cpu;
+	int ret;
 
 	ASSERT_EQ(0, vmgpu_device_open(&dev));
 	aperture = vmgpu_test_aperture(dev);
 	lost = contents_lost(dev);
+	/* The new backing's own clear, not a scrub of freed VRAM ahead of it. */
+	ASSERT_EQ(0, vmgpu_test_vram_scrub(0));
 	ASSERT_EQ(0, vmgpu_test_dirty_segment(dev, 1, aperture, 16 * MiB));
 	ASSERT_EQ(0, vmgpu_test_debugfs_write("inject_paging_fault", "1"));
-	ASSERT_EQ(0, vmgpu_test_create_mappable(dev, 1, aperture, BO_SIZE, &bo, &cpu));
+	ret = vmgpu_test_create_mappable(dev, 1, aperture, BO_SIZE, &bo, &cpu);
+	vmgpu_test_vram_scrub(1);
+	ASSERT_EQ(0, ret);
 	ASSERT_EQ(0, vmgpu_test_debugfs_read("inject_paging_fault", left, sizeof(left)));
 	EXPECT_STREQ("0\n", left) TH_LOG("the injected fault was not used by the clear");
 

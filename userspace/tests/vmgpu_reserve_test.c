@@ -39,10 +39,13 @@ FIXTURE_SETUP(reserve)
 	self->aperture = vmgpu_aperture_segment_id(s);
 	free(s);
 	ASSERT_NE(0, self->aperture);
+	/* Every test here takes jobs with the clears of new VRAM backings. */
+	ASSERT_EQ(0, vmgpu_test_vram_scrub(0));
 }
 
 FIXTURE_TEARDOWN(reserve)
 {
+	vmgpu_test_vram_scrub(1);
 	vmgpu_device_unref(self->dev);
 }
 

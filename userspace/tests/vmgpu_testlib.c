@@ -255,6 +255,39 @@ int vmgpu_test_debugfs_read(const char *name, char *buf, size_t len)
 	return ret;
 }
 
+int vmgpu_test_vram_scrub(int on)
+{
+	return vmgpu_test_debugfs_write("vram_scrub", on ? "1" : "0");
+}
+
+int vmgpu_test_vram_scrubbed(uint32_t segment, uint64_t *scrubs, uint64_t *failed)
+{
+	static char text[65536];
+	char key[32];
+	int tries, ret;
+
+	snprintf(key, sizeof(key), "segment %u scrub: ", segment);
+	for (tries = 0; tries < 1000; tries++) {
+		unsigned long long dirty, n, bytes, f;
+		const char *line;
+
+		ret = vmgpu_test_debugfs_read("segment_managers", text, sizeof(text));
+		if (ret)
+			return ret;
+		line = strstr(text, key);
+		if (!line || sscanf(line + strlen(key),
+				    "%llu bytes dirty, %llu scrubs of %llu bytes, %llu failed",
+				    &dirty, &n, &bytes, &f) != 4)
+			return -ENOENT;
+		*scrubs = n;
+		*failed = f;
+		if (!dirty)
+			return 0;
+		usleep(10000);
+	}
+	return -ETIMEDOUT;
+}
+
 void vmgpu_test_fill(void *buf, uint64_t size, uint64_t key)
 {
 	uint64_t *words = buf;

@@ -116,6 +116,18 @@ int vmgpu_test_crc_wait(int crc_fd, uint32_t want, uint32_t *seen);
 int vmgpu_test_debugfs_write(const char *name, const char *text);
 /* Read the device's debugfs file name into buf (NUL-terminated): 0 or -errno. */
 int vmgpu_test_debugfs_read(const char *name, char *buf, size_t len);
+/*
+ * Turn the scrub of freed VRAM on (1) or off (0): debugfs vram_scrub. Off,
+ * every new backing in VRAM is cleared by a paging job of its own, which
+ * tests of that path need. 0 or -errno.
+ */
+int vmgpu_test_vram_scrub(int on);
+/*
+ * Wait, at most 10 s, until segment holds no free memory left to scrub;
+ * *scrubs and *failed are its scrub counters then (debugfs
+ * segment_managers). 0, -ETIMEDOUT, or -errno.
+ */
+int vmgpu_test_vram_scrubbed(uint32_t segment, uint64_t *scrubs, uint64_t *failed);
 
 /* Pattern word i of a buffer keyed by key; every word differs. */
 static inline uint64_t vmgpu_test_word(uint64_t key, uint64_t i)

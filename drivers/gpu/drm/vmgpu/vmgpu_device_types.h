@@ -54,6 +54,22 @@ struct vmgpu_segment {
 };
 
 /**
+ * struct vmgpu_vram_resource - an allocation's pages in a memory segment
+ */
+struct vmgpu_vram_resource {
+	/** @base: the TTM resource. */
+	struct ttm_resource base;
+	/** @blocks: its buddy blocks, in no particular order. */
+	struct list_head blocks;
+	/**
+	 * @clear_fence: if every block was scrubbed when it was allocated,
+	 * the segment's &vmgpu_vram_mgr.scrub_fence then, whose error covers
+	 * the scrubs that cleared them; NULL otherwise.
+	 */
+	struct dma_fence *clear_fence;
+};
+
+/**
  * struct vmgpu_vram_mgr - page pool of one memory segment, on a buddy
  * allocator whose chunk is the segment's page size
  */
@@ -62,20 +78,24 @@ struct vmgpu_vram_mgr {
 	struct ttm_resource_manager manager;
 	/** @mm: the buddy allocator, offsets relative to the segment. */
 	struct gpu_buddy mm;
-	/** @lock: protects @mm. */
+	/** @lock: protects @mm and the scrub state below. */
 	struct mutex lock;
 	/** @segment: the segment managed. */
 	const struct vmgpu_segment *segment;
-};
-
-/**
- * struct vmgpu_vram_resource - an allocation's pages in a memory segment
- */
-struct vmgpu_vram_resource {
-	/** @base: the TTM resource. */
-	struct ttm_resource base;
-	/** @blocks: its buddy blocks, in no particular order. */
-	struct list_head blocks;
+	/**
+	 * @scrub_fence: the last scrub queued (DOC: scrubbing freed VRAM);
+	 * each one continues the one before, so its error is that of every
+	 * scrub since the chain was last restarted.
+	 */
+	struct dma_fence *scrub_fence;
+	/** @scrub_res: the blocks a scrub is taking, walked like a backing. */
+	struct vmgpu_vram_resource scrub_res;
+	/** @scrubs: scrubs queued since probe. */
+	u64 scrubs;
+	/** @scrubbed: bytes they cleared. */
+	u64 scrubbed;
+	/** @scrub_failures: failed scrubs found, each restarting the chain. */
+	u64 scrub_failures;
 };
 
 /**
@@ -305,6 +325,8 @@ struct vmgpu_inject {
 	long after;
 	/** @paging_faults: paging operations still to fail. */
 	atomic_t paging_faults;
+	/** @scrub_faults: scrubs of freed VRAM still to fail. */
+	atomic_t scrub_faults;
 	/**
 	 * @vm_free_delay_ms: how long a dying GPU VA space waits before it
 	 * is released, holding its device VM (inject_vm_free_delay_ms).
@@ -385,6 +407,14 @@ struct vmgpu_device {
 	struct ttm_device ttm;
 	/** @vram_mgrs: one manager per memory segment. */
 	struct vmgpu_vram_mgr vram_mgrs[VMGPU_MAX_DRIVER_SEGMENTS];
+	/** @vram_scrub: clears freed VRAM in batches (vmgpu_vram_scrub.c). */
+	struct delayed_work vram_scrub;
+	/**
+	 * @vram_scrub_on: allocations take scrubbed VRAM and freed VRAM is
+	 * scrubbed; debugfs vram_scrub turns it off for tests of the clear
+	 * of each new backing.
+	 */
+	bool vram_scrub_on;
 	/** @gart: the aperture segment. */
 	struct vmgpu_gart gart;
 	/** @rings: the paging ring, then the user engines. */

@@ -48,6 +48,9 @@
  * device rejects, so its work does not happen. A read gives how many are
  * still to fail.
  *
+ * inject_scrub_fault: the same for the next N scrubs of freed VRAM (DOC:
+ * scrubbing freed VRAM), which no other paging operation takes.
+ *
  * inject_vm_free_delay_ms: a dying GPU VA space (its file closed, its
  * jobs done) waits this long, at most 10 s, before it is released: it
  * keeps its device VM meanwhile, on the slot LRU, where a slot search
@@ -259,6 +262,21 @@ bool vmgpu_inject_paging_fault(struct vmgpu_device *vdev, union vmgpu_cmd *cmd)
 }
 
 /**
+ * vmgpu_inject_scrub_fault() - whether to fail the scrub being built
+ * @vdev: the device
+ * @cmd: filled with the command the device rejects, if so
+ *
+ * Return: true once for each scrub inject_scrub_fault asked to fail.
+ */
+bool vmgpu_inject_scrub_fault(struct vmgpu_device *vdev, union vmgpu_cmd *cmd)
+{
+	if (!atomic_add_unless(&vdev->inject.scrub_faults, -1, 0))
+		return false;
+	vmgpu_inject_bad_cmd(vdev, cmd);
+	return true;
+}
+
+/**
  * vmgpu_inject_vm_free_delay() - hold a dying GPU VA space before its
  * release, as inject_vm_free_delay_ms asks
  * @vdev: the device
@@ -345,6 +363,7 @@ int vmgpu_inject_init(struct vmgpu_device *vdev)
 	if (ret)
 		return ret;
 	atomic_set(&vdev->inject.paging_faults, 0);
+	atomic_set(&vdev->inject.scrub_faults, 0);
 	debugfs_create_file("inject_paging_error", 0600, root, vdev,
 			    &vmgpu_inject_error_fops);
 	debugfs_create_file("inject_paging_hang", 0200, root, vdev,
@@ -353,6 +372,8 @@ int vmgpu_inject_init(struct vmgpu_device *vdev)
 			    &vmgpu_inject_delay_fops);
 	debugfs_create_file("inject_paging_fault", 0600, root, vdev,
 			    &vmgpu_inject_fault_fops);
+	debugfs_create_atomic_t("inject_scrub_fault", 0600, root, &vdev->inject.scrub_faults);
+	debugfs_create_bool("vram_scrub", 0600, root, &vdev->vram_scrub_on);
 	debugfs_create_u32("inject_vm_free_delay_ms", 0600, root,
 			   &vdev->inject.vm_free_delay_ms);
 	debugfs_create_u32("inject_reset_delay_ms", 0600, root,

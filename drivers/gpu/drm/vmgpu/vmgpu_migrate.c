@@ -173,6 +173,29 @@ struct dma_fence *vmgpu_migrate_copy(struct vmgpu_device *vdev,
 }
 
 /**
+ * vmgpu_migrate_fill_chunk() - zero one chunk of a backing
+ * @op: the operation
+ * @cur: the backing, walked for @size bytes and left after them
+ * @size: bytes, at most the paging process GPU VA's size
+ *
+ * Maps the chunk at the start of the paging process GPU VA, Fills it and
+ * clears the entries again.
+ */
+void vmgpu_migrate_fill_chunk(struct vmgpu_paging_op *op, struct vmgpu_res_cursor *cur,
+			      u64 size)
+{
+	union vmgpu_cmd cmd = {};
+
+	vmgpu_paging_op_map(op, 0, cur, size, true);
+	vmgpu_paging_op_flush(op);
+	cmd.fill.hdr.opcode = cpu_to_le16(VMGPU_OP_FILL);
+	vmgpu_set_va(&cmd.fill.dst, 0);
+	cmd.fill.size = cpu_to_le64(size);
+	vmgpu_paging_op_work(op, &cmd);
+	vmgpu_paging_op_unmap(op, 0, size);
+}
+
+/**
  * vmgpu_migrate_clear() - queue the Fills that zero a backing
  * @vdev: the device
  * @tbo: the allocation, reserved; its TT populated if @res is TT
@@ -200,15 +223,8 @@ struct dma_fence *vmgpu_migrate_clear(struct vmgpu_device *vdev,
 	vmgpu_migrate_begin(&op, vdev, tbo, prev);
 	for (done = 0; done < size; done += chunk) {
 		u64 n = min(chunk, size - done);
-		union vmgpu_cmd cmd = {};
 
-		vmgpu_paging_op_map(&op, 0, &cur, n, true);
-		vmgpu_paging_op_flush(&op);
-		cmd.fill.hdr.opcode = cpu_to_le16(VMGPU_OP_FILL);
-		vmgpu_set_va(&cmd.fill.dst, 0);
-		cmd.fill.size = cpu_to_le64(n);
-		vmgpu_paging_op_work(&op, &cmd);
-		vmgpu_paging_op_unmap(&op, 0, n);
+		vmgpu_migrate_fill_chunk(&op, &cur, n);
 		trace_vmgpu_paging_chunk(tbo, VMGPU_OP_FILL, done, n);
 	}
 	return vmgpu_migrate_end(&op);

@@ -609,6 +609,39 @@ void vmgpu_paging_op_begin(struct vmgpu_paging_op *op, struct vmgpu_device *vdev
 }
 
 /**
+ * vmgpu_paging_op_try_begin() - start a paging operation if nothing waits
+ * @op: the operation
+ * @vdev: the device, entered (drm_dev_enter()) until vmgpu_paging_op_end()
+ * @prev: the work the operation continues, or NULL (as for
+ *	  vmgpu_paging_op_begin())
+ *
+ * For work nobody waits for, done under a lock that allocations take: the
+ * operation waits for no fence, and starts only if the paging ring's push
+ * lock is free and an operation job is ready. Only the holder of the push
+ * lock takes operation jobs, so commands that fit in that job are then
+ * added without waiting either.
+ *
+ * Context: process context; does not sleep.
+ *
+ * Return: 0 with the push lock held, or -EBUSY.
+ */
+int vmgpu_paging_op_try_begin(struct vmgpu_paging_op *op, struct vmgpu_device *vdev,
+			      struct dma_fence *prev)
+{
+	struct vmgpu_ring *ring = vmgpu_paging_ring(vdev);
+
+	if (!mutex_trylock(&ring->push_lock))
+		return -EBUSY;
+	if (!vmgpu_job_reserve_has_ready(&vdev->job_reserve, 0)) {
+		mutex_unlock(&ring->push_lock);
+		return -EBUSY;
+	}
+	trace_vmgpu_paging_op_begin(vdev->drm.primary->index);
+	vmgpu_paging_op_start(op, vdev, prev, vmgpu_paging_op_push_job);
+	return 0;
+}
+
+/**
  * vmgpu_paging_op_make_room() - let the next commands go into one job
  * @op: the operation
  * @cmds: how many

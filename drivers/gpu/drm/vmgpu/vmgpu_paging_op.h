@@ -57,6 +57,8 @@ void vmgpu_job_reserve_print(struct vmgpu_device *vdev, struct drm_printer *p);
 
 void vmgpu_paging_op_begin(struct vmgpu_paging_op *op, struct vmgpu_device *vdev,
 			   struct dma_resv *resv, struct dma_fence *prev);
+int vmgpu_paging_op_try_begin(struct vmgpu_paging_op *op, struct vmgpu_device *vdev,
+			      struct dma_fence *prev);
 void vmgpu_paging_op_make_room(struct vmgpu_paging_op *op, u32 cmds);
 void vmgpu_paging_op_inject(struct vmgpu_paging_op *op);
 void vmgpu_paging_op_add(struct vmgpu_paging_op *op, const union vmgpu_cmd *cmd);

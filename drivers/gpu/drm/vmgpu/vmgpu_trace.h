@@ -132,6 +132,20 @@ TRACE_EVENT(vmgpu_paging_chunk,
 		      __entry->offset, __entry->size)
 );
 
+/* A scrub of @size bytes of freed VRAM in @segment, queued as @seqno. */
+TRACE_EVENT(vmgpu_vram_scrub,
+	    TP_PROTO(u32 segment, u64 size, u64 seqno),
+	    TP_ARGS(segment, size, seqno),
+	    TP_STRUCT__entry(__field(u32, segment)
+			     __field(u64, size)
+			     __field(u64, seqno)),
+	    TP_fast_assign(__entry->segment = segment;
+			   __entry->size = size;
+			   __entry->seqno = seqno;),
+	    TP_printk("segment %u size 0x%llx seqno %llu", __entry->segment,
+		      __entry->size, __entry->seqno)
+);
+
 /*
  * A paging operation is being built and queued (DOC: paging job reserve):
  * from here to vmgpu_paging_op_end, nothing is allocated.

@@ -295,6 +295,17 @@ static int vmgpu_ttm_move_backing(struct ttm_buffer_object *tbo, bool evict,
 		ttm_bo_move_null(tbo, new_mem);
 		vbo->cleared = true;
 		ret = 0;
+	} else if (vbo && !vbo->cleared && !tbo->resource && vmgpu_ttm_is_vram(new_type) &&
+		   vmgpu_vram_res_clear_fence(new_mem)) {
+		/*
+		 * A first backing of scrubbed pages only (DOC: scrubbing freed
+		 * VRAM): the scrubs' fence stands for its clear, their outcome
+		 * included. TTM reserved the fence slot.
+		 */
+		vmgpu_bo_queue_paging(vbo, vmgpu_vram_res_clear_fence(new_mem), false);
+		ttm_bo_move_null(tbo, new_mem);
+		vbo->cleared = true;
+		ret = 0;
 	} else if (vbo && (!vbo->cleared || vmgpu_bo_needs_scrub(vbo))) {
 		/*
 		 * First backing, or what the last paging operation was to

@@ -3,6 +3,7 @@
  * Copyright 2026 The vmgpu authors
  */
 
+#include <linux/dma-fence.h>
 #include <linux/slab.h>
 
 #include <drm/drm_buddy.h>
@@ -37,6 +38,11 @@ static struct vmgpu_vram_mgr *to_vram_mgr(struct ttm_resource_manager *man)
 	return container_of(man, struct vmgpu_vram_mgr, manager);
 }
 
+static struct vmgpu_device *vmgpu_vram_mgr_device(struct vmgpu_vram_mgr *mgr)
+{
+	return container_of(mgr->manager.bdev, struct vmgpu_device, ttm);
+}
+
 /* The byte range of the segment a place allows, [*start, *end). */
 static void vmgpu_place_range(const struct vmgpu_vram_mgr *mgr,
 			      const struct ttm_place *place, u64 *start, u64 *end)
@@ -45,22 +51,16 @@ static void vmgpu_place_range(const struct vmgpu_vram_mgr *mgr,
 	*end = place->lpfn ? (u64)place->lpfn << PAGE_SHIFT : mgr->segment->size;
 }
 
-/**
- * vmgpu_vram_mgr_alloc_blocks() - take pages of a memory segment
- * @mgr: the segment's manager
- * @place: where in the segment, and how (contiguous, top-down)
- * @size: bytes, a multiple of the segment's page size
- * @blocks: the buddy blocks are added here
- *
- * The allocator alone, without TTM state, so that KUnit can test it.
- *
- * Return: 0, -ENOSPC if @place cannot hold @size now or ever (TTM then
- * evicts or tries its next place), -EINVAL for a malformed request.
+/*
+ * Take pages for @size bytes. With @clear_fence, cleared pages first
+ * (DOC: scrubbing freed VRAM): if only those came, *@clear_fence is the
+ * fence of the scrubs that cleared them, else NULL.
  */
-int vmgpu_vram_mgr_alloc_blocks(struct vmgpu_vram_mgr *mgr,
-				const struct ttm_place *place, u64 size,
-				struct list_head *blocks)
+static int vmgpu_vram_mgr_take(struct vmgpu_vram_mgr *mgr, const struct ttm_place *place,
+			       u64 size, struct list_head *blocks,
+			       struct dma_fence **clear_fence)
 {
+	struct gpu_buddy_block *block;
 	unsigned long flags = 0;
 	u64 start, end;
 	int ret;
@@ -79,13 +79,43 @@ int vmgpu_vram_mgr_alloc_blocks(struct vmgpu_vram_mgr *mgr,
 		flags |= GPU_BUDDY_CONTIGUOUS_ALLOCATION;
 	if (start || end != mgr->segment->size)
 		flags |= GPU_BUDDY_RANGE_ALLOCATION;
+	if (clear_fence)
+		flags |= GPU_BUDDY_CLEAR_ALLOCATION;
 
 	mutex_lock(&mgr->lock);
 	ret = gpu_buddy_alloc_blocks(&mgr->mm, start, end, size,
 				     mgr->segment->page_size, blocks, flags);
+	if (!ret && clear_fence) {
+		*clear_fence = NULL;
+		list_for_each_entry(block, blocks, link)
+			if (!gpu_buddy_block_is_clear(block))
+				break;
+		/* Cleared blocks come only from scrubs of the current chain. */
+		if (list_entry_is_head(block, blocks, link) && mgr->scrub_fence)
+			*clear_fence = dma_fence_get(mgr->scrub_fence);
+	}
 	mutex_unlock(&mgr->lock);
 	/* TTM evicts on -ENOSPC; anything else from the buddy is the same. */
 	return ret ? -ENOSPC : 0;
+}
+
+/**
+ * vmgpu_vram_mgr_alloc_blocks() - take pages of a memory segment
+ * @mgr: the segment's manager
+ * @place: where in the segment, and how (contiguous, top-down)
+ * @size: bytes, a multiple of the segment's page size
+ * @blocks: the buddy blocks are added here
+ *
+ * The allocator alone, without TTM state, so that KUnit can test it.
+ *
+ * Return: 0, -ENOSPC if @place cannot hold @size now or ever (TTM then
+ * evicts or tries its next place), -EINVAL for a malformed request.
+ */
+int vmgpu_vram_mgr_alloc_blocks(struct vmgpu_vram_mgr *mgr,
+				const struct ttm_place *place, u64 size,
+				struct list_head *blocks)
+{
+	return vmgpu_vram_mgr_take(mgr, place, size, blocks, NULL);
 }
 
 /* start is the lowest page: the physical reference when contiguous. */
@@ -112,7 +142,9 @@ static int vmgpu_vram_mgr_alloc(struct ttm_resource_manager *man,
 	if (!vres)
 		return -ENOMEM;
 	INIT_LIST_HEAD(&vres->blocks);
-	ret = vmgpu_vram_mgr_alloc_blocks(mgr, place, tbo->base.size, &vres->blocks);
+	ret = vmgpu_vram_mgr_take(mgr, place, tbo->base.size, &vres->blocks,
+				  READ_ONCE(vmgpu_vram_mgr_device(mgr)->vram_scrub_on) ?
+				  &vres->clear_fence : NULL);
 	if (ret) {
 		kfree(vres);
 		return ret;
@@ -133,8 +165,22 @@ static void vmgpu_vram_mgr_free(struct ttm_resource_manager *man,
 	mutex_lock(&mgr->lock);
 	gpu_buddy_free_list(&mgr->mm, &vres->blocks, 0);
 	mutex_unlock(&mgr->lock);
+	dma_fence_put(vres->clear_fence);
 	ttm_resource_fini(man, res);
 	kfree(vres);
+	vmgpu_vram_scrub_queue(vmgpu_vram_mgr_device(mgr));
+}
+
+/**
+ * vmgpu_vram_res_clear_fence() - whether a new backing was scrubbed
+ * @res: a resource of a memory segment
+ *
+ * Return: the fence of the scrubs that cleared every page of @res (DOC:
+ * scrubbing freed VRAM), or NULL if it needs a clear of its own.
+ */
+struct dma_fence *vmgpu_vram_res_clear_fence(struct ttm_resource *res)
+{
+	return to_vram_res(res)->clear_fence;
 }
 
 static bool vmgpu_vram_mgr_intersects(struct ttm_resource_manager *man,
@@ -189,6 +235,7 @@ static void vmgpu_vram_mgr_debug(struct ttm_resource_manager *man,
 	mutex_lock(&mgr->lock);
 	drm_buddy_print(&mgr->mm, printer);
 	mutex_unlock(&mgr->lock);
+	vmgpu_vram_scrub_print(mgr, printer);
 }
 
 static const struct ttm_resource_manager_func vmgpu_vram_mgr_func = {
@@ -277,12 +324,15 @@ int vmgpu_vram_mgr_init(struct vmgpu_device *vdev)
 	u32 i;
 	int ret;
 
+	vmgpu_vram_scrub_init(vdev);
 	for (i = 0; i < vdev->num_segments; i++) {
 		struct vmgpu_vram_mgr *mgr = &vdev->vram_mgrs[i];
 		struct vmgpu_segment *seg = &vdev->segments[i];
 
 		mgr->segment = seg;
 		mutex_init(&mgr->lock);
+		INIT_LIST_HEAD(&mgr->scrub_res.blocks);
+		mgr->scrub_res.base.mem_type = seg->mem_type;
 		ret = gpu_buddy_init(&mgr->mm, seg->size, seg->page_size);
 		if (ret) {
 			vmgpu_vram_mgr_fini(vdev, i);
@@ -293,6 +343,8 @@ int vmgpu_vram_mgr_init(struct vmgpu_device *vdev)
 		ttm_set_driver_manager(&vdev->ttm, seg->mem_type, &mgr->manager);
 		ttm_resource_manager_set_used(&mgr->manager, true);
 	}
+	/* VRAM holds anything at probe: scrub it all. */
+	vmgpu_vram_scrub_queue(vdev);
 	return 0;
 }
 
@@ -305,6 +357,7 @@ void vmgpu_vram_mgr_fini(struct vmgpu_device *vdev, u32 count)
 {
 	u32 i;
 
+	vmgpu_vram_scrub_fini(vdev);
 	for (i = 0; i < count; i++) {
 		struct vmgpu_vram_mgr *mgr = &vdev->vram_mgrs[i];
 
@@ -314,6 +367,7 @@ void vmgpu_vram_mgr_fini(struct vmgpu_device *vdev, u32 count)
 		ttm_resource_manager_cleanup(&mgr->manager);
 		ttm_set_driver_manager(&vdev->ttm, mgr->segment->mem_type, NULL);
 		gpu_buddy_fini(&mgr->mm);
+		dma_fence_put(mgr->scrub_fence);
 		mutex_destroy(&mgr->lock);
 	}
 }

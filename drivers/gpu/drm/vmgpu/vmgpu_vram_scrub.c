@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright 2026 The vmgpu authors
+ */
+
+#include <linux/dma-fence.h>
+#include <linux/sizes.h>
+#include <linux/workqueue.h>
+
+#include <drm/drm_drv.h>
+#include <drm/drm_print.h>
+
+#include "vmgpu_device.h"
+#include "vmgpu_inject.h"
+#include "vmgpu_migrate.h"
+#include "vmgpu_paging_op.h"
+#include "vmgpu_res_cursor.h"
+#include "vmgpu_trace.h"
+#include "vmgpu_vram_mgr.h"
+
+/**
+ * DOC: scrubbing freed VRAM
+ *
+ * Seed "GPU segments": a new allocation must not show what the memory
+ * held for its last owner. In a memory segment that used to cost a Fill
+ * per new backing, one paging job each, which bounded how many small
+ * allocations a second a segment could make. Freed VRAM is cleared ahead
+ * of time instead, many frees in one paging operation, and a new backing
+ * made of cleared pages only needs no job of its own.
+ *
+ * The buddy allocator keeps the clear state of its free blocks (cleared
+ * blocks merge only with cleared ones). Everything freed goes back dirty.
+ * A delayed work item takes up to %VMGPU_SCRUB_BATCH of dirty blocks out
+ * of the allocator, queues one paging operation that Fills them through
+ * the paging process GPU VA, and at once gives them back marked cleared.
+ * All of it under the segment's lock, which allocations take, so none
+ * finds the segment short meanwhile; the operation is started only if it
+ * waits for nothing (vmgpu_paging_op_try_begin()), otherwise the work
+ * comes back later.
+ *
+ * Who else can reach a freed block: only work already on the paging ring
+ * (a pipelined eviction frees its source once its copy is queued; every
+ * other backing is freed once its reservation is idle), and the scrub is
+ * queued after it on the same ring. A new allocation asks for cleared
+ * blocks first; if it gets only cleared ones, its first backing is not
+ * cleared again: the segment's last scrub fence becomes the allocation's
+ * kernel fence and its last paging operation (&vmgpu_vram_resource.
+ * clear_fence), which every CPU and GPU user waits for.
+ *
+ * A scrub that fails must not leave memory marked cleared. Each scrub
+ * continues the one before (&vmgpu_hw_fence.prev), so the last one fails
+ * if any since the chain started did, and an allocation holding it sees
+ * the failure and is cleared again before use (vmgpu_bo_needs_scrub()).
+ * The work item, when it finds the last scrub failed, marks every free
+ * block of the segment dirty and starts a new chain.
+ *
+ * debugfs: vram_scrub turns the scheme off (new backings are cleared one
+ * by one again, for tests of that path); inject_scrub_fault makes the next
+ * N scrubs fail; the managers file counts scrubs and failures.
+ */
+
+/* Dirty bytes one scrub takes at most: one job, a few commands, no wait. */
+#define VMGPU_SCRUB_BATCH	SZ_16M
+/* Frees within this window share a scrub. */
+#define VMGPU_SCRUB_DELAY_MS	4
+/* The paging ring was busy building another operation. */
+#define VMGPU_SCRUB_RETRY_MS	20
+
+/**
+ * vmgpu_vram_scrub_queue() - freed VRAM is waiting to be scrubbed
+ * @vdev: the device
+ *
+ * Context: any context that may queue work.
+ */
+void vmgpu_vram_scrub_queue(struct vmgpu_device *vdev)
+{
+	if (READ_ONCE(vdev->vram_scrub_on))
+		queue_delayed_work(system_unbound_wq, &vdev->vram_scrub,
+				   msecs_to_jiffies(VMGPU_SCRUB_DELAY_MS));
+}
+
+/* The last scrub failed: nothing marked cleared can be trusted. */
+static void vmgpu_vram_scrub_check(struct vmgpu_device *vdev, struct vmgpu_vram_mgr *mgr)
+{
+	struct dma_fence *fence = mgr->scrub_fence;
+
+	lockdep_assert_held(&mgr->lock);
+	if (!fence || !dma_fence_is_signaled(fence) || !fence->error)
+		return;
+	drm_err_ratelimited(&vdev->drm,
+			    "segment %u: a scrub of freed VRAM failed (%d), scrubbing its free memory again\n",
+			     mgr->segment->id, fence->error);
+	gpu_buddy_reset_clear(&mgr->mm, false);
+	dma_fence_put(fence);
+	mgr->scrub_fence = NULL;
+	mgr->scrub_failures++;
+}
+
+/*
+ * Take up to @max bytes of dirty free blocks, largest first. A block of
+ * the size asked for comes from the cleared ones only when no dirty one
+ * is that large: it goes back, and smaller ones are asked for.
+ */
+static u64 vmgpu_vram_scrub_take(struct vmgpu_vram_mgr *mgr, u64 max)
+{
+	struct gpu_buddy *mm = &mgr->mm;
+	u64 size = rounddown_pow_of_two(max), taken = 0;
+	struct gpu_buddy_block *block;
+	LIST_HEAD(one);
+
+	while (size >= mgr->segment->page_size) {
+		if (size > max - taken || mm->avail - mm->clear_avail < size ||
+		    gpu_buddy_alloc_blocks(mm, 0, mgr->segment->size, size, size, &one, 0)) {
+			size >>= 1;
+			continue;
+		}
+		block = list_first_entry(&one, struct gpu_buddy_block, link);
+		if (gpu_buddy_block_is_clear(block)) {
+			gpu_buddy_free_list(mm, &one, GPU_BUDDY_CLEARED);
+			size >>= 1;
+			continue;
+		}
+		list_splice_tail_init(&one, &mgr->scrub_res.blocks);
+		taken += size;
+	}
+	return taken;
+}
+
+/* One scrub of @mgr's dirty memory. Return: 0, -ENODATA or -EBUSY. */
+static int vmgpu_vram_scrub_one(struct vmgpu_device *vdev, struct vmgpu_vram_mgr *mgr)
+{
+	struct vmgpu_vram_resource *res = &mgr->scrub_res;
+	struct vmgpu_res_cursor cur;
+	struct vmgpu_paging_op op;
+	struct dma_fence *fence;
+	u64 size;
+
+	lockdep_assert_held(&mgr->lock);
+	vmgpu_vram_scrub_check(vdev, mgr);
+	size = vmgpu_vram_scrub_take(mgr, min_t(u64, VMGPU_SCRUB_BATCH, vdev->paging_vm.size));
+	if (!size)
+		return -ENODATA;
+	if (vmgpu_paging_op_try_begin(&op, vdev, mgr->scrub_fence)) {
+		gpu_buddy_free_list(&mgr->mm, &res->blocks, 0);
+		return -EBUSY;
+	}
+	res->base.size = size;
+	vmgpu_res_first(vdev, &res->base, NULL, size, &cur);
+	op.injected = vmgpu_inject_scrub_fault(vdev, &op.fault);
+	/* What an earlier owner left in the device's cache goes first. */
+	vmgpu_paging_op_flush(&op);
+	vmgpu_migrate_fill_chunk(&op, &cur, size);
+	vmgpu_paging_op_flush(&op);
+	fence = vmgpu_paging_op_end(&op);
+	trace_vmgpu_vram_scrub(mgr->segment->id, size, fence->seqno);
+
+	gpu_buddy_free_list(&mgr->mm, &res->blocks, GPU_BUDDY_CLEARED);
+	dma_fence_put(mgr->scrub_fence);
+	mgr->scrub_fence = fence;
+	mgr->scrubs++;
+	mgr->scrubbed += size;
+	return 0;
+}
+
+static void vmgpu_vram_scrub_work(struct work_struct *work)
+{
+	struct vmgpu_device *vdev = container_of(to_delayed_work(work), struct vmgpu_device,
+						 vram_scrub);
+	bool busy = false;
+	int idx, ret;
+	u32 i;
+
+	if (!READ_ONCE(vdev->vram_scrub_on) || !drm_dev_enter(&vdev->drm, &idx))
+		return;
+	for (i = 0; i < vdev->num_segments && !busy; i++) {
+		struct vmgpu_vram_mgr *mgr = &vdev->vram_mgrs[i];
+
+		do {
+			mutex_lock(&mgr->lock);
+			ret = vmgpu_vram_scrub_one(vdev, mgr);
+			mutex_unlock(&mgr->lock);
+		} while (!ret);
+		busy = ret == -EBUSY;
+	}
+	drm_dev_exit(idx);
+	if (busy)
+		queue_delayed_work(system_unbound_wq, &vdev->vram_scrub,
+				   msecs_to_jiffies(VMGPU_SCRUB_RETRY_MS));
+}
+
+/**
+ * vmgpu_vram_scrub_init() - prepare the scrub of freed VRAM
+ * @vdev: the device, its segment managers not made yet
+ */
+void vmgpu_vram_scrub_init(struct vmgpu_device *vdev)
+{
+	INIT_DELAYED_WORK(&vdev->vram_scrub, vmgpu_vram_scrub_work);
+	vdev->vram_scrub_on = true;
+}
+
+/**
+ * vmgpu_vram_scrub_fini() - no scrub runs or is queued from now on
+ * @vdev: the device
+ *
+ * Context: before the segment managers and the paging ring go.
+ */
+void vmgpu_vram_scrub_fini(struct vmgpu_device *vdev)
+{
+	disable_delayed_work_sync(&vdev->vram_scrub);
+}
+
+/**
+ * vmgpu_vram_scrub_print() - a segment's scrub counters, for debugfs
+ * @mgr: the segment's manager
+ * @p: where to
+ */
+void vmgpu_vram_scrub_print(struct vmgpu_vram_mgr *mgr, struct drm_printer *p)
+{
+	mutex_lock(&mgr->lock);
+	drm_printf(p, "segment %u scrub: %llu bytes dirty, %llu scrubs of %llu bytes, %llu failed\n",
+		   mgr->segment->id, mgr->mm.avail - mgr->mm.clear_avail, mgr->scrubs,
+		   mgr->scrubbed, mgr->scrub_failures);
+	mutex_unlock(&mgr->lock);
+}
