@@ -19,6 +19,7 @@
  * Prints "bench: <name> <value> <unit>" and "ratio: <name> <value>" lines;
  * on failure "bench: error ..." and exits 1.
  */
+#include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
@@ -219,9 +220,33 @@ static double bench_eviction(vmgpu_device *dev, uint32_t aperture)
 }
 
 /*
+ * The scrub of freed VRAM (debugfs vram_scrub): on, a new backing made of
+ * scrubbed pages gets no clear of its own.
+ */
+static void set_vram_scrub(bool on)
+{
+	DIR *dri = opendir("/sys/kernel/debug/dri");
+	struct dirent *e;
+	char path[300];
+	int fd = -1;
+
+	while (dri && fd < 0 && (e = readdir(dri))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/sys/kernel/debug/dri/%s/vram_scrub", e->d_name);
+		fd = open(path, O_WRONLY);
+	}
+	if (dri)
+		closedir(dri);
+	if (fd < 0 || write(fd, on ? "1" : "0", 1) != 1)
+		fail_msg("debugfs vram_scrub");
+	close(fd);
+}
+
+/*
  * A clear: a new allocation in segment 1 is ready once GEM_INFO's wait
- * returns, its clear being its only paging operation. The best of
- * MOVE_ROUNDS.
+ * returns, its clear being its only paging operation (the scrub of freed
+ * VRAM off, which would spare it). The best of MOVE_ROUNDS.
  */
 static void bench_clear(vmgpu_device *dev)
 {
@@ -229,6 +254,7 @@ static void bench_clear(vmgpu_device *dev)
 	double best = 0, start;
 	int round, ret;
 
+	set_vram_scrub(false);
 	for (round = 0; round < MOVE_ROUNDS; round++) {
 		vmgpu_bo *bo;
 
@@ -242,6 +268,7 @@ static void bench_clear(vmgpu_device *dev)
 			fail_msg("64 MiB allocation not placed in segment 1");
 		vmgpu_bo_unref(bo);
 	}
+	set_vram_scrub(true);
 	printf("bench: clear_vram %.1f MiB/s\n", best);
 }
 
@@ -300,15 +327,28 @@ static void bench_physical_copy(vmgpu_device *dev, uint32_t aperture, double evi
 	printf("ratio: evict_through_paging_va_vs_physical_copy %.3f\n", evict_mib_s / best);
 }
 
-static void bench_alloc(vmgpu_device *dev, const char *name, uint32_t segment)
+static double bench_alloc(vmgpu_device *dev, const char *name, uint32_t segment)
 {
-	double start = now();
+	double start = now(), rate;
 	int i;
 
 	for (i = 0; i < ALLOC_ITERATIONS; i++)
 		vmgpu_bo_unref(create(dev, ALLOC_SIZE, 0, 1u << segment, segment));
-	printf("bench: %s %.0f allocs/s\n", name,
-	       ALLOC_ITERATIONS / (now() - start));
+	rate = ALLOC_ITERATIONS / (now() - start);
+	printf("bench: %s %.0f allocs/s\n", name, rate);
+	return rate;
+}
+
+/* Segment 1's allocations with freed VRAM scrubbed ahead and without. */
+static void bench_alloc_memory1(vmgpu_device *dev)
+{
+	double scrubbed, unscrubbed;
+
+	scrubbed = bench_alloc(dev, "alloc_memory1", 1);
+	set_vram_scrub(false);
+	unscrubbed = bench_alloc(dev, "alloc_memory1_unscrubbed", 1);
+	set_vram_scrub(true);
+	printf("ratio: alloc_memory1_scrubbed_vs_unscrubbed %.2f\n", scrubbed / unscrubbed);
 }
 
 int cmp_double(const void *a, const void *b)
@@ -682,7 +722,7 @@ int main(int argc, char **argv)
 	bench_clear(dev);
 	bench_mmio_latency(dev, aperture, seg1_size);
 	bench_alloc(dev, "alloc_aperture", aperture);
-	bench_alloc(dev, "alloc_memory1", 1);
+	bench_alloc_memory1(dev);
 	bench_notify(dev, aperture);
 
 	ret = vmgpu_context_create(dev, DRM_VMGPU_ENGINE_GPU_VA0, &ctx);
