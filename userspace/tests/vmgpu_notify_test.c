@@ -481,10 +481,14 @@ TEST_F_TIMEOUT(notify, paging_ops_in_chunks_of_the_paging_va, 120)
 	uint64_t pva = self->info.paging_va_size, half = pva / 2 / PAGE * PAGE;
 	uint64_t size = 2 * pva + PAGE;
 	vmgpu_bo *bo;
+	int ret;
 
 	ASSERT_EQ(0, paging_trace_start());
-	ASSERT_EQ(0, vmgpu_test_create(self->dev, size, 0, 1u << 1 | 1u << self->aperture, 1,
-				       &bo));
+	/* The new backing's own clear, not a scrub of freed VRAM ahead of it. */
+	ASSERT_EQ(0, vmgpu_test_vram_scrub(0));
+	ret = vmgpu_test_create(self->dev, size, 0, 1u << 1 | 1u << self->aperture, 1, &bo);
+	vmgpu_test_vram_scrub(1);
+	ASSERT_EQ(0, ret);
 	ASSERT_EQ(1, segment_of(bo));
 	/* Rounded to the segment's pages, still just over twice the VA. */
 	size = vmgpu_bo_size(bo);
