@@ -18,7 +18,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from vmgpu_qtest import (  # noqa: E402
     DATA, DEVICE_ARGS, ECAM, FENCE, GART_TABLE, HAP_BAR, HW, MMIO, RING, RING_SHIFT,
     VRAM_BAR, VRAM_SIZE, Device, QTest, ack_errors, addr, build_page_table, cmd_fence,
-    cmd_fill, cmd_nop, cmd_range, cmd_transfer, enable_vm, expect_halt, map_gart,
+    cmd_fill, cmd_nop, cmd_range, cmd_transfer, cmd_wait, enable_vm, expect_halt, map_gart,
     own_qemu, pattern_bytes, run_qemu, swizzle_offset, system_reset, u64)
 import vmgpu_cache_test  # noqa: E402
 import vmgpu_compress_test  # noqa: E402
@@ -474,6 +474,12 @@ def test_dma_into_own_bars_refused(qt, dev):
     expect_halt(dev, "VMGPU_ERR_DMA", cmd_fill(addr("SYSTEM", page), 4096, 0x0BAD0BAD))
     expect_halt(dev, "VMGPU_ERR_DMA",
                 cmd_transfer(addr("SYSTEM", page), addr("SYSTEM", DATA), 4096))
+    # Every other command that reaches system memory: a FENCE's write, a
+    # WAIT's read, a DISCARD.
+    expect_halt(dev, "VMGPU_ERR_DMA",
+                cmd_fence(addr("SYSTEM", VRAM_BAR + 0x8000), 0x0BAD0BAD, irq=False))
+    expect_halt(dev, "VMGPU_ERR_DMA", cmd_wait(addr("SYSTEM", page), 0))
+    expect_halt(dev, "VMGPU_ERR_DMA", cmd_range("DISCARD", addr("SYSTEM", page), 4096))
     assert qt.read(VRAM_BAR + 0x8000, 4096) == bytes(4096), "VRAM written through a BAR"
     qt.writeq(hap_entry(9), 0)
     qt.readq(hap_entry(9))
