@@ -352,37 +352,60 @@ def test_tail_rewound_onto_a_thread_copy_stops_there(qt, dev):
     raise AssertionError("the TRANSFER was done before every rewind")
 
 
-def test_stopped_vm_sees_no_device_writes(qt, dev):
-    # The monitor's stop (for a memory dump, a debugger) freezes guest
-    # memory: a FILL part-way through writes nothing more, and the FENCE
-    # behind it does not run, until cont; then both finish.
+def stopped_vm_sees_no_device_writes(qt, budget):
     size, target, pattern = 24 << 20, 0x2000000, 0x5709F111
-    own = QTest(qt.qemu, "vmgpu,segments=8M:64K,bar-size=4M,copy-budget=4K", qmp=True)
+    stride = 64 << 10
+
+    def sample():
+        return [own.readl(target + off + stride - 4) for off in range(0, size, stride)]
+
+    def batch_ends():
+        # Read first, while a batch the stop did not wait for may still be
+        # copied: the last word of each 8 MiB the copy thread takes.
+        return [own.readl(target + off - 4) for off in range(8 << 20, size + 1, 8 << 20)]
+
+    own = QTest(qt.qemu, f"vmgpu,segments=8M:64K,bar-size=4M,copy-budget={budget}", qmp=True)
     try:
         odev = Device(own)
-        for _ in range(5):
+        stops = 0
+        for _ in range(20):
             own.write(FENCE, bytes(8))
-            own.write(target + size - 4, bytes(4))
+            for off in range(0, size, stride):
+                own.writel(target + off + stride - 4, 0)
             odev.submit(cmd_fill(addr("SYSTEM", target), size, pattern),
                         cmd_fence(addr("SYSTEM", FENCE), 1, irq=False))
             own.qmp.call("stop")
+            ends = batch_ends()
             if u64(own.read(FENCE, 8)):
                 own.qmp.call("cont")
                 continue  # done before the stop: again
-            head, last = odev.ring_reg("VMGPU_RING_HEAD"), own.readl(target + size - 4)
+            head, words = odev.ring_reg("VMGPU_RING_HEAD"), sample()
             # The main loop runs its bottom halves meanwhile.
-            time.sleep(0.5)
+            time.sleep(0.3)
             assert u64(own.read(FENCE, 8)) == 0, "the FENCE ran while the VM was stopped"
-            assert own.readl(target + size - 4) == last, "the FILL wrote while the VM was stopped"
+            written = sum(a != b for a, b in zip(ends + words, batch_ends() + sample()))
+            assert not written, f"the FILL wrote {written} sampled words while the VM was stopped"
             assert odev.ring_reg("VMGPU_RING_HEAD") == head
             own.qmp.call("cont")
             odev.wait_idle(max_steps=100000)
             assert u64(own.read(FENCE, 8)) == 1
-            assert own.readl(target + size - 4) == pattern
-            return
-        raise AssertionError("the FILL was done before every stop")
+            assert sample() == [pattern] * (size // stride)
+            stops += 1
+            if stops == 4:
+                return
+        raise AssertionError(f"the FILL was done before all but {stops} stops")
     finally:
         own.close()
+
+
+def test_stopped_vm_sees_no_device_writes(qt, dev):
+    # The monitor's stop (for a memory dump, a debugger) freezes guest
+    # memory: a FILL part-way through writes nothing more, and the FENCE
+    # behind it does not run, until cont; then both finish. In slices of
+    # the main loop (a 4K budget) and with the copy thread, whose batch in
+    # flight the stop waits for.
+    stopped_vm_sees_no_device_writes(qt, "4K")
+    stopped_vm_sees_no_device_writes(qt, "8M")
 
 
 def test_ring_stop_drops_partial_command(qt, dev):
