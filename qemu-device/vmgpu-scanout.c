@@ -283,8 +283,15 @@ static void vmgpu_head_gfx_update(void *opaque)
         uint32_t *dst = (uint32_t *)(surface_data(ds) + y * surface_stride(ds));
 
         if (!vmgpu_head_read_line(head, y, head->line, &err)) {
-            vmgpu_head_blank(head, err.code, VMGPU_HEAD_FB_ADDR_LO, err.addr,
-                             "primary unreadable");
+            /*
+             * A stopped VM (a screendump, a redraw of the window) sees no
+             * change of the device: the head blanks at the first refresh
+             * after it runs again, if the source is still unreadable.
+             */
+            if (s->engine_vm_running) {
+                vmgpu_head_blank(head, err.code, VMGPU_HEAD_FB_ADDR_LO,
+                                 err.addr, "primary unreadable");
+            }
             return;
         }
         memcpy(dst, head->line, r->hdisplay * 4);

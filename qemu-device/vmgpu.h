@@ -244,7 +244,7 @@ struct VmgpuState {
     VmgpuVm vms[VMGPU_MAX_VMS];
     QEMUBH *engine_bh;
     VMChangeStateEntry *engine_vm_state;
-    bool engine_vm_running;     /* no slice while the VM is stopped */
+    bool engine_vm_running;     /* stopped: no slice, no display error */
     unsigned next_ring;         /* first ring of the next slice */
     VmgpuOffload offload;       /* runs copied without the BQL */
     uint64_t gart_base;

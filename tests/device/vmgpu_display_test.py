@@ -14,7 +14,8 @@ import struct
 import zlib
 
 from vmgpu_qtest import (
-    DEVICE_ARGS, HW, MMIO, VRAM_BAR, Device, QTest, ack_errors, map_gart, pattern_bytes)
+    DEVICE_ARGS, GART_TABLE, HW, MMIO, VRAM_BAR, Device, QTest, ack_errors, map_gart,
+    pattern_bytes)
 
 HEADS = 2
 ARGS = DEVICE_ARGS + f",id=gpu,heads={HEADS},xres=800,yres=600"
@@ -543,6 +544,30 @@ def test_screendump_is_the_scanout(shared, _dev):
         assert screendump(qt, 1)[:2] == (640, 480)
 
 
+def test_stopped_vm_keeps_its_display_state(shared, _dev):
+    # A refresh while the VM is stopped (a screendump, a redraw of the
+    # window) reads the scanout but changes nothing the guest sees: a source
+    # it cannot read blanks the head and reports the error only once the VM
+    # runs again.
+    blanked = HW["VMGPU_HEAD_STATUS_BLANKED"]
+    with display_device(shared.qemu) as (qt, dev):
+        gart_primary(qt, dev)
+        set_head(qt, 1, 0, space="GART", ctrl=ENABLE)
+        screendump(qt, 1)
+        ack_errors(dev)
+        assert "return" in qt.qmp.call("stop")
+        qt.write(GART_TABLE + 8, bytes(8))
+        screendump(qt, 1)
+        assert not head_reg(qt, 1, "VMGPU_HEAD_STATUS") & blanked, "blanked while stopped"
+        assert dev.reg("VMGPU_REG_ERROR_CODE") == HW["VMGPU_ERR_NONE"]
+        assert not dev.reg("VMGPU_REG_INT_STATUS") & HW["VMGPU_INT_ERROR"]
+        assert "return" in qt.qmp.call("cont")
+        screendump(qt, 1)
+        assert head_reg(qt, 1, "VMGPU_HEAD_STATUS") & blanked
+        assert dev.reg("VMGPU_REG_ERROR_CODE") == HW["VMGPU_ERR_GART_FAULT"]
+        ack_errors(dev)
+
+
 def test_reset_turns_the_display_off(shared, _dev):
     with display_device(shared.qemu) as (qt, dev):
         set_head(qt, 0, FB_A)
@@ -571,5 +596,6 @@ TESTS = [
     test_head_without_primary_is_black_under_the_cursor, test_display_time_dates_vblanks,
     test_crc_within_a_pixel_budget, test_scanout_through_the_aperture,
     test_bad_sources_blank_the_head, test_hotplug_from_qmp, test_screendump_is_the_scanout,
+    test_stopped_vm_keeps_its_display_state,
     test_reset_turns_the_display_off,
 ]
