@@ -184,15 +184,20 @@ TEST_F(clear, system_pages_need_no_fill)
  */
 TEST_F(clear, scrubbed_vram_needs_no_fill)
 {
-	uint64_t scrubs, failed;
+	uint64_t before, scrubs, failed;
 	uint32_t where;
 	vmgpu_bo *bo;
+	void *cpu;
 
 	ASSERT_EQ(0, vmgpu_test_write_file(CHUNK_EVENT, "1"));
-	ASSERT_EQ(0, vmgpu_test_create(self->dev, CLEAR_SIZE, 0, 1u << 1, 1, &bo));
+	ASSERT_EQ(0, vmgpu_test_vram_scrubbed(1, &before, &failed));
+	ASSERT_EQ(0, vmgpu_test_create(self->dev, CLEAR_SIZE, DRM_VMGPU_ALLOC_CPU_ACCESS,
+				       1u << 1 | 1u << self->aperture, 1, &bo));
+	ASSERT_EQ(0, vmgpu_bo_map(bo, &cpu));
+	memset(cpu, DIRT, CLEAR_SIZE);
 	vmgpu_bo_unref(bo);
 	ASSERT_EQ(0, vmgpu_test_vram_scrubbed(1, &scrubs, &failed));
-	EXPECT_LT(0, scrubs);
+	EXPECT_LT(before, scrubs) TH_LOG("what was freed was not scrubbed");
 	EXPECT_EQ(0, fills_to_create(self->dev, DRM_VMGPU_ALLOC_CPU_ACCESS,
 				     1u << 1 | 1u << self->aperture, 1, &where));
 	EXPECT_EQ(1, where);
@@ -202,15 +207,19 @@ TEST_F(clear, scrubbed_vram_needs_no_fill)
 #define SCRUB_SIZE	(16ull << 20)
 #define SCRUB_DIRT	0x5c
 
-/* A CPU-accessible allocation of one range of segment 1: 0 or -errno. */
-static int create_physical(vmgpu_device *dev, vmgpu_bo **bo, void **cpu, uint64_t *offset)
+/*
+ * A CPU-accessible allocation of one range of segment 1 (-ENOSPC if it
+ * went elsewhere): 0 or -errno.
+ */
+static int create_physical(vmgpu_device *dev, uint32_t aperture, vmgpu_bo **bo, void **cpu,
+			   uint64_t *offset)
 {
-	struct drm_vmgpu_gem_info info;
+	struct drm_vmgpu_gem_info info = { 0 };
 	int ret;
 
 	ret = vmgpu_test_create(dev, SCRUB_SIZE,
 				DRM_VMGPU_ALLOC_CPU_ACCESS | DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY,
-				1u << 1, 1, bo);
+				1u << 1 | 1u << aperture, 1, bo);
 	if (ret)
 		return ret;
 	ret = vmgpu_bo_info(*bo, &info);
@@ -231,7 +240,7 @@ static int create_physical(vmgpu_device *dev, vmgpu_bo **bo, void **cpu, uint64_
  * Returns the scrub counters seen before the second round.
  */
 static void check_scrubbed(struct __test_metadata *_metadata, vmgpu_device *dev,
-			   uint64_t *scrubs, uint64_t *failed)
+			   uint32_t aperture, uint64_t *scrubs, uint64_t *failed)
 {
 	vmgpu_bo *held[64];
 	uint64_t at, offset, dirty, first = 0;
@@ -239,14 +248,14 @@ static void check_scrubbed(struct __test_metadata *_metadata, vmgpu_device *dev,
 	vmgpu_bo *bo;
 	void *cpu;
 
-	ASSERT_EQ(0, create_physical(dev, &bo, &cpu, &at));
+	ASSERT_EQ(0, create_physical(dev, aperture, &bo, &cpu, &at));
 	memset(cpu, SCRUB_DIRT, SCRUB_SIZE);
 	vmgpu_bo_unref(bo);
 	ASSERT_EQ(0, vmgpu_test_vram_scrubbed(1, scrubs, failed));
 
 	for (;;) {
 		ASSERT_GT(64, n) TH_LOG("no range came back at %#llx", (unsigned long long)at);
-		ASSERT_EQ(0, create_physical(dev, &held[n], &cpu, &offset))
+		ASSERT_EQ(0, create_physical(dev, aperture, &held[n], &cpu, &offset))
 			TH_LOG("range %u, looking for %#llx", n, (unsigned long long)at);
 		n++;
 		if (offset == at)
@@ -266,7 +275,7 @@ TEST_F_TIMEOUT(clear, scrub_wipes_freed_vram, 120)
 	uint64_t scrubs, failed, before;
 
 	ASSERT_EQ(0, vmgpu_test_vram_scrubbed(1, &before, &failed));
-	check_scrubbed(_metadata, self->dev, &scrubs, &failed);
+	check_scrubbed(_metadata, self->dev, self->aperture, &scrubs, &failed);
 	EXPECT_LT(before, scrubs) TH_LOG("nothing was scrubbed");
 }
 
@@ -283,7 +292,7 @@ TEST_F_TIMEOUT(clear, failed_scrub_is_cleared_again, 120)
 
 	ASSERT_EQ(0, vmgpu_test_vram_scrubbed(1, &scrubs, &before));
 	ASSERT_EQ(0, vmgpu_test_debugfs_write("inject_scrub_fault", "1"));
-	check_scrubbed(_metadata, self->dev, &scrubs, &failed);
+	check_scrubbed(_metadata, self->dev, self->aperture, &scrubs, &failed);
 	ASSERT_EQ(0, vmgpu_test_debugfs_read("inject_scrub_fault", left, sizeof(left)));
 	EXPECT_STREQ("0\n", left) TH_LOG("no scrub took the injected fault");
 	/* The allocations just freed (some maybe later) are the next scrub's. */

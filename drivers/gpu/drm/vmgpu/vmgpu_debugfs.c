@@ -20,6 +20,7 @@
 #include "vmgpu_paging_op.h"
 #include "vmgpu_ttm.h"
 #include "vmgpu_vm.h"
+#include "vmgpu_vram_mgr.h"
 
 /**
  * DOC: debugfs
@@ -133,4 +134,5 @@ void vmgpu_debugfs_init(struct vmgpu_device *vdev)
 	drm_debugfs_add_file(&vdev->drm, "vms", vmgpu_debugfs_vms, NULL);
 	drm_debugfs_add_file(&vdev->drm, "host_aperture", vmgpu_debugfs_hap, NULL);
 	drm_debugfs_add_file(&vdev->drm, "job_reserve", vmgpu_debugfs_job_reserve, NULL);
+	vmgpu_vram_scrub_debugfs_init(vdev);
 }

@@ -83,6 +83,11 @@ struct vmgpu_vram_mgr {
 	/** @segment: the segment managed. */
 	const struct vmgpu_segment *segment;
 	/**
+	 * @cpu_visible: bytes of the segment, from its start, that the VRAM
+	 * BAR reaches; 0 if not known.
+	 */
+	u64 cpu_visible;
+	/**
 	 * @scrub_fence: the last scrub queued (DOC: scrubbing freed VRAM);
 	 * each one continues the one before, so its error is that of every
 	 * scrub since the chain was last restarted.

@@ -39,6 +39,7 @@
 #include "vmgpu_ttm.h"
 #include "vmgpu_vm.h"
 #include "vmgpu_vram.h"
+#include "vmgpu_vram_mgr.h"
 
 /**
  * DOC: vmgpu
@@ -220,6 +221,8 @@ static int vmgpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = drm_dev_register(&vdev->drm, 0);
 	if (ret)
 		return ret;
+	/* VRAM holds anything at probe (an earlier driver's data): scrub it. */
+	vmgpu_vram_scrub_queue(vdev);
 	/* The console on the display: fbdev emulation, a dumb buffer shown. */
 	drm_client_setup(&vdev->drm, NULL);
 	return 0;

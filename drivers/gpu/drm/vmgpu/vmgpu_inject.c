@@ -373,7 +373,6 @@ int vmgpu_inject_init(struct vmgpu_device *vdev)
 	debugfs_create_file("inject_paging_fault", 0600, root, vdev,
 			    &vmgpu_inject_fault_fops);
 	debugfs_create_atomic_t("inject_scrub_fault", 0600, root, &vdev->inject.scrub_faults);
-	debugfs_create_bool("vram_scrub", 0600, root, &vdev->vram_scrub_on);
 	debugfs_create_u32("inject_vm_free_delay_ms", 0600, root,
 			   &vdev->inject.vm_free_delay_ms);
 	debugfs_create_u32("inject_reset_delay_ms", 0600, root,

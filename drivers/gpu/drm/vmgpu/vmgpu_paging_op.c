@@ -95,10 +95,6 @@
 #define VMGPU_RESERVE_JOBS_MAX		64
 /* Gates. */
 #define VMGPU_RESERVE_GATES		64
-/* Commands of an operation job, at most. */
-#define VMGPU_RESERVE_JOB_CMDS		256
-/* Paging-VA entries an operation job stages: 64 MiB mapped. */
-#define VMGPU_RESERVE_JOB_ENTRIES	(SZ_128K / sizeof(__le64))
 
 /* A job's fences, made outside any operation: a new job, or one back. */
 static int vmgpu_job_reserve_ready(struct vmgpu_job *job)
@@ -618,10 +614,11 @@ void vmgpu_paging_op_begin(struct vmgpu_paging_op *op, struct vmgpu_device *vdev
  * For work nobody waits for, done under a lock that allocations take: the
  * operation waits for no fence, and starts only if the paging ring's push
  * lock is free and an operation job is ready. Only the holder of the push
- * lock takes operation jobs, so commands that fit in that job are then
- * added without waiting either.
+ * lock takes operation jobs, so commands that fit in that job (at most
+ * %VMGPU_RESERVE_JOB_CMDS commands and %VMGPU_RESERVE_JOB_ENTRIES entries)
+ * are then added without waiting either.
  *
- * Context: process context; does not sleep.
+ * Context: process context; waits for no job, fence or lock.
  *
  * Return: 0 with the push lock held, or -EBUSY.
  */

@@ -5,9 +5,15 @@
 #ifndef _VMGPU_PAGING_OP_H_
 #define _VMGPU_PAGING_OP_H_
 
+#include <linux/sizes.h>
 #include <linux/types.h>
 
 #include "hw/vmgpu_hw.h"
+
+/* Commands of an operation job of the paging job reserve, at most. */
+#define VMGPU_RESERVE_JOB_CMDS		256
+/* Paging-VA entries an operation job stages: 64 MiB mapped. */
+#define VMGPU_RESERVE_JOB_ENTRIES	(SZ_128K / sizeof(__le64))
 
 struct dma_fence;
 struct dma_resv;

@@ -13,6 +13,7 @@
 
 #include "vmgpu_device.h"
 #include "vmgpu_res_cursor.h"
+#include "vmgpu_vram.h"
 #include "vmgpu_vram_mgr.h"
 
 /**
@@ -73,18 +74,34 @@ static int vmgpu_vram_mgr_take(struct vmgpu_vram_mgr *mgr, const struct ttm_plac
 	if (size > end - start)
 		return -ENOSPC;
 
-	if (place->flags & TTM_PL_FLAG_TOPDOWN)
-		flags |= GPU_BUDDY_TOPDOWN_ALLOCATION;
 	if (place->flags & TTM_PL_FLAG_CONTIGUOUS)
 		flags |= GPU_BUDDY_CONTIGUOUS_ALLOCATION;
-	if (start || end != mgr->segment->size)
-		flags |= GPU_BUDDY_RANGE_ALLOCATION;
 	if (clear_fence)
 		flags |= GPU_BUDDY_CLEAR_ALLOCATION;
 
 	mutex_lock(&mgr->lock);
-	ret = gpu_buddy_alloc_blocks(&mgr->mm, start, end, size,
-				     mgr->segment->page_size, blocks, flags);
+	if (clear_fence)
+		vmgpu_vram_scrub_check(vmgpu_vram_mgr_device(mgr), mgr);
+	ret = -ENOSPC;
+	/*
+	 * Top-down is there to leave the CPU-visible part free. The buddy
+	 * allocator looks for the highest block among cleared or among dirty
+	 * ones first (DOC: scrubbing freed VRAM), not among all: ask for the
+	 * rest of the segment first.
+	 */
+	if ((place->flags & TTM_PL_FLAG_TOPDOWN) && mgr->cpu_visible > start &&
+	    mgr->cpu_visible < end && end - mgr->cpu_visible >= size)
+		ret = gpu_buddy_alloc_blocks(&mgr->mm, mgr->cpu_visible, end, size,
+					     mgr->segment->page_size, blocks,
+					     flags | GPU_BUDDY_RANGE_ALLOCATION);
+	if (ret) {
+		if (place->flags & TTM_PL_FLAG_TOPDOWN)
+			flags |= GPU_BUDDY_TOPDOWN_ALLOCATION;
+		if (start || end != mgr->segment->size)
+			flags |= GPU_BUDDY_RANGE_ALLOCATION;
+		ret = gpu_buddy_alloc_blocks(&mgr->mm, start, end, size,
+					     mgr->segment->page_size, blocks, flags);
+	}
 	if (!ret && clear_fence) {
 		*clear_fence = NULL;
 		list_for_each_entry(block, blocks, link)
@@ -324,12 +341,15 @@ int vmgpu_vram_mgr_init(struct vmgpu_device *vdev)
 	u32 i;
 	int ret;
 
-	vmgpu_vram_scrub_init(vdev);
+	ret = vmgpu_vram_scrub_init(vdev);
+	if (ret)
+		return ret;
 	for (i = 0; i < vdev->num_segments; i++) {
 		struct vmgpu_vram_mgr *mgr = &vdev->vram_mgrs[i];
 		struct vmgpu_segment *seg = &vdev->segments[i];
 
 		mgr->segment = seg;
+		mgr->cpu_visible = vmgpu_segment_cpu_visible_size(vdev, seg);
 		mutex_init(&mgr->lock);
 		INIT_LIST_HEAD(&mgr->scrub_res.blocks);
 		mgr->scrub_res.base.mem_type = seg->mem_type;
@@ -343,8 +363,6 @@ int vmgpu_vram_mgr_init(struct vmgpu_device *vdev)
 		ttm_set_driver_manager(&vdev->ttm, seg->mem_type, &mgr->manager);
 		ttm_resource_manager_set_used(&mgr->manager, true);
 	}
-	/* VRAM holds anything at probe: scrub it all. */
-	vmgpu_vram_scrub_queue(vdev);
 	return 0;
 }
 

@@ -3,8 +3,12 @@
  * Copyright 2026 The vmgpu authors
  */
 
+#include <linux/debugfs.h>
 #include <linux/dma-fence.h>
+#include <linux/fs.h>
+#include <linux/kstrtox.h>
 #include <linux/sizes.h>
+#include <linux/uaccess.h>
 #include <linux/workqueue.h>
 
 #include <drm/drm_drv.h>
@@ -38,33 +42,62 @@
  * waits for nothing (vmgpu_paging_op_try_begin()), otherwise the work
  * comes back later.
  *
- * Who else can reach a freed block: only work already on the paging ring
- * (a pipelined eviction frees its source once its copy is queued; every
- * other backing is freed once its reservation is idle), and the scrub is
- * queued after it on the same ring. A new allocation asks for cleared
- * blocks first; if it gets only cleared ones, its first backing is not
- * cleared again: the segment's last scrub fence becomes the allocation's
- * kernel fence and its last paging operation (&vmgpu_vram_resource.
- * clear_fence), which every CPU and GPU user waits for.
+ * Who else can reach a freed block:
+ *
+ * - work already on the paging ring: a pipelined eviction frees its source
+ *   once its copy is queued (its ghost holds only that copy's fence), and
+ *   a move into blocks a scrub just gave back is queued after the scrub.
+ *   The ring runs its jobs in order, and a paging operation holds the
+ *   ring's push lock from its first job to its last, so a scrub is queued
+ *   after every job that may still read or write its blocks;
+ * - nothing else: every other backing is freed once its reservation is
+ *   idle (TTM's release and delayed delete wait for all its fences), and an
+ *   AssumeNotInUse destruction frees it while jobs may still run only once
+ *   its GPU VA mappings are gone and flushed (DOC: deferred destruction),
+ *   so none of them reaches it. Host-aperture pages are taken back before
+ *   a backing moves, and the device's write-back cache holds system memory
+ *   only.
+ *
+ * A new allocation asks for cleared blocks first (but a top-down one,
+ * which keeps out of the CPU-visible part of the segment); if it gets only
+ * cleared ones, its first backing is not cleared again: the segment's last
+ * scrub fence becomes the allocation's kernel fence and its last paging
+ * operation (&vmgpu_vram_resource.clear_fence), which every CPU and GPU
+ * user waits for and the display checks (vmgpu_bo_prepare_access()).
  *
  * A scrub that fails must not leave memory marked cleared. Each scrub
  * continues the one before (&vmgpu_hw_fence.prev), so the last one fails
  * if any since the chain started did, and an allocation holding it sees
  * the failure and is cleared again before use (vmgpu_bo_needs_scrub()).
- * The work item, when it finds the last scrub failed, marks every free
- * block of the segment dirty and starts a new chain.
+ * The work item, and any allocation that asks for cleared blocks, marks
+ * every free block of the segment dirty and starts a new chain when it
+ * finds the last scrub failed; the work item then waits a second before
+ * it scrubs again. One scrub per segment is on the ring at a time: scrubs
+ * never hold more than a job of the reserve each, and a new allocation
+ * waits for one scrub at most.
+ *
+ * Not scrubbed ahead: memory freed without ever being written still goes
+ * back dirty; allocations limited to the CPU-visible part of a segment (a
+ * range of the buddy allocator) rarely find cleared blocks, since the
+ * allocator prefers them there only among whole free blocks.
  *
  * debugfs: vram_scrub turns the scheme off (new backings are cleared one
- * by one again, for tests of that path); inject_scrub_fault makes the next
- * N scrubs fail; the managers file counts scrubs and failures.
+ * by one again, for tests of that path) and on; inject_scrub_fault makes
+ * the next N scrubs fail; segment_managers counts scrubs and failures.
  */
 
 /* Dirty bytes one scrub takes at most: one job, a few commands, no wait. */
 #define VMGPU_SCRUB_BATCH	SZ_16M
-/* Frees within this window share a scrub. */
+/* Frees within this window share a scrub; also the wait for the last one. */
 #define VMGPU_SCRUB_DELAY_MS	4
 /* The paging ring was busy building another operation. */
 #define VMGPU_SCRUB_RETRY_MS	20
+/* A scrub failed: the device may be going; try again this much later. */
+#define VMGPU_SCRUB_FAILED_MS	1000
+
+/* The leaf tables of the paging VA a batch spans, and its commands. */
+#define VMGPU_SCRUB_LEAVES	(VMGPU_SCRUB_BATCH / (VMGPU_PT_ENTRIES * VMGPU_PAGE_SIZE) + 1)
+#define VMGPU_SCRUB_CMDS	(2 * VMGPU_SCRUB_LEAVES + 2)
 
 /**
  * vmgpu_vram_scrub_queue() - freed VRAM is waiting to be scrubbed
@@ -79,21 +112,32 @@ void vmgpu_vram_scrub_queue(struct vmgpu_device *vdev)
 				   msecs_to_jiffies(VMGPU_SCRUB_DELAY_MS));
 }
 
-/* The last scrub failed: nothing marked cleared can be trusted. */
-static void vmgpu_vram_scrub_check(struct vmgpu_device *vdev, struct vmgpu_vram_mgr *mgr)
+/**
+ * vmgpu_vram_scrub_check() - restart the scrubs of a segment if one failed
+ * @vdev: the device
+ * @mgr: the segment's manager, locked
+ *
+ * If the last scrub failed, nothing marked cleared can be trusted: every
+ * free block of the segment becomes dirty, and the next scrub starts a new
+ * chain.
+ *
+ * Return: true if it found a failed scrub.
+ */
+bool vmgpu_vram_scrub_check(struct vmgpu_device *vdev, struct vmgpu_vram_mgr *mgr)
 {
 	struct dma_fence *fence = mgr->scrub_fence;
 
 	lockdep_assert_held(&mgr->lock);
 	if (!fence || !dma_fence_is_signaled(fence) || !fence->error)
-		return;
+		return false;
 	drm_err_ratelimited(&vdev->drm,
 			    "segment %u: a scrub of freed VRAM failed (%d), scrubbing its free memory again\n",
-			     mgr->segment->id, fence->error);
+			    mgr->segment->id, fence->error);
 	gpu_buddy_reset_clear(&mgr->mm, false);
 	dma_fence_put(fence);
 	mgr->scrub_fence = NULL;
 	mgr->scrub_failures++;
+	return true;
 }
 
 /*
@@ -110,7 +154,7 @@ static u64 vmgpu_vram_scrub_take(struct vmgpu_vram_mgr *mgr, u64 max)
 
 	while (size >= mgr->segment->page_size) {
 		if (size > max - taken || mm->avail - mm->clear_avail < size ||
-		    gpu_buddy_alloc_blocks(mm, 0, mgr->segment->size, size, size, &one, 0)) {
+		    gpu_buddy_alloc_blocks(mm, 0, mm->size, size, size, &one, 0)) {
 			size >>= 1;
 			continue;
 		}
@@ -126,7 +170,11 @@ static u64 vmgpu_vram_scrub_take(struct vmgpu_vram_mgr *mgr, u64 max)
 	return taken;
 }
 
-/* One scrub of @mgr's dirty memory. Return: 0, -ENODATA or -EBUSY. */
+/*
+ * One scrub of @mgr's dirty memory. Return: 0, or when to look again:
+ * -ENODATA (when something is freed), -EINPROGRESS (the last scrub still
+ * runs), -EBUSY (the paging ring is busy) or -EIO (a scrub failed).
+ */
 static int vmgpu_vram_scrub_one(struct vmgpu_device *vdev, struct vmgpu_vram_mgr *mgr)
 {
 	struct vmgpu_vram_resource *res = &mgr->scrub_res;
@@ -135,8 +183,13 @@ static int vmgpu_vram_scrub_one(struct vmgpu_device *vdev, struct vmgpu_vram_mgr
 	struct dma_fence *fence;
 	u64 size;
 
+	BUILD_BUG_ON(VMGPU_SCRUB_BATCH / VMGPU_PAGE_SIZE > VMGPU_RESERVE_JOB_ENTRIES);
+	BUILD_BUG_ON(VMGPU_SCRUB_CMDS > VMGPU_RESERVE_JOB_CMDS);
 	lockdep_assert_held(&mgr->lock);
-	vmgpu_vram_scrub_check(vdev, mgr);
+	if (vmgpu_vram_scrub_check(vdev, mgr))
+		return -EIO;
+	if (mgr->scrub_fence && !dma_fence_is_signaled(mgr->scrub_fence))
+		return -EINPROGRESS;
 	size = vmgpu_vram_scrub_take(mgr, min_t(u64, VMGPU_SCRUB_BATCH, vdev->paging_vm.size));
 	if (!size)
 		return -ENODATA;
@@ -147,9 +200,9 @@ static int vmgpu_vram_scrub_one(struct vmgpu_device *vdev, struct vmgpu_vram_mgr
 	res->base.size = size;
 	vmgpu_res_first(vdev, &res->base, NULL, size, &cur);
 	op.injected = vmgpu_inject_scrub_fault(vdev, &op.fault);
-	/* What an earlier owner left in the device's cache goes first. */
-	vmgpu_paging_op_flush(&op);
+	/* One chunk of the paging VA in one job: see the BUILD_BUG_ON()s. */
 	vmgpu_migrate_fill_chunk(&op, &cur, size);
+	/* No line of the job's staging stays in the device's cache. */
 	vmgpu_paging_op_flush(&op);
 	fence = vmgpu_paging_op_end(&op);
 	trace_vmgpu_vram_scrub(mgr->segment->id, size, fence->seqno);
@@ -166,36 +219,60 @@ static void vmgpu_vram_scrub_work(struct work_struct *work)
 {
 	struct vmgpu_device *vdev = container_of(to_delayed_work(work), struct vmgpu_device,
 						 vram_scrub);
-	bool busy = false;
+	unsigned int again = 0;
 	int idx, ret;
 	u32 i;
 
 	if (!READ_ONCE(vdev->vram_scrub_on) || !drm_dev_enter(&vdev->drm, &idx))
 		return;
-	for (i = 0; i < vdev->num_segments && !busy; i++) {
+	for (i = 0; i < vdev->num_segments; i++) {
 		struct vmgpu_vram_mgr *mgr = &vdev->vram_mgrs[i];
+		unsigned int ms = 0;
 
 		do {
 			mutex_lock(&mgr->lock);
 			ret = vmgpu_vram_scrub_one(vdev, mgr);
 			mutex_unlock(&mgr->lock);
 		} while (!ret);
-		busy = ret == -EBUSY;
+		if (ret == -EINPROGRESS)
+			ms = VMGPU_SCRUB_DELAY_MS;
+		else if (ret == -EBUSY)
+			ms = VMGPU_SCRUB_RETRY_MS;
+		else if (ret == -EIO)
+			ms = VMGPU_SCRUB_FAILED_MS;
+		if (ms && (!again || ms < again))
+			again = ms;
 	}
 	drm_dev_exit(idx);
-	if (busy)
-		queue_delayed_work(system_unbound_wq, &vdev->vram_scrub,
-				   msecs_to_jiffies(VMGPU_SCRUB_RETRY_MS));
+	if (again)
+		queue_delayed_work(system_unbound_wq, &vdev->vram_scrub, msecs_to_jiffies(again));
+}
+
+static void vmgpu_vram_scrub_disable(void *arg)
+{
+	struct vmgpu_device *vdev = arg;
+
+	disable_delayed_work_sync(&vdev->vram_scrub);
 }
 
 /**
  * vmgpu_vram_scrub_init() - prepare the scrub of freed VRAM
- * @vdev: the device, its segment managers not made yet
+ * @vdev: the device, its paging ring running, its segment managers not
+ *	  made yet
+ *
+ * Nothing is scrubbed before vmgpu_vram_scrub_queue(), which probe calls
+ * once the device is registered. The work is disabled when the PCI device
+ * goes, before the ring memory it writes is freed (a failed probe frees
+ * that with the DRM device still alive), and again at the last reference
+ * (vmgpu_vram_scrub_fini()).
+ *
+ * Return: 0 or a negative errno.
  */
-void vmgpu_vram_scrub_init(struct vmgpu_device *vdev)
+int vmgpu_vram_scrub_init(struct vmgpu_device *vdev)
 {
 	INIT_DELAYED_WORK(&vdev->vram_scrub, vmgpu_vram_scrub_work);
 	vdev->vram_scrub_on = true;
+	return devm_add_action_or_reset(vdev->drm.dev, vmgpu_vram_scrub_disable, vdev);
 }
 
 /**
@@ -209,6 +286,48 @@ void vmgpu_vram_scrub_fini(struct vmgpu_device *vdev)
 	disable_delayed_work_sync(&vdev->vram_scrub);
 }
 
+static ssize_t vmgpu_vram_scrub_read(struct file *f, char __user *buf, size_t count,
+				     loff_t *pos)
+{
+	struct vmgpu_device *vdev = file_inode(f)->i_private;
+	char text[2] = { READ_ONCE(vdev->vram_scrub_on) ? '1' : '0', '\n' };
+
+	return simple_read_from_buffer(buf, count, pos, text, sizeof(text));
+}
+
+static ssize_t vmgpu_vram_scrub_write(struct file *f, const char __user *buf, size_t count,
+				      loff_t *pos)
+{
+	struct vmgpu_device *vdev = file_inode(f)->i_private;
+	bool on;
+	int ret;
+
+	ret = kstrtobool_from_user(buf, count, &on);
+	if (ret)
+		return ret;
+	WRITE_ONCE(vdev->vram_scrub_on, on);
+	/* What was freed meanwhile is dirty. */
+	vmgpu_vram_scrub_queue(vdev);
+	return count;
+}
+
+static const struct file_operations vmgpu_vram_scrub_fops = {
+	.owner = THIS_MODULE,
+	.read = vmgpu_vram_scrub_read,
+	.write = vmgpu_vram_scrub_write,
+	.llseek = default_llseek,
+};
+
+/**
+ * vmgpu_vram_scrub_debugfs_init() - add debugfs vram_scrub
+ * @vdev: the device
+ */
+void vmgpu_vram_scrub_debugfs_init(struct vmgpu_device *vdev)
+{
+	debugfs_create_file("vram_scrub", 0600, vdev->drm.debugfs_root, vdev,
+			    &vmgpu_vram_scrub_fops);
+}
+
 /**
  * vmgpu_vram_scrub_print() - a segment's scrub counters, for debugfs
  * @mgr: the segment's manager
@@ -217,7 +336,8 @@ void vmgpu_vram_scrub_fini(struct vmgpu_device *vdev)
 void vmgpu_vram_scrub_print(struct vmgpu_vram_mgr *mgr, struct drm_printer *p)
 {
 	mutex_lock(&mgr->lock);
-	drm_printf(p, "segment %u scrub: %llu bytes dirty, %llu scrubs of %llu bytes, %llu failed\n",
+	drm_printf(p,
+		   "segment %u scrub: %llu bytes dirty, %llu scrubs of %llu bytes, %llu failed\n",
 		   mgr->segment->id, mgr->mm.avail - mgr->mm.clear_avail, mgr->scrubs,
 		   mgr->scrubbed, mgr->scrub_failures);
 	mutex_unlock(&mgr->lock);

@@ -115,6 +115,31 @@ static void vram_range_and_top_down(struct kunit *test)
 	gpu_buddy_free_list(&mgr->mm, &top_res->blocks, 0);
 }
 
+/*
+ * Top-down stays out of the CPU-visible part however the free blocks' clear
+ * state is split: with the upper half cleared and a freed block low down
+ * dirty, the buddy allocator's own top-down takes the highest dirty block.
+ */
+static void vram_top_down_beyond_the_bar_whatever_is_clear(struct kunit *test)
+{
+	struct vmgpu_device *vdev = vmgpu_kunit_device(test, SZ_16M);
+	struct vmgpu_vram_mgr *mgr = &vdev->vram_mgrs[0];
+	const struct ttm_place visible = { .lpfn = SZ_8M >> PAGE_SHIFT };
+	const struct ttm_place top = { .flags = TTM_PL_FLAG_TOPDOWN };
+	struct gpu_buddy_block *block;
+	LIST_HEAD(low);
+	LIST_HEAD(up);
+
+	mgr->cpu_visible = SZ_8M;
+	gpu_buddy_reset_clear(&mgr->mm, true);
+	KUNIT_ASSERT_EQ(test, 0, vmgpu_vram_mgr_alloc_blocks(mgr, &visible, SZ_2M, &low));
+	gpu_buddy_free_list(&mgr->mm, &low, 0);
+	KUNIT_ASSERT_EQ(test, 0, vmgpu_vram_mgr_alloc_blocks(mgr, &top, SZ_2M, &up));
+	list_for_each_entry(block, &up, link)
+		KUNIT_EXPECT_GE(test, gpu_buddy_block_offset(block), (u64)SZ_8M);
+	gpu_buddy_free_list(&mgr->mm, &up, 0);
+}
+
 /* -ENOSPC where TTM should try elsewhere, -EINVAL for a malformed request. */
 static void vram_errors(struct kunit *test)
 {
@@ -179,6 +204,7 @@ static struct kunit_case vmgpu_vram_mgr_cases[] = {
 	KUNIT_CASE(vram_contiguous_is_one_range),
 	KUNIT_CASE(vram_pages_fill_holes),
 	KUNIT_CASE(vram_range_and_top_down),
+	KUNIT_CASE(vram_top_down_beyond_the_bar_whatever_is_clear),
 	KUNIT_CASE(vram_errors),
 	KUNIT_CASE(vram_cursor_runs),
 	{}
