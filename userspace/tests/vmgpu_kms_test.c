@@ -213,6 +213,39 @@ TEST_F(kms, nonresident_framebuffer_is_shown_with_its_contents)
 	shows_evicted_fb(self, _metadata, DRM_VMGPU_EVICT_NONRESIDENT);
 }
 
+/*
+ * A primary whose clear failed is shown black, never with what its memory
+ * held before: the pin looks at the clear's outcome and clears again.
+ */
+TEST_F(kms, primary_whose_clear_failed_is_shown_black)
+{
+	uint32_t w = self->mode.hdisplay, h = self->mode.vdisplay, seen;
+	struct vmgpu_test_fb black = { .pitch = w * 4 }, fb;
+	char left[16];
+	int ret;
+
+	black.map = calloc(w, h * 4);
+	ASSERT_NE(NULL, black.map);
+	/* Its own clear, on memory full of garbage, and it fails. */
+	ASSERT_EQ(0, vmgpu_test_vram_scrub(0));
+	ASSERT_EQ(0, vmgpu_test_dirty_segment(self->dev, 1, vmgpu_test_aperture(self->dev),
+					      16 << 20));
+	ASSERT_EQ(0, vmgpu_test_debugfs_write("inject_paging_fault", "1"));
+	ret = vmgpu_test_dumb_fb(self->fd, w, h, DRM_FORMAT_XRGB8888, &fb);
+	vmgpu_test_vram_scrub(1);
+	ASSERT_EQ(0, ret);
+	ASSERT_EQ(0, vmgpu_test_debugfs_read("inject_paging_fault", left, sizeof(left)));
+	ASSERT_STREQ("0\n", left) TH_LOG("the injected fault was not used by the clear");
+
+	/* Shown before anything reads it through the CPU. */
+	ASSERT_EQ(0, set_crtc(self, fb.id));
+	self->crc_fd = vmgpu_test_crc_open(0);
+	ASSERT_LE(0, self->crc_fd) TH_LOG("no crtc-0/crc in debugfs");
+	EXPECT_EQ(0, vmgpu_test_crc_wait(self->crc_fd, frame_crc(&black, w, h, NULL, 0, 0), &seen))
+		TH_LOG("head shows CRC 0x%08x, not black", seen);
+	free(black.map);
+}
+
 TEST_F(kms, flip_completes_at_vblank_with_its_event)
 {
 	uint32_t want_b = frame_crc(&self->b, self->mode.hdisplay, self->mode.vdisplay, NULL, 0, 0);

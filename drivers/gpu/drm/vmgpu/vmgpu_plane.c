@@ -16,6 +16,7 @@
 
 #include "vmgpu_bo.h"
 #include "vmgpu_display.h"
+#include "vmgpu_mmap.h"
 #include "vmgpu_prime.h"
 #include "vmgpu_drm.h"
 
@@ -174,6 +175,12 @@ static int vmgpu_display_pin(struct vmgpu_bo *vbo, u32 *space, u64 *addr)
 			ret = vmgpu_bo_physical_address(vbo, space, addr);
 		WRITE_ONCE(vbo->display_pins, 0);
 	}
+	/*
+	 * The head shows what the last clear or move wrote, or a scrub if it
+	 * failed: never what the memory held for an earlier owner.
+	 */
+	if (!ret)
+		ret = vmgpu_bo_prepare_access(vbo, true);
 	if (!ret) {
 		ttm_bo_pin(&vbo->tbo);
 		WRITE_ONCE(vbo->display_pins, vbo->display_pins + 1);
