@@ -190,13 +190,13 @@ TEST_F(clear, scrubbed_vram_needs_no_fill)
 	void *cpu;
 
 	ASSERT_EQ(0, vmgpu_test_write_file(CHUNK_EVENT, "1"));
-	ASSERT_EQ(0, vmgpu_test_vram_scrubbed(1, &before, &failed));
+	ASSERT_EQ(0, vmgpu_test_vram_scrubbed(1, 1, &before, &failed));
 	ASSERT_EQ(0, vmgpu_test_create(self->dev, CLEAR_SIZE, DRM_VMGPU_ALLOC_CPU_ACCESS,
 				       1u << 1 | 1u << self->aperture, 1, &bo));
 	ASSERT_EQ(0, vmgpu_bo_map(bo, &cpu));
 	memset(cpu, DIRT, CLEAR_SIZE);
 	vmgpu_bo_unref(bo);
-	ASSERT_EQ(0, vmgpu_test_vram_scrubbed(1, &scrubs, &failed));
+	ASSERT_EQ(0, vmgpu_test_vram_scrubbed(1, 1, &scrubs, &failed));
 	EXPECT_LT(before, scrubs) TH_LOG("what was freed was not scrubbed");
 	EXPECT_EQ(0, fills_to_create(self->dev, DRM_VMGPU_ALLOC_CPU_ACCESS,
 				     1u << 1 | 1u << self->aperture, 1, &where));
@@ -236,11 +236,14 @@ static int create_physical(vmgpu_device *dev, uint32_t aperture, vmgpu_bo **bo, 
 /*
  * Dirty a range of segment 1 and free it; once scrubbed, allocate ranges
  * until one lands where the dirt was, and check that it reads zero. Each
- * allocation is held, so the range comes round within the segment.
- * Returns the scrub counters seen before the second round.
+ * allocation is held, so the range comes round within the segment. With
+ * hold_ms, the paging ring is kept busy that long from before the free:
+ * the allocations are made while the scrub is still queued. Returns the
+ * scrub counters seen before the second round.
  */
 static void check_scrubbed(struct __test_metadata *_metadata, vmgpu_device *dev,
-			   uint32_t aperture, uint64_t *scrubs, uint64_t *failed)
+			   uint32_t aperture, const char *hold_ms, uint64_t *scrubs,
+			   uint64_t *failed)
 {
 	vmgpu_bo *held[64];
 	uint64_t at, offset, dirty, first = 0;
@@ -250,8 +253,10 @@ static void check_scrubbed(struct __test_metadata *_metadata, vmgpu_device *dev,
 
 	ASSERT_EQ(0, create_physical(dev, aperture, &bo, &cpu, &at));
 	memset(cpu, SCRUB_DIRT, SCRUB_SIZE);
+	if (hold_ms)
+		ASSERT_EQ(0, vmgpu_test_debugfs_write("inject_paging_delay", hold_ms));
 	vmgpu_bo_unref(bo);
-	ASSERT_EQ(0, vmgpu_test_vram_scrubbed(1, scrubs, failed));
+	ASSERT_EQ(0, vmgpu_test_vram_scrubbed(1, !hold_ms, scrubs, failed));
 
 	for (;;) {
 		ASSERT_GT(64, n) TH_LOG("no range came back at %#llx", (unsigned long long)at);
@@ -274,15 +279,17 @@ TEST_F_TIMEOUT(clear, scrub_wipes_freed_vram, 120)
 {
 	uint64_t scrubs, failed, before;
 
-	ASSERT_EQ(0, vmgpu_test_vram_scrubbed(1, &before, &failed));
-	check_scrubbed(_metadata, self->dev, self->aperture, &scrubs, &failed);
+	ASSERT_EQ(0, vmgpu_test_vram_scrubbed(1, 1, &before, &failed));
+	check_scrubbed(_metadata, self->dev, self->aperture, NULL, &scrubs, &failed);
 	EXPECT_LT(before, scrubs) TH_LOG("nothing was scrubbed");
 }
 
 /*
  * A scrub that failed leaves its pages marked cleared for a while: an
- * allocation that gets them is cleared again before anyone reads it, and
- * the next scrub finds the failure and scrubs the free memory again.
+ * allocation that gets them while the scrub is queued holds its fence, and
+ * is cleared again before anyone reads it once the scrub has failed; the
+ * next scrub or allocation finds the failure and has the free memory
+ * scrubbed again.
  */
 TEST_F_TIMEOUT(clear, failed_scrub_is_cleared_again, 120)
 {
@@ -290,14 +297,14 @@ TEST_F_TIMEOUT(clear, failed_scrub_is_cleared_again, 120)
 	char left[16];
 	int i;
 
-	ASSERT_EQ(0, vmgpu_test_vram_scrubbed(1, &scrubs, &before));
+	ASSERT_EQ(0, vmgpu_test_vram_scrubbed(1, 1, &scrubs, &before));
 	ASSERT_EQ(0, vmgpu_test_debugfs_write("inject_scrub_fault", "1"));
-	check_scrubbed(_metadata, self->dev, self->aperture, &scrubs, &failed);
+	check_scrubbed(_metadata, self->dev, self->aperture, "3000", &scrubs, &failed);
 	ASSERT_EQ(0, vmgpu_test_debugfs_read("inject_scrub_fault", left, sizeof(left)));
 	EXPECT_STREQ("0\n", left) TH_LOG("no scrub took the injected fault");
 	/* The allocations just freed (some maybe later) are the next scrub's. */
 	for (i = 0; i < 100; i++) {
-		ASSERT_EQ(0, vmgpu_test_vram_scrubbed(1, &scrubs, &after));
+		ASSERT_EQ(0, vmgpu_test_vram_scrubbed(1, 1, &scrubs, &after));
 		if (after != before)
 			break;
 		usleep(20000);

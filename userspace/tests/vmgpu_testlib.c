@@ -260,7 +260,7 @@ int vmgpu_test_vram_scrub(int on)
 	return vmgpu_test_debugfs_write("vram_scrub", on ? "1" : "0");
 }
 
-int vmgpu_test_vram_scrubbed(uint32_t segment, uint64_t *scrubs, uint64_t *failed)
+int vmgpu_test_vram_scrubbed(uint32_t segment, int idle, uint64_t *scrubs, uint64_t *failed)
 {
 	static char text[65536];
 	char key[32];
@@ -269,6 +269,7 @@ int vmgpu_test_vram_scrubbed(uint32_t segment, uint64_t *scrubs, uint64_t *faile
 	snprintf(key, sizeof(key), "segment %u scrub: ", segment);
 	for (tries = 0; tries < 1000; tries++) {
 		unsigned long long dirty, n, bytes, f;
+		unsigned int running;
 		const char *line;
 
 		ret = vmgpu_test_debugfs_read("segment_managers", text, sizeof(text));
@@ -276,12 +277,12 @@ int vmgpu_test_vram_scrubbed(uint32_t segment, uint64_t *scrubs, uint64_t *faile
 			return ret;
 		line = strstr(text, key);
 		if (!line || sscanf(line + strlen(key),
-				    "%llu bytes dirty, %llu scrubs of %llu bytes, %llu failed",
-				    &dirty, &n, &bytes, &f) != 4)
+				    "%llu bytes dirty, %llu scrubs of %llu bytes, %llu failed, %u running",
+				    &dirty, &n, &bytes, &f, &running) != 5)
 			return -ENOENT;
 		*scrubs = n;
 		*failed = f;
-		if (!dirty)
+		if (!dirty && !(idle && running))
 			return 0;
 		usleep(10000);
 	}

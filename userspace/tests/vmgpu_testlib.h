@@ -123,11 +123,11 @@ int vmgpu_test_debugfs_read(const char *name, char *buf, size_t len);
  */
 int vmgpu_test_vram_scrub(int on);
 /*
- * Wait, at most 10 s, until segment holds no free memory left to scrub;
- * *scrubs and *failed are its scrub counters then (debugfs
- * segment_managers). 0, -ETIMEDOUT, or -errno.
+ * Wait, at most 10 s, until segment holds no free memory left to scrub
+ * and, if idle, no scrub runs either; *scrubs and *failed are its scrub
+ * counters then (debugfs segment_managers). 0, -ETIMEDOUT, or -errno.
  */
-int vmgpu_test_vram_scrubbed(uint32_t segment, uint64_t *scrubs, uint64_t *failed);
+int vmgpu_test_vram_scrubbed(uint32_t segment, int idle, uint64_t *scrubs, uint64_t *failed);
 
 /* Pattern word i of a buffer keyed by key; every word differs. */
 static inline uint64_t vmgpu_test_word(uint64_t key, uint64_t i)

@@ -337,8 +337,9 @@ void vmgpu_vram_scrub_print(struct vmgpu_vram_mgr *mgr, struct drm_printer *p)
 {
 	mutex_lock(&mgr->lock);
 	drm_printf(p,
-		   "segment %u scrub: %llu bytes dirty, %llu scrubs of %llu bytes, %llu failed\n",
+		   "segment %u scrub: %llu bytes dirty, %llu scrubs of %llu bytes, %llu failed, %u running\n",
 		   mgr->segment->id, mgr->mm.avail - mgr->mm.clear_avail, mgr->scrubs,
-		   mgr->scrubbed, mgr->scrub_failures);
+		   mgr->scrubbed, mgr->scrub_failures,
+		   mgr->scrub_fence && !dma_fence_is_signaled(mgr->scrub_fence));
 	mutex_unlock(&mgr->lock);
 }
