@@ -286,7 +286,8 @@ static void vmgpu_head_gfx_update(void *opaque)
             /*
              * A stopped VM (a screendump, a redraw of the window) sees no
              * change of the device: the head blanks at the first refresh
-             * after it runs again, if the source is still unreadable.
+             * after it runs again, if the source is still unreadable; the
+             * lines copied so far stay in the surface meanwhile.
              */
             if (s->engine_vm_running) {
                 vmgpu_head_blank(head, err.code, VMGPU_HEAD_FB_ADDR_LO,
