@@ -245,6 +245,7 @@ static void check_scrubbed(struct __test_metadata *_metadata, vmgpu_device *dev,
 			   uint32_t aperture, const char *hold_ms, uint64_t *scrubs,
 			   uint64_t *failed)
 {
+	uint64_t scrubs_then, failed_then;
 	vmgpu_bo *held[64];
 	uint64_t at, offset, dirty, first = 0;
 	unsigned int n = 0, i;
@@ -266,6 +267,10 @@ static void check_scrubbed(struct __test_metadata *_metadata, vmgpu_device *dev,
 		if (offset == at)
 			break;
 	}
+	/* Held: the scrub has not run, let alone failed, when it is taken. */
+	ASSERT_EQ(0, vmgpu_test_vram_scrubbed(1, 0, &scrubs_then, &failed_then));
+	if (hold_ms)
+		EXPECT_EQ(*failed, failed_then) TH_LOG("the scrub failed before the range was taken");
 	dirty = vmgpu_test_nonzero(cpu, SCRUB_SIZE, &first);
 	EXPECT_EQ(0, dirty) TH_LOG("%llu bytes of the freed range at %#llx not scrubbed, first at %#llx",
 				   (unsigned long long)dirty, (unsigned long long)at,

@@ -226,11 +226,16 @@ TEST_F(kms, primary_whose_clear_failed_is_shown_black)
 
 	black.map = calloc(w, h * 4);
 	ASSERT_NE(NULL, black.map);
-	/* Its own clear, on memory full of garbage, and it fails. */
+	/*
+	 * Its own clear, on memory full of garbage, and it fails; behind a
+	 * busy paging ring, so that nothing sees the failure before the pin
+	 * (MAP_DUMB would clear it again).
+	 */
 	ASSERT_EQ(0, vmgpu_test_vram_scrub(0));
 	ASSERT_EQ(0, vmgpu_test_dirty_segment(self->dev, 1, vmgpu_test_aperture(self->dev),
 					      16 << 20));
 	ASSERT_EQ(0, vmgpu_test_debugfs_write("inject_paging_fault", "1"));
+	ASSERT_EQ(0, vmgpu_test_debugfs_write("inject_paging_delay", "1500"));
 	ret = vmgpu_test_dumb_fb(self->fd, w, h, DRM_FORMAT_XRGB8888, &fb);
 	vmgpu_test_vram_scrub(1);
 	ASSERT_EQ(0, ret);

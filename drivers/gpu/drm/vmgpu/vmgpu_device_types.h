@@ -101,6 +101,8 @@ struct vmgpu_vram_mgr {
 	u64 scrubbed;
 	/** @scrub_failures: failed scrubs found, each restarting the chain. */
 	u64 scrub_failures;
+	/** @scrub_retry: jiffies before which no scrub follows a failed one. */
+	unsigned long scrub_retry;
 };
 
 /**

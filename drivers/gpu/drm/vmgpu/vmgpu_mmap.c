@@ -83,18 +83,20 @@
 #define VMGPU_CPU_ACCESS_TRIES	3
 
 /**
- * vmgpu_bo_prepare_access() - make an allocation's backing safe to read
+ * vmgpu_bo_settle() - wait for the kernel's work on a backing, and repair it
  * @vbo: the allocation, reserved
  * @intr: wait interruptibly
  *
- * Waits for its clears and moves, and repairs the outcome of any that
- * failed (see vmgpu_bo_needs_scrub()). For the CPU (mappings, ptrace) and
- * for GPU VA mappings alike: from then on userspace may have written it.
+ * Waits for its clears and moves, and clears again what any that failed
+ * left (see vmgpu_bo_needs_scrub()): from then on the backing holds
+ * nothing of an earlier owner. The display calls it before a primary is
+ * shown, which makes a flip to an allocation being moved wait for the
+ * move in the ioctl.
  *
- * Return: 0; -EIO if its contents were lost or cannot be cleared; -EINTR
- * or -ERESTARTSYS if interrupted; -ENOMEM.
+ * Return: 0; -EIO if it cannot be cleared; -EINTR or -ERESTARTSYS if
+ * interrupted; -ENOMEM.
  */
-int vmgpu_bo_prepare_access(struct vmgpu_bo *vbo, bool intr)
+int vmgpu_bo_settle(struct vmgpu_bo *vbo, bool intr)
 {
 	struct dma_resv *resv = vbo->tbo.base.resv;
 	int tries, ret;
@@ -106,17 +108,36 @@ int vmgpu_bo_prepare_access(struct vmgpu_bo *vbo, bool intr)
 					     MAX_SCHEDULE_TIMEOUT);
 		if (lret < 0)
 			return lret;
-		if (!vmgpu_bo_needs_scrub(vbo)) {
-			if (vbo->contents_lost)
-				return -EIO;
-			vbo->has_contents = true;
+		if (!vmgpu_bo_needs_scrub(vbo))
 			return 0;
-		}
 		ret = vmgpu_bo_scrub(vbo);
 		if (ret && ret != -EAGAIN)
 			return ret;
 	}
 	return -EIO;
+}
+
+/**
+ * vmgpu_bo_prepare_access() - make an allocation's backing safe to read
+ * @vbo: the allocation, reserved
+ * @intr: wait interruptibly
+ *
+ * vmgpu_bo_settle(), for the CPU (mappings, ptrace) and for GPU VA
+ * mappings alike: from then on userspace may have written it.
+ *
+ * Return: 0; -EIO if its contents were lost or cannot be cleared; -EINTR
+ * or -ERESTARTSYS if interrupted; -ENOMEM.
+ */
+int vmgpu_bo_prepare_access(struct vmgpu_bo *vbo, bool intr)
+{
+	int ret = vmgpu_bo_settle(vbo, intr);
+
+	if (ret)
+		return ret;
+	if (vbo->contents_lost)
+		return -EIO;
+	vbo->has_contents = true;
+	return 0;
 }
 
 /**

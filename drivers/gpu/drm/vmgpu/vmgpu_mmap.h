@@ -13,6 +13,7 @@ struct vm_area_struct;
 struct vmgpu_bo;
 
 int vmgpu_bo_cpu_reach(struct vmgpu_bo *vbo, bool may_move);
+int vmgpu_bo_settle(struct vmgpu_bo *vbo, bool intr);
 int vmgpu_bo_prepare_access(struct vmgpu_bo *vbo, bool intr);
 int vmgpu_gem_mmap(struct drm_gem_object *obj, struct vm_area_struct *vma);
 int vmgpu_gem_vmap(struct drm_gem_object *obj, struct iosys_map *map);

@@ -180,7 +180,7 @@ static int vmgpu_display_pin(struct vmgpu_bo *vbo, u32 *space, u64 *addr)
 	 * failed: never what the memory held for an earlier owner.
 	 */
 	if (!ret)
-		ret = vmgpu_bo_prepare_access(vbo, true);
+		ret = vmgpu_bo_settle(vbo, true);
 	if (!ret) {
 		ttm_bo_pin(&vbo->tbo);
 		WRITE_ONCE(vbo->display_pins, vbo->display_pins + 1);

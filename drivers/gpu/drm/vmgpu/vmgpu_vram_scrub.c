@@ -58,12 +58,14 @@
  *   a backing moves, and the device's write-back cache holds system memory
  *   only.
  *
- * A new allocation asks for cleared blocks first (but a top-down one,
- * which keeps out of the CPU-visible part of the segment); if it gets only
- * cleared ones, its first backing is not cleared again: the segment's last
- * scrub fence becomes the allocation's kernel fence and its last paging
- * operation (&vmgpu_vram_resource.clear_fence), which every CPU and GPU
- * user waits for and the display checks (vmgpu_bo_prepare_access()).
+ * A new allocation asks for cleared blocks first; a top-down one (which
+ * keeps out of the CPU-visible part of the segment) gets the lowest free
+ * blocks beyond the BAR, cleared ones first only among whole free blocks
+ * of the allocator. If it gets only cleared ones, its first backing is not
+ * cleared again: the segment's last scrub fence becomes the allocation's
+ * kernel fence and its last paging operation (&vmgpu_vram_resource.
+ * clear_fence), which every CPU and GPU user waits for and the display
+ * checks (vmgpu_bo_settle()).
  *
  * A scrub that fails must not leave memory marked cleared. Each scrub
  * continues the one before (&vmgpu_hw_fence.prev), so the last one fails
@@ -71,10 +73,9 @@
  * the failure and is cleared again before use (vmgpu_bo_needs_scrub()).
  * The work item, and any allocation that asks for cleared blocks, marks
  * every free block of the segment dirty and starts a new chain when it
- * finds the last scrub failed; the work item then waits a second before
- * it scrubs again. One scrub per segment is on the ring at a time: scrubs
- * never hold more than a job of the reserve each, and a new allocation
- * waits for one scrub at most.
+ * finds the last scrub failed; no scrub follows for a second. One scrub
+ * per segment is on the ring at a time: scrubs never hold more than a job
+ * of the reserve each, and a new allocation waits for one scrub at most.
  *
  * Not scrubbed ahead: memory freed without ever being written still goes
  * back dirty; allocations limited to the CPU-visible part of a segment (a
@@ -137,6 +138,7 @@ bool vmgpu_vram_scrub_check(struct vmgpu_device *vdev, struct vmgpu_vram_mgr *mg
 	dma_fence_put(fence);
 	mgr->scrub_fence = NULL;
 	mgr->scrub_failures++;
+	mgr->scrub_retry = jiffies + msecs_to_jiffies(VMGPU_SCRUB_FAILED_MS);
 	return true;
 }
 
@@ -186,7 +188,8 @@ static int vmgpu_vram_scrub_one(struct vmgpu_device *vdev, struct vmgpu_vram_mgr
 	BUILD_BUG_ON(VMGPU_SCRUB_BATCH / VMGPU_PAGE_SIZE > VMGPU_RESERVE_JOB_ENTRIES);
 	BUILD_BUG_ON(VMGPU_SCRUB_CMDS > VMGPU_RESERVE_JOB_CMDS);
 	lockdep_assert_held(&mgr->lock);
-	if (vmgpu_vram_scrub_check(vdev, mgr))
+	if (vmgpu_vram_scrub_check(vdev, mgr) ||
+	    (mgr->scrub_failures && time_before(jiffies, mgr->scrub_retry)))
 		return -EIO;
 	if (mgr->scrub_fence && !dma_fence_is_signaled(mgr->scrub_fence))
 		return -EINPROGRESS;
