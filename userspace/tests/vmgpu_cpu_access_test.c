@@ -373,6 +373,8 @@ TEST_F_TIMEOUT(cpu, fault_waits_for_held_allocations, 120)
 	ASSERT_EQ(0, segment_settled(self->dev, seg, &used));
 	hold_size = (seg_size - used) / HOLDERS / page_size * page_size;
 	ASSERT_LT(seg_size - used - HOLDERS * hold_size, MOVER_SIZE);
+	/* Each holder's own clear, not a scrub of freed VRAM ahead of it. */
+	ASSERT_EQ(0, vmgpu_test_vram_scrub(0));
 	ASSERT_EQ(0, vmgpu_test_debugfs_write("inject_paging_delay", HOLD_MS));
 	for (i = 0; i < HOLDERS; i++) {
 		void *cpu;
@@ -384,6 +386,7 @@ TEST_F_TIMEOUT(cpu, fault_waits_for_held_allocations, 120)
 		ASSERT_EQ(0, vmgpu_bo_info(holders[i].bo, &gem));
 		ASSERT_EQ(seg, gem.segment_id);
 	}
+	ASSERT_EQ(0, vmgpu_test_vram_scrub(1));
 	/*
 	 * Threads first: while a fault holds the mmap lock, nothing may take
 	 * it for writing (a thread's stack, a mapping, malloc) before the

@@ -54,17 +54,22 @@ TEST_F(query, device)
 
 /*
  * The paging engine's counters follow its work: the clear of a new
- * allocation in VRAM is one more job at least, and busy time.
+ * allocation in VRAM (its own: the scrub of freed VRAM is off) is one
+ * more job at least, and busy time.
  */
 TEST_F(query, device_counts_paging_work)
 {
 	struct drm_vmgpu_query_device before, after;
 	struct drm_vmgpu_gem_info info;
 	vmgpu_bo *bo;
+	int ret;
 
 	ASSERT_EQ(0, vmgpu_query_device(self->dev, &before));
 	EXPECT_GE(before.host_aperture_size, before.host_aperture_used);
-	ASSERT_EQ(0, vmgpu_test_create(self->dev, 1 << 20, 0, 1u << 1, 1, &bo));
+	ASSERT_EQ(0, vmgpu_test_vram_scrub(0));
+	ret = vmgpu_test_create(self->dev, 1 << 20, 0, 1u << 1, 1, &bo);
+	vmgpu_test_vram_scrub(1);
+	ASSERT_EQ(0, ret);
 	ASSERT_EQ(0, vmgpu_bo_info_flags(bo, DRM_VMGPU_GEM_INFO_WAIT, &info));
 	ASSERT_EQ(0, vmgpu_query_device(self->dev, &after));
 	EXPECT_LT(before.paging_jobs, after.paging_jobs);

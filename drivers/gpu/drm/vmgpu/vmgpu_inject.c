@@ -65,9 +65,10 @@
  * the DRM device after that, so it drops the device's last one if nothing
  * else holds it.
  *
- * inject_free_job_delay_ms: the scheduler's free of a job waits this long,
- * at most 10 s, first: a job failed by an unplug is freed after the
- * removal has dropped the device's own reference.
+ * inject_free_job_delay_ms: the scheduler's free of a user job waits this
+ * long, at most 10 s, first: a job failed by an unplug is freed after the
+ * removal has dropped the device's own reference. Paging jobs (the scrub
+ * of freed VRAM runs some at any time) are freed at once.
  *
  * The delays sleep interruptibly: a worker held on purpose is not a hung
  * task to the detector that the unplug tests watch.

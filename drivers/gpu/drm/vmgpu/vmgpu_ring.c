@@ -337,7 +337,10 @@ static enum drm_gpu_sched_stat vmgpu_ring_timedout_job(struct drm_sched_job *sch
 
 static void vmgpu_ring_free_job(struct drm_sched_job *sched_job)
 {
-	vmgpu_inject_free_job_delay(to_vmgpu_job(sched_job)->ring->vdev);
+	struct vmgpu_ring *ring = to_vmgpu_job(sched_job)->ring;
+
+	if (ring->index != VMGPU_RING_PAGING)
+		vmgpu_inject_free_job_delay(ring->vdev);
 	drm_sched_job_cleanup(sched_job);
 	vmgpu_job_free(to_vmgpu_job(sched_job));
 }
