@@ -152,7 +152,7 @@ TEST_F_TIMEOUT(console, stalled_output_is_restarted, 60)
 	 * some. A catch an interrupt already on its way undoes drains at
 	 * once; one still queued half a second later is a stall.
 	 */
-	for (tries = 0; tries < 10 && left <= 0; tries++) {
+	for (tries = 0; tries < 30 && left <= 0; tries++) {
 		struct thri_stopper st = { .port = self->port };
 		pthread_t stopper;
 		int filled;
