@@ -129,7 +129,9 @@ MUTANTS=(
 	"scrub-without-fill%%vmgpu_vram_scrub.c%%s/\tvmgpu_migrate_fill_chunk\(&op, &cur, size\);\n//%%rebar%%vmgpu_clear_test/clear.scrub_wipes_freed_vram"
 	"scrub-failure-unseen%%vmgpu_ttm.c%%s/\t\tvmgpu_bo_queue_paging\(vbo, vmgpu_vram_res_clear_fence\(new_mem\), false\);/\t\tdma_resv_add_fence(tbo->base.resv, vmgpu_vram_res_clear_fence(new_mem), DMA_RESV_USAGE_KERNEL);/%%rebar%%vmgpu_clear_test/clear.failed_scrub_is_cleared_again"
 	"scrubbed-vram-cleared-again%%vmgpu_vram_mgr.c%%s/\t\tif \(list_entry_is_head\(block, blocks, link\) && mgr->scrub_fence\)/\t\tif (false)/%%rebar%%vmgpu_clear_test/clear.scrubbed_vram_needs_no_fill"
-	"topdown-by-tree%%vmgpu_vram_mgr.c%%s/\tif \(\(place->flags & TTM_PL_FLAG_TOPDOWN\) && mgr->cpu_visible > start &&/\tif (false \&\& mgr->cpu_visible > start \&\&/%%rootport%%kunit-vmgpu_vram_mgr/vram_top_down_beyond_the_bar_whatever_is_clear"
+	"topdown-by-tree%%vmgpu_vram_mgr.c%%s/\tif \(\(place->flags & TTM_PL_FLAG_TOPDOWN\) && !start &&/\tif (false \&\& !start \&\&/%%rootport%%kunit-vmgpu_vram_mgr/vram_top_down_beyond_the_bar_whatever_is_clear"
+	"topdown-cleared-by-range%%vmgpu_vram_mgr.c%%s/\tif \(\(flags & GPU_BUDDY_CLEAR_ALLOCATION\) &&\n/\tif (false \&\&\n/%%rootport%%kunit-vmgpu_vram_mgr/vram_top_down_takes_cleared_beyond_the_bar"
+	"topdown-cleared-not-first%%vmgpu_vram_mgr.c%%s/\tif \(\(flags & GPU_BUDDY_CLEAR_ALLOCATION\) &&\n/\tif (false \&\&\n/%%norebar%%vmgpu_clear_test/clear.scrubbed_vram_beyond_the_bar_needs_no_fill"
 	"display-pin-unchecked%%vmgpu_plane.c%%s/\tif \(!ret\)\n\t\tret = vmgpu_bo_settle\(vbo, true\);\n//%%rebar%%vmgpu_kms_test/kms.primary_whose_clear_failed_is_shown_black"
 	"prime-unplug-keeps-attachment%%vmgpu_prime.c%%s/\t\tvmgpu_prime_detach\(vbo, attach\);\n\t\tttm_bo_put/\t\tttm_bo_put/%%rootport%%vmgpu_unplug_test:guest-log-clean"
 )

@@ -204,6 +204,27 @@ TEST_F(clear, scrubbed_vram_needs_no_fill)
 	vmgpu_test_write_file(CHUNK_EVENT, "0");
 }
 
+/*
+ * An allocation without CPU access is placed top-down, out of the part of
+ * segment 1 the VRAM BAR reaches (where there is one: norebar, nohap):
+ * there too it takes cleared pages, not the dirty ones just freed.
+ */
+TEST_F(clear, scrubbed_vram_beyond_the_bar_needs_no_fill)
+{
+	uint64_t scrubs, failed;
+	uint32_t where;
+	vmgpu_bo *bo;
+
+	ASSERT_EQ(0, vmgpu_test_write_file(CHUNK_EVENT, "1"));
+	ASSERT_EQ(0, vmgpu_test_vram_scrubbed(1, 1, &scrubs, &failed));
+	/* Freed dirty; the next allocation comes before the scrub does. */
+	ASSERT_EQ(0, vmgpu_test_create(self->dev, CLEAR_SIZE, 0, 1u << 1, 1, &bo));
+	vmgpu_bo_unref(bo);
+	EXPECT_EQ(0, fills_to_create(self->dev, 0, 1u << 1, 1, &where));
+	EXPECT_EQ(1, where);
+	vmgpu_test_write_file(CHUNK_EVENT, "0");
+}
+
 #define SCRUB_SIZE	(16ull << 20)
 #define SCRUB_DIRT	0x5c
 

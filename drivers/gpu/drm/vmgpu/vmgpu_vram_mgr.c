@@ -53,13 +53,58 @@ static void vmgpu_place_range(const struct vmgpu_vram_mgr *mgr,
 }
 
 /*
- * Take pages for @size bytes. With @clear_fence, cleared pages first
- * (DOC: scrubbing freed VRAM): if only those came, *@clear_fence is the
- * fence of the scrubs that cleared them, else NULL.
+ * A top-down allocation keeps out of the CPU-visible part. The buddy
+ * allocator's own top-down looks among cleared or among dirty blocks, not
+ * among both, and a range of it prefers cleared blocks only among whole
+ * free ones (DOC: scrubbing freed VRAM). So the highest cleared blocks
+ * first, kept if they all lie beyond the BAR; else they go back as they
+ * were (gpu_buddy_free_block() keeps each one's clear state) and the part
+ * beyond the BAR is asked for, lowest blocks first.
  */
-static int vmgpu_vram_mgr_take(struct vmgpu_vram_mgr *mgr, const struct ttm_place *place,
-			       u64 size, struct list_head *blocks,
-			       struct dma_fence **clear_fence)
+static int vmgpu_vram_mgr_take_beyond_bar(struct vmgpu_vram_mgr *mgr, u64 size,
+					  struct list_head *blocks, unsigned long flags)
+{
+	u64 page = mgr->segment->page_size, end = mgr->segment->size;
+	struct gpu_buddy_block *block, *next;
+	LIST_HEAD(highest);
+
+	if ((flags & GPU_BUDDY_CLEAR_ALLOCATION) &&
+	    !gpu_buddy_alloc_blocks(&mgr->mm, 0, end, size, page, &highest,
+				    flags | GPU_BUDDY_TOPDOWN_ALLOCATION)) {
+		list_for_each_entry(block, &highest, link)
+			if (gpu_buddy_block_offset(block) < mgr->cpu_visible)
+				break;
+		if (list_entry_is_head(block, &highest, link)) {
+			list_splice_tail(&highest, blocks);
+			return 0;
+		}
+		list_for_each_entry_safe(block, next, &highest, link) {
+			list_del(&block->link);
+			gpu_buddy_free_block(&mgr->mm, block);
+		}
+	}
+	return gpu_buddy_alloc_blocks(&mgr->mm, mgr->cpu_visible, end, size, page, blocks,
+				      flags | GPU_BUDDY_RANGE_ALLOCATION);
+}
+
+/**
+ * vmgpu_vram_mgr_alloc_blocks() - take pages of a memory segment
+ * @mgr: the segment's manager
+ * @place: where in the segment, and how (contiguous, top-down)
+ * @size: bytes, a multiple of the segment's page size
+ * @blocks: the buddy blocks are added here
+ * @clear_fence: NULL, or ask for cleared pages first (DOC: scrubbing freed
+ *		 VRAM); then set to the fence of the scrubs that cleared them
+ *		 if only cleared pages came, else to NULL
+ *
+ * The allocator alone, without TTM state, so that KUnit can test it.
+ *
+ * Return: 0, -ENOSPC if @place cannot hold @size now or ever (TTM then
+ * evicts or tries its next place), -EINVAL for a malformed request.
+ */
+int vmgpu_vram_mgr_alloc_blocks(struct vmgpu_vram_mgr *mgr,
+				const struct ttm_place *place, u64 size,
+				struct list_head *blocks, struct dma_fence **clear_fence)
 {
 	struct gpu_buddy_block *block;
 	unsigned long flags = 0;
@@ -83,17 +128,9 @@ static int vmgpu_vram_mgr_take(struct vmgpu_vram_mgr *mgr, const struct ttm_plac
 	if (clear_fence)
 		vmgpu_vram_scrub_check(vmgpu_vram_mgr_device(mgr), mgr);
 	ret = -ENOSPC;
-	/*
-	 * Top-down is there to leave the CPU-visible part free. The buddy
-	 * allocator looks for the highest block among cleared or among dirty
-	 * ones first (DOC: scrubbing freed VRAM), not among all: ask for the
-	 * rest of the segment first.
-	 */
-	if ((place->flags & TTM_PL_FLAG_TOPDOWN) && mgr->cpu_visible > start &&
-	    mgr->cpu_visible < end && end - mgr->cpu_visible >= size)
-		ret = gpu_buddy_alloc_blocks(&mgr->mm, mgr->cpu_visible, end, size,
-					     mgr->segment->page_size, blocks,
-					     flags | GPU_BUDDY_RANGE_ALLOCATION);
+	if ((place->flags & TTM_PL_FLAG_TOPDOWN) && !start && end == mgr->segment->size &&
+	    mgr->cpu_visible && mgr->cpu_visible < end && end - mgr->cpu_visible >= size)
+		ret = vmgpu_vram_mgr_take_beyond_bar(mgr, size, blocks, flags);
 	if (ret) {
 		if (place->flags & TTM_PL_FLAG_TOPDOWN)
 			flags |= GPU_BUDDY_TOPDOWN_ALLOCATION;
@@ -114,25 +151,6 @@ static int vmgpu_vram_mgr_take(struct vmgpu_vram_mgr *mgr, const struct ttm_plac
 	mutex_unlock(&mgr->lock);
 	/* TTM evicts on -ENOSPC; anything else from the buddy is the same. */
 	return ret ? -ENOSPC : 0;
-}
-
-/**
- * vmgpu_vram_mgr_alloc_blocks() - take pages of a memory segment
- * @mgr: the segment's manager
- * @place: where in the segment, and how (contiguous, top-down)
- * @size: bytes, a multiple of the segment's page size
- * @blocks: the buddy blocks are added here
- *
- * The allocator alone, without TTM state, so that KUnit can test it.
- *
- * Return: 0, -ENOSPC if @place cannot hold @size now or ever (TTM then
- * evicts or tries its next place), -EINVAL for a malformed request.
- */
-int vmgpu_vram_mgr_alloc_blocks(struct vmgpu_vram_mgr *mgr,
-				const struct ttm_place *place, u64 size,
-				struct list_head *blocks)
-{
-	return vmgpu_vram_mgr_take(mgr, place, size, blocks, NULL);
 }
 
 /* start is the lowest page: the physical reference when contiguous. */
@@ -159,9 +177,9 @@ static int vmgpu_vram_mgr_alloc(struct ttm_resource_manager *man,
 	if (!vres)
 		return -ENOMEM;
 	INIT_LIST_HEAD(&vres->blocks);
-	ret = vmgpu_vram_mgr_take(mgr, place, tbo->base.size, &vres->blocks,
-				  READ_ONCE(vmgpu_vram_mgr_device(mgr)->vram_scrub_on) ?
-				  &vres->clear_fence : NULL);
+	ret = vmgpu_vram_mgr_alloc_blocks(mgr, place, tbo->base.size, &vres->blocks,
+					  READ_ONCE(vmgpu_vram_mgr_device(mgr)->vram_scrub_on) ?
+					  &vres->clear_fence : NULL);
 	if (ret) {
 		kfree(vres);
 		return ret;

@@ -19,7 +19,7 @@ struct vmgpu_vram_mgr;
 int vmgpu_vram_mgr_init(struct vmgpu_device *vdev);
 int vmgpu_vram_mgr_alloc_blocks(struct vmgpu_vram_mgr *mgr,
 				const struct ttm_place *place, u64 size,
-				struct list_head *blocks);
+				struct list_head *blocks, struct dma_fence **clear_fence);
 void vmgpu_vram_mgr_fini(struct vmgpu_device *vdev, u32 count);
 struct dma_fence *vmgpu_vram_res_clear_fence(struct ttm_resource *res);
 void vmgpu_vram_res_cursor_init(struct vmgpu_device *vdev, struct ttm_resource *res,

@@ -59,9 +59,10 @@
  *   only.
  *
  * A new allocation asks for cleared blocks first; a top-down one (which
- * keeps out of the CPU-visible part of the segment) gets the lowest free
- * blocks beyond the BAR, cleared ones first only among whole free blocks
- * of the allocator. If it gets only cleared ones, its first backing is not
+ * keeps out of the CPU-visible part of the segment) gets the highest
+ * cleared blocks if they all lie beyond the BAR, else the lowest free
+ * blocks beyond it, whatever their state. If it gets only cleared ones,
+ * its first backing is not
  * cleared again: the segment's last scrub fence becomes the allocation's
  * kernel fence and its last paging operation (&vmgpu_vram_resource.
  * clear_fence), which every CPU and GPU user waits for and the display

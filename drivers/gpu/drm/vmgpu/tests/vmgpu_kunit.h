@@ -83,7 +83,7 @@ static inline void vmgpu_kunit_take_page(struct kunit *test, struct vmgpu_vram_m
 		.fpfn = offset >> PAGE_SHIFT,
 		.lpfn = (offset + page) >> PAGE_SHIFT,
 	};
-	int ret = vmgpu_vram_mgr_alloc_blocks(mgr, &exactly, page, list);
+	int ret = vmgpu_vram_mgr_alloc_blocks(mgr, &exactly, page, list, NULL);
 
 	KUNIT_ASSERT_EQ(test, 0, ret);
 }

@@ -49,7 +49,8 @@ static void vram_contiguous_is_one_range(struct kunit *test)
 	LIST_HEAD(blocks);
 
 	vram_fragment(test, mgr, SZ_8M, &taken);
-	KUNIT_ASSERT_EQ(test, 0, vmgpu_vram_mgr_alloc_blocks(mgr, &contiguous, SZ_1M, &blocks));
+	KUNIT_ASSERT_EQ(test, 0,
+			vmgpu_vram_mgr_alloc_blocks(mgr, &contiguous, SZ_1M, &blocks, NULL));
 	vres = vram_res(test, mgr, &blocks, SZ_1M);
 	KUNIT_EXPECT_TRUE(test, vmgpu_vram_mgr_compatible(&mgr->manager, &vres->base,
 							  &contiguous, SZ_1M));
@@ -75,8 +76,8 @@ static void vram_pages_fill_holes(struct kunit *test)
 
 	vram_fragment(test, mgr, SZ_16M, &taken);
 	KUNIT_EXPECT_EQ(test, -ENOSPC, vmgpu_vram_mgr_alloc_blocks(mgr, &contiguous,
-								   SZ_128K, &blocks));
-	KUNIT_ASSERT_EQ(test, 0, vmgpu_vram_mgr_alloc_blocks(mgr, &any, SZ_1M, &blocks));
+								   SZ_128K, &blocks, NULL));
+	KUNIT_ASSERT_EQ(test, 0, vmgpu_vram_mgr_alloc_blocks(mgr, &any, SZ_1M, &blocks, NULL));
 	vres = vram_res(test, mgr, &blocks, SZ_1M);
 	KUNIT_EXPECT_EQ(test, list_count_nodes(&vres->blocks), SZ_1M / SZ_64K);
 	KUNIT_EXPECT_FALSE(test, vmgpu_vram_mgr_compatible(&mgr->manager, &vres->base,
@@ -97,8 +98,8 @@ static void vram_range_and_top_down(struct kunit *test)
 	LIST_HEAD(low);
 	LIST_HEAD(up);
 
-	KUNIT_ASSERT_EQ(test, 0, vmgpu_vram_mgr_alloc_blocks(mgr, &visible, SZ_2M, &low));
-	KUNIT_ASSERT_EQ(test, 0, vmgpu_vram_mgr_alloc_blocks(mgr, &top, SZ_2M, &up));
+	KUNIT_ASSERT_EQ(test, 0, vmgpu_vram_mgr_alloc_blocks(mgr, &visible, SZ_2M, &low, NULL));
+	KUNIT_ASSERT_EQ(test, 0, vmgpu_vram_mgr_alloc_blocks(mgr, &top, SZ_2M, &up, NULL));
 	low_res = vram_res(test, mgr, &low, SZ_2M);
 	top_res = vram_res(test, mgr, &up, SZ_2M);
 	KUNIT_EXPECT_TRUE(test, vmgpu_vram_mgr_compatible(&mgr->manager, &low_res->base,
@@ -132,12 +133,60 @@ static void vram_top_down_beyond_the_bar_whatever_is_clear(struct kunit *test)
 
 	mgr->cpu_visible = SZ_8M;
 	gpu_buddy_reset_clear(&mgr->mm, true);
-	KUNIT_ASSERT_EQ(test, 0, vmgpu_vram_mgr_alloc_blocks(mgr, &visible, SZ_2M, &low));
+	KUNIT_ASSERT_EQ(test, 0, vmgpu_vram_mgr_alloc_blocks(mgr, &visible, SZ_2M, &low, NULL));
 	gpu_buddy_free_list(&mgr->mm, &low, 0);
-	KUNIT_ASSERT_EQ(test, 0, vmgpu_vram_mgr_alloc_blocks(mgr, &top, SZ_2M, &up));
+	KUNIT_ASSERT_EQ(test, 0, vmgpu_vram_mgr_alloc_blocks(mgr, &top, SZ_2M, &up, NULL));
 	list_for_each_entry(block, &up, link)
 		KUNIT_EXPECT_GE(test, gpu_buddy_block_offset(block), (u64)SZ_8M);
 	gpu_buddy_free_list(&mgr->mm, &up, 0);
+}
+
+/*
+ * Top-down asking for cleared pages (a new backing while the scrub is on):
+ * the highest cleared blocks beyond the BAR, not a dirty one freed lower
+ * down; and with nothing cleared beyond the BAR, pages there anyway, the
+ * cleared ones of the CPU-visible part left as they were.
+ */
+static void vram_top_down_takes_cleared_beyond_the_bar(struct kunit *test)
+{
+	struct vmgpu_device *vdev = vmgpu_kunit_device(test, SZ_16M);
+	struct vmgpu_vram_mgr *mgr = &vdev->vram_mgrs[0];
+	const struct ttm_place top = { .flags = TTM_PL_FLAG_TOPDOWN };
+	struct gpu_buddy *mm = &mgr->mm;
+	u64 page = mgr->segment->page_size;
+	struct dma_fence *clear_fence;
+	struct gpu_buddy_block *block;
+	u64 clear_avail;
+	LIST_HEAD(visible);
+	LIST_HEAD(dirty);
+	LIST_HEAD(got);
+
+	mgr->cpu_visible = SZ_8M;
+	gpu_buddy_reset_clear(mm, true);
+	KUNIT_ASSERT_EQ(test, 0, gpu_buddy_alloc_blocks(mm, 0, SZ_2M, SZ_2M, page, &visible, 0));
+	KUNIT_ASSERT_EQ(test, 0, gpu_buddy_alloc_blocks(mm, SZ_8M, SZ_8M + SZ_2M, SZ_2M, page,
+							&dirty, 0));
+	gpu_buddy_free_list(mm, &dirty, 0);
+
+	KUNIT_ASSERT_EQ(test, 0, vmgpu_vram_mgr_alloc_blocks(mgr, &top, SZ_2M, &got, &clear_fence));
+	list_for_each_entry(block, &got, link) {
+		KUNIT_EXPECT_GE(test, gpu_buddy_block_offset(block), (u64)SZ_8M);
+		KUNIT_EXPECT_TRUE(test, gpu_buddy_block_is_clear(block));
+	}
+	gpu_buddy_free_list(mm, &got, GPU_BUDDY_CLEARED);
+
+	KUNIT_ASSERT_EQ(test, 0, gpu_buddy_alloc_blocks(mm, SZ_8M, SZ_16M, SZ_8M, page,
+							&dirty, 0));
+	gpu_buddy_free_list(mm, &dirty, 0);
+	clear_avail = mm->clear_avail;
+	KUNIT_ASSERT_EQ(test, 0, vmgpu_vram_mgr_alloc_blocks(mgr, &top, SZ_2M, &got, &clear_fence));
+	list_for_each_entry(block, &got, link) {
+		KUNIT_EXPECT_GE(test, gpu_buddy_block_offset(block), (u64)SZ_8M);
+		KUNIT_EXPECT_FALSE(test, gpu_buddy_block_is_clear(block));
+	}
+	KUNIT_EXPECT_EQ(test, clear_avail, mm->clear_avail);
+	gpu_buddy_free_list(mm, &got, 0);
+	gpu_buddy_free_list(mm, &visible, 0);
 }
 
 /* -ENOSPC where TTM should try elsewhere, -EINVAL for a malformed request. */
@@ -149,9 +198,12 @@ static void vram_errors(struct kunit *test)
 	const struct ttm_place any = {};
 	LIST_HEAD(blocks);
 
-	KUNIT_EXPECT_EQ(test, -ENOSPC, vmgpu_vram_mgr_alloc_blocks(mgr, &visible, SZ_2M, &blocks));
-	KUNIT_EXPECT_EQ(test, -ENOSPC, vmgpu_vram_mgr_alloc_blocks(mgr, &any, SZ_32M, &blocks));
-	KUNIT_EXPECT_EQ(test, -EINVAL, vmgpu_vram_mgr_alloc_blocks(mgr, &any, SZ_4K, &blocks));
+	KUNIT_EXPECT_EQ(test, -ENOSPC,
+			vmgpu_vram_mgr_alloc_blocks(mgr, &visible, SZ_2M, &blocks, NULL));
+	KUNIT_EXPECT_EQ(test, -ENOSPC,
+			vmgpu_vram_mgr_alloc_blocks(mgr, &any, SZ_32M, &blocks, NULL));
+	KUNIT_EXPECT_EQ(test, -EINVAL,
+			vmgpu_vram_mgr_alloc_blocks(mgr, &any, SZ_4K, &blocks, NULL));
 	KUNIT_EXPECT_TRUE(test, list_empty(&blocks));
 }
 
@@ -205,6 +257,7 @@ static struct kunit_case vmgpu_vram_mgr_cases[] = {
 	KUNIT_CASE(vram_pages_fill_holes),
 	KUNIT_CASE(vram_range_and_top_down),
 	KUNIT_CASE(vram_top_down_beyond_the_bar_whatever_is_clear),
+	KUNIT_CASE(vram_top_down_takes_cleared_beyond_the_bar),
 	KUNIT_CASE(vram_errors),
 	KUNIT_CASE(vram_cursor_runs),
 	{}
