@@ -215,7 +215,7 @@ TEST_F(kms, nonresident_framebuffer_is_shown_with_its_contents)
 
 /*
  * A primary whose clear failed is shown black, never with what its memory
- * held before: the pin looks at the clear's outcome and clears again.
+ * held before: the commit sees the clear's outcome and shows no primary.
  */
 TEST_F(kms, primary_whose_clear_failed_is_shown_black)
 {
@@ -248,6 +248,57 @@ TEST_F(kms, primary_whose_clear_failed_is_shown_black)
 	ASSERT_LE(0, self->crc_fd) TH_LOG("no crtc-0/crc in debugfs");
 	EXPECT_EQ(0, vmgpu_test_crc_wait(self->crc_fd, frame_crc(&black, w, h, NULL, 0, 0), &seen))
 		TH_LOG("head shows CRC 0x%08x, not black", seen);
+	free(black.map);
+}
+
+static double ms_since(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (t1.tv_sec - t0->tv_sec) * 1e3 + (t1.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+/*
+ * A nonblocking flip to a primary whose clear is still queued returns at
+ * once: the commit tail, not the ioctl, waits for the clear, and the flip
+ * completes only after it.
+ */
+TEST_F(kms, nonblocking_flip_waits_for_the_clear_in_the_commit)
+{
+	uint32_t w = self->mode.hdisplay, h = self->mode.vdisplay, seen;
+	struct vmgpu_test_fb black = { .pitch = w * 4 }, fb;
+	struct pollfd p = { .fd = self->fd, .events = POLLIN };
+	drmEventContext ev = { .version = 2 };
+	struct timespec held, flipped;
+	double ioctl_ms;
+	int ret;
+
+	black.map = calloc(w, h * 4);
+	ASSERT_NE(NULL, black.map);
+	ASSERT_EQ(0, set_crtc(self, self->a.id));
+	/* Its own clear, on memory full of garbage, behind a held paging ring. */
+	ASSERT_EQ(0, vmgpu_test_vram_scrub(0));
+	ASSERT_EQ(0, vmgpu_test_dirty_segment(self->dev, 1, vmgpu_test_aperture(self->dev),
+					      16 << 20));
+	clock_gettime(CLOCK_MONOTONIC, &held);
+	ASSERT_EQ(0, vmgpu_test_debugfs_write("inject_paging_delay", "3000"));
+	ret = vmgpu_test_dumb_fb(self->fd, w, h, DRM_FORMAT_XRGB8888, &fb);
+	vmgpu_test_vram_scrub(1);
+	ASSERT_EQ(0, ret);
+
+	clock_gettime(CLOCK_MONOTONIC, &flipped);
+	ASSERT_EQ(0, drmModePageFlip(self->fd, self->crtc, fb.id, DRM_MODE_PAGE_FLIP_EVENT, NULL));
+	ioctl_ms = ms_since(&flipped);
+	EXPECT_GT(1500, ioctl_ms) TH_LOG("the flip ioctl took %.0f ms: it waited for the clear",
+					 ioctl_ms);
+	ASSERT_EQ(1, poll(&p, 1, 10000)) TH_LOG("no flip event");
+	ASSERT_EQ(0, drmHandleEvent(self->fd, &ev));
+	EXPECT_LE(2500, ms_since(&held)) TH_LOG("the flip completed before the clear");
+	self->crc_fd = vmgpu_test_crc_open(0);
+	ASSERT_LE(0, self->crc_fd) TH_LOG("no crtc-0/crc in debugfs");
+	EXPECT_EQ(0, vmgpu_test_crc_wait(self->crc_fd, frame_crc(&black, w, h, NULL, 0, 0), &seen))
+		TH_LOG("head shows CRC 0x%08x, not the cleared buffer", seen);
 	free(black.map);
 }
 

@@ -39,6 +39,11 @@
  * shows one it is pinned contiguous in a memory segment or mapped into the
  * aperture segment, the latter only while shown (DOC: planes). A pinned
  * allocation is never evicted, and an Evict of it fails with -EBUSY.
+ * The commit waits for the clear or move queued on a primary (its kernel
+ * fences), in the commit tail for a nonblocking one; if that failed, the
+ * head shows no primary until a later commit, whose pin clears it again
+ * (vmgpu_plane_shows()). A cursor's pin waits itself: async cursor updates
+ * wait for no fence.
  *
  * The device latches a head's registers, as the COMMIT found them, at the
  * vblank after it (at once for an async flip, DRM_MODE_PAGE_FLIP_ASYNC:
@@ -244,7 +249,7 @@ static void vmgpu_crtc_atomic_flush(struct drm_crtc *crtc, struct drm_atomic_sta
 	/* States are swapped: the primary's is this commit's. */
 	primary = crtc->primary->state;
 	latched = VMGPU_HEAD_CTRL_ENABLE;
-	if (primary->crtc != crtc || !primary->visible)
+	if (primary->crtc != crtc || !primary->visible || !vmgpu_plane_shows(primary))
 		latched |= VMGPU_HEAD_CTRL_PRIMARY_OFF;
 	vmgpu_head_commit(head, latched, now ? VMGPU_HEAD_COMMIT_NOW : VMGPU_HEAD_COMMIT_VBLANK);
 	if (event) {

@@ -47,5 +47,6 @@ static inline u32 vmgpu_head_read(struct vmgpu_head *head, u32 reg)
 int vmgpu_display_init(struct vmgpu_device *vdev);
 void vmgpu_display_unplug(struct vmgpu_device *vdev);
 int vmgpu_planes_init(struct vmgpu_device *vdev, struct vmgpu_head *head);
+bool vmgpu_plane_shows(struct drm_plane_state *state);
 
 #endif

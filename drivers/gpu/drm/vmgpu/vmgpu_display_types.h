@@ -33,6 +33,12 @@ struct vmgpu_plane_state {
 	 * is: a plane of a CRTC that is off shows nothing).
 	 */
 	bool pinned;
+	/**
+	 * @contents: a primary's last paging operation (clear or move), not
+	 * finished when the framebuffer was pinned; the commit waits for it,
+	 * and the head shows no primary if it failed (vmgpu_plane_shows()).
+	 */
+	struct dma_fence *contents;
 };
 
 /**

@@ -89,9 +89,8 @@
  *
  * Waits for its clears and moves, and clears again what any that failed
  * left (see vmgpu_bo_needs_scrub()): from then on the backing holds
- * nothing of an earlier owner. The display calls it before a primary is
- * shown, which makes a flip to an allocation being moved wait for the
- * move in the ioctl.
+ * nothing of an earlier owner. The display calls it before a cursor is
+ * shown: an async cursor update waits for no fence.
  *
  * Return: 0; -EIO if it cannot be cleared; -EINTR or -ERESTARTSYS if
  * interrupted; -ENOMEM.
@@ -115,6 +114,35 @@ int vmgpu_bo_settle(struct vmgpu_bo *vbo, bool intr)
 			return ret;
 	}
 	return -EIO;
+}
+
+/**
+ * vmgpu_bo_settle_queued() - repair a backing, leaving the waits to the caller
+ * @vbo: the allocation, reserved
+ * @last: set to a reference to the last paging operation on the backing,
+ *	  if there is one that was not looked at yet, else NULL
+ *
+ * vmgpu_bo_settle() for a user that waits for the allocation's kernel
+ * fences itself (a display commit): a failed paging operation already seen
+ * is cleared again, queued; one still to finish is handed over in @last,
+ * and the caller must not show the backing if it fails. Only a backing
+ * that needs clearing after work still queued on it is waited for.
+ *
+ * Return: 0; -EIO if it cannot be cleared; -EINTR or -ERESTARTSYS if
+ * interrupted; -ENOMEM.
+ */
+int vmgpu_bo_settle_queued(struct vmgpu_bo *vbo, struct dma_fence **last)
+{
+	int ret;
+
+	*last = NULL;
+	if (vmgpu_bo_needs_scrub(vbo)) {
+		ret = vbo->paging_fence ? vmgpu_bo_settle(vbo, true) : vmgpu_bo_scrub(vbo);
+		if (ret && ret != -EAGAIN)
+			return ret;
+	}
+	*last = dma_fence_get(vbo->paging_fence);
+	return 0;
 }
 
 /**

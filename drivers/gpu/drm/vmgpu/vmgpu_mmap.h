@@ -7,6 +7,7 @@
 
 #include <linux/types.h>
 
+struct dma_fence;
 struct drm_gem_object;
 struct iosys_map;
 struct vm_area_struct;
@@ -14,6 +15,7 @@ struct vmgpu_bo;
 
 int vmgpu_bo_cpu_reach(struct vmgpu_bo *vbo, bool may_move);
 int vmgpu_bo_settle(struct vmgpu_bo *vbo, bool intr);
+int vmgpu_bo_settle_queued(struct vmgpu_bo *vbo, struct dma_fence **last);
 int vmgpu_bo_prepare_access(struct vmgpu_bo *vbo, bool intr);
 int vmgpu_gem_mmap(struct drm_gem_object *obj, struct vm_area_struct *vma);
 int vmgpu_gem_vmap(struct drm_gem_object *obj, struct iosys_map *map);

@@ -141,7 +141,13 @@ static void vmgpu_display_placement(struct vmgpu_bo *vbo, struct ttm_placement *
 		};
 }
 
-static int vmgpu_display_pin(struct vmgpu_bo *vbo, u32 *space, u64 *addr)
+/*
+ * @contents: NULL to wait for the kernel's work on the framebuffer here
+ * (a cursor: async updates wait for no fence), else where to put its
+ * unfinished last paging operation (vmgpu_bo_settle_queued()).
+ */
+static int vmgpu_display_pin(struct vmgpu_bo *vbo, u32 *space, u64 *addr,
+			     struct dma_fence **contents)
 {
 	struct ttm_operation_ctx ctx = { .interruptible = true };
 	struct ttm_place places[ARRAY_SIZE(vbo->places) + 1];
@@ -176,11 +182,12 @@ static int vmgpu_display_pin(struct vmgpu_bo *vbo, u32 *space, u64 *addr)
 		WRITE_ONCE(vbo->display_pins, 0);
 	}
 	/*
-	 * The head shows what the last clear or move wrote, or a scrub if it
-	 * failed: never what the memory held for an earlier owner.
+	 * The head shows what the last clear or move wrote, a scrub if it
+	 * failed, or no primary: never what the memory held for an earlier
+	 * owner.
 	 */
 	if (!ret)
-		ret = vmgpu_bo_settle(vbo, true);
+		ret = contents ? vmgpu_bo_settle_queued(vbo, contents) : vmgpu_bo_settle(vbo, true);
 	if (!ret) {
 		ttm_bo_pin(&vbo->tbo);
 		WRITE_ONCE(vbo->display_pins, vbo->display_pins + 1);
@@ -232,7 +239,8 @@ static int vmgpu_plane_prepare_fb(struct drm_plane *plane, struct drm_plane_stat
 	if (!new->visible)
 		return 0;
 	vbo = gem_to_vmgpu_bo(new->fb->obj[0]);
-	ret = vmgpu_display_pin(vbo, &vstate->space, &vstate->addr);
+	ret = vmgpu_display_pin(vbo, &vstate->space, &vstate->addr,
+				plane->type == DRM_PLANE_TYPE_PRIMARY ? &vstate->contents : NULL);
 	if (ret) {
 		drm_dbg_kms(plane->dev, "[PLANE:%d] cannot pin its framebuffer: %d\n",
 			    plane->base.id, ret);
@@ -245,6 +253,21 @@ static int vmgpu_plane_prepare_fb(struct drm_plane *plane, struct drm_plane_stat
 	else
 		vstate->pinned = true;
 	return ret;
+}
+
+/**
+ * vmgpu_plane_shows() - whether a committed plane's framebuffer may be shown
+ * @state: the plane's state, its fences waited for
+ *
+ * Return: false if the framebuffer's last clear or move, unfinished when
+ * it was pinned, failed or has still not finished: its memory may hold
+ * anything, another process's bytes included. True otherwise.
+ */
+bool vmgpu_plane_shows(struct drm_plane_state *state)
+{
+	struct dma_fence *contents = to_vmgpu_plane_state(state)->contents;
+
+	return !contents || dma_fence_get_status(contents) == 1;
 }
 
 static void vmgpu_plane_cleanup_fb(struct drm_plane *plane, struct drm_plane_state *old)
@@ -428,12 +451,14 @@ static struct drm_plane_state *vmgpu_plane_duplicate_state(struct drm_plane *pla
 		return NULL;
 	/* Its own prepare_fb pins, if it shows something. */
 	vstate->pinned = false;
+	vstate->contents = NULL;
 	__drm_atomic_helper_plane_duplicate_state(plane, &vstate->base);
 	return &vstate->base;
 }
 
 static void vmgpu_plane_destroy_state(struct drm_plane *plane, struct drm_plane_state *state)
 {
+	dma_fence_put(to_vmgpu_plane_state(state)->contents);
 	__drm_atomic_helper_plane_destroy_state(state);
 	kfree(to_vmgpu_plane_state(state));
 }
