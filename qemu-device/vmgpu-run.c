@@ -160,8 +160,13 @@ static bool vmgpu_run_direct(VmgpuState *s, uint64_t bus, uint64_t *len,
     RCU_READ_LOCK_GUARD();
     mr = address_space_translate(as, bus, &xlat, &l, write,
                                  MEMTXATTRS_UNSPECIFIED);
-    /* The device's own BARs: the page path refuses them (ERR_DMA). */
-    if (memory_region_owner(mr) == OBJECT(s) ||
+    /*
+     * Guest RAM only. The device's own BARs: the page path refuses them
+     * (ERR_DMA). Another device's memory (a peer's BAR) is copied a page
+     * at a time under the BQL: its owner may free what backs it while the
+     * copy thread would write there, which a mapping does not prevent.
+     */
+    if (object_dynamic_cast(memory_region_owner(mr), TYPE_DEVICE) ||
         !memory_access_is_direct(mr, write, MEMTXATTRS_UNSPECIFIED)) {
         return false;
     }

@@ -152,6 +152,30 @@ def test_run_path_is_taken(qt, dev):
         assert oqt.read(VRAM_BAR + DST, 16 * PAGE) == data
 
 
+BOCHS_BAR = 0xE0000000
+
+
+def test_run_never_maps_a_peers_memory(qt, dev):
+    # Traced: a FILL into another device's RAM BAR (bochs-display's
+    # framebuffer) is written a page at a time, never mapped as a run for
+    # the copy thread, whose target its owner may free meanwhile; into
+    # guest RAM the same FILL is one run.
+    size = 32 * PAGE
+    with own_device(qt, ",copy-budget=1M",
+                    pre_args=("-device", "bochs-display", "-trace", "vmgpu_run")) as (oqt, odev):
+        bochs = next(d for d in range(32) if oqt.cfg_read(d, 0) == 0x11111234)
+        oqt.cfg_write(bochs, 0x10, BOCHS_BAR)
+        oqt.cfg_write(bochs, 0x04, 0x2)
+        oqt.write(BOCHS_BAR, bytes(size))
+        run(odev, cmd_fill(addr("SYSTEM", BOCHS_BAR), size, 0x2468ACE0),
+            cmd_fill(addr("SYSTEM", page(0)), size, 0x2468ACE0))
+        assert oqt.read(BOCHS_BAR, size) == words(0x2468ACE0, size), "peer memory not filled"
+        assert oqt.read(page(0), size) == words(0x2468ACE0, size)
+        runs = traced_runs(oqt)
+        assert (HW["VMGPU_SPACE_SYSTEM"], page(0), size, 1) in runs, runs
+        assert not [r for r in runs if r[1] == BOCHS_BAR], runs
+
+
 def test_run_meets_compressed_pages(qt, dev):
     # A FILL through VM 1 over four pages, the middle two compressed: those
     # are stored encoded, the others plain.
@@ -192,5 +216,5 @@ def test_run_slices_keep_the_budget(qt, dev):
 TESTS = [
     test_run_table_write_before_command_is_seen, test_run_resolve_sees_table_writes,
     test_run_stops_at_a_fault, test_run_through_the_gart, test_run_path_is_taken,
-    test_run_meets_compressed_pages, test_run_fill_patterns, test_run_slices_keep_the_budget,
+    test_run_never_maps_a_peers_memory, test_run_meets_compressed_pages, test_run_fill_patterns, test_run_slices_keep_the_budget,
 ]
