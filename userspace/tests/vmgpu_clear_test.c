@@ -204,24 +204,80 @@ TEST_F(clear, scrubbed_vram_needs_no_fill)
 	vmgpu_test_write_file(CHUNK_EVENT, "0");
 }
 
+#define BEYOND_MAX	64
+
+/*
+ * Fill segment 1 beyond the BAR with physical allocations of size bytes,
+ * until one would go into the CPU-visible part; from bos[*n].
+ */
+static int fill_beyond_the_bar(vmgpu_device *dev, uint64_t visible, uint64_t size,
+			       vmgpu_bo **bos, uint64_t *offsets, int *n)
+{
+	struct drm_vmgpu_gem_info info;
+	int ret;
+
+	while (*n < BEYOND_MAX) {
+		ret = vmgpu_test_create(dev, size, DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY, 1u << 1, 1,
+					&bos[*n]);
+		if (ret == -ENOSPC || ret == -ENOMEM)
+			return 0;
+		if (ret)
+			return ret;
+		ret = vmgpu_bo_info(bos[*n], &info);
+		if (ret || info.segment_id != 1 || info.offset < visible) {
+			vmgpu_bo_unref(bos[*n]);
+			return ret;
+		}
+		offsets[(*n)++] = info.offset;
+	}
+	return -E2BIG;
+}
+
 /*
  * An allocation without CPU access is placed top-down, out of the part of
- * segment 1 the VRAM BAR reaches (where there is one: norebar, nohap):
- * there too it takes cleared pages, not the dirty ones just freed.
+ * segment 1 the VRAM BAR reaches (norebar, nohap): there too it takes
+ * cleared pages, not the dirty ones just freed lower down. Segment 1
+ * beyond the BAR is filled; its highest allocation is freed and
+ * scrubbed, then its lowest freed, its scrub held back, and a new
+ * allocation comes.
  */
 TEST_F(clear, scrubbed_vram_beyond_the_bar_needs_no_fill)
 {
-	uint64_t scrubs, failed;
+	const struct drm_vmgpu_segment *seg = vmgpu_test_segment(self->s, 1);
+	uint64_t offsets[BEYOND_MAX], scrubs, failed, used;
+	int i, n = 0, low = 0, high = 0, fills;
+	vmgpu_bo *bos[BEYOND_MAX];
 	uint32_t where;
-	vmgpu_bo *bo;
 
+	ASSERT_NE(NULL, seg);
+	if (!seg->cpu_visible_size || seg->cpu_visible_size == seg->size)
+		SKIP(return, "segment 1 is all CPU-visible here");
 	ASSERT_EQ(0, vmgpu_test_write_file(CHUNK_EVENT, "1"));
 	ASSERT_EQ(0, vmgpu_test_vram_scrubbed(1, 1, &scrubs, &failed));
-	/* Freed dirty; the next allocation comes before the scrub does. */
-	ASSERT_EQ(0, vmgpu_test_create(self->dev, CLEAR_SIZE, 0, 1u << 1, 1, &bo));
-	vmgpu_bo_unref(bo);
-	EXPECT_EQ(0, fills_to_create(self->dev, 0, 1u << 1, 1, &where));
+	ASSERT_EQ(0, fill_beyond_the_bar(self->dev, seg->cpu_visible_size, 16 * CLEAR_SIZE,
+					 bos, offsets, &n));
+	ASSERT_EQ(0, fill_beyond_the_bar(self->dev, seg->cpu_visible_size, CLEAR_SIZE,
+					 bos, offsets, &n));
+	ASSERT_LE(2, n);
+	for (i = 1; i < n; i++) {
+		low = offsets[i] < offsets[low] ? i : low;
+		high = offsets[i] > offsets[high] ? i : high;
+	}
+	vmgpu_bo_unref(bos[high]);
+	ASSERT_EQ(0, vmgpu_test_vram_scrubbed(1, 1, &scrubs, &failed));
+	/* The lowest is freed, and stays dirty while the next one is made. */
+	ASSERT_EQ(0, vmgpu_test_segment_used(self->dev, 1, &used));
+	ASSERT_EQ(0, vmgpu_test_debugfs_write("inject_scrub_delay_ms", "8000"));
+	vmgpu_bo_unref(bos[low]);
+	ASSERT_GE(used - CLEAR_SIZE, vmgpu_test_used_drops_to(self->dev, 1, used - CLEAR_SIZE, 3000));
+	fills = fills_to_create(self->dev, 0, 1u << 1, 1, &where);
+	vmgpu_test_debugfs_write("inject_scrub_delay_ms", "0");
+	EXPECT_EQ(0, fills) TH_LOG("the allocation took the dirty pages at 0x%llx",
+				   (unsigned long long)offsets[low]);
 	EXPECT_EQ(1, where);
+	for (i = 0; i < n; i++)
+		if (i != low && i != high)
+			vmgpu_bo_unref(bos[i]);
 	vmgpu_test_write_file(CHUNK_EVENT, "0");
 }
 

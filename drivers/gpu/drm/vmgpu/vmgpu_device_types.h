@@ -335,6 +335,11 @@ struct vmgpu_inject {
 	/** @scrub_faults: scrubs of freed VRAM still to fail. */
 	atomic_t scrub_faults;
 	/**
+	 * @scrub_delay_ms: how much longer freed VRAM waits for its scrub
+	 * (inject_scrub_delay_ms).
+	 */
+	u32 scrub_delay_ms;
+	/**
 	 * @vm_free_delay_ms: how long a dying GPU VA space waits before it
 	 * is released, holding its device VM (inject_vm_free_delay_ms).
 	 */

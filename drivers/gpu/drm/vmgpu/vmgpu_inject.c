@@ -51,6 +51,10 @@
  * inject_scrub_fault: the same for the next N scrubs of freed VRAM (DOC:
  * scrubbing freed VRAM), which no other paging operation takes.
  *
+ * inject_scrub_delay_ms: VRAM freed from now on waits this much longer,
+ * at most 10 s, for its scrub: it stays dirty, which makes "the allocator
+ * passes dirty pages over" observable. 0 (the default) adds nothing.
+ *
  * inject_vm_free_delay_ms: a dying GPU VA space (its file closed, its
  * jobs done) waits this long, at most 10 s, before it is released: it
  * keeps its device VM meanwhile, on the slot LRU, where a slot search
@@ -278,6 +282,18 @@ bool vmgpu_inject_scrub_fault(struct vmgpu_device *vdev, union vmgpu_cmd *cmd)
 }
 
 /**
+ * vmgpu_inject_scrub_delay() - what inject_scrub_delay_ms adds to the wait
+ * of freed VRAM for its scrub
+ * @vdev: the device
+ *
+ * Return: milliseconds.
+ */
+u32 vmgpu_inject_scrub_delay(struct vmgpu_device *vdev)
+{
+	return min_t(u32, READ_ONCE(vdev->inject.scrub_delay_ms), VMGPU_INJECT_DELAY_MAX_MS);
+}
+
+/**
  * vmgpu_inject_vm_free_delay() - hold a dying GPU VA space before its
  * release, as inject_vm_free_delay_ms asks
  * @vdev: the device
@@ -374,6 +390,7 @@ int vmgpu_inject_init(struct vmgpu_device *vdev)
 	debugfs_create_file("inject_paging_fault", 0600, root, vdev,
 			    &vmgpu_inject_fault_fops);
 	debugfs_create_atomic_t("inject_scrub_fault", 0600, root, &vdev->inject.scrub_faults);
+	debugfs_create_u32("inject_scrub_delay_ms", 0600, root, &vdev->inject.scrub_delay_ms);
 	debugfs_create_u32("inject_vm_free_delay_ms", 0600, root,
 			   &vdev->inject.vm_free_delay_ms);
 	debugfs_create_u32("inject_reset_delay_ms", 0600, root,

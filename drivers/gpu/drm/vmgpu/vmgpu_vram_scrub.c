@@ -85,7 +85,8 @@
  *
  * debugfs: vram_scrub turns the scheme off (new backings are cleared one
  * by one again, for tests of that path) and on; inject_scrub_fault makes
- * the next N scrubs fail; segment_managers counts scrubs and failures.
+ * the next N scrubs fail, inject_scrub_delay_ms makes frees wait longer
+ * for theirs; segment_managers counts scrubs and failures.
  */
 
 /* Dirty bytes one scrub takes at most: one job, a few commands, no wait. */
@@ -111,7 +112,8 @@ void vmgpu_vram_scrub_queue(struct vmgpu_device *vdev)
 {
 	if (READ_ONCE(vdev->vram_scrub_on))
 		queue_delayed_work(system_unbound_wq, &vdev->vram_scrub,
-				   msecs_to_jiffies(VMGPU_SCRUB_DELAY_MS));
+				   msecs_to_jiffies(VMGPU_SCRUB_DELAY_MS +
+						    vmgpu_inject_scrub_delay(vdev)));
 }
 
 /**
