@@ -48,23 +48,27 @@ static uint64_t vmgpu_copy_want(uint64_t dst, uint64_t done, uint64_t left,
     return want ? want : vmgpu_copy_page_left(dst, done);
 }
 
-/* n bytes (a multiple of 4) of the little-endian 32-bit pattern. */
+/*
+ * n bytes (a multiple of 4) of the little-endian 32-bit pattern. Only
+ * written: p may be guest memory the CPU writes meanwhile, whose bytes a
+ * fill must not copy on.
+ */
 void vmgpu_copy_pattern(uint8_t *p, uint64_t n, uint32_t pattern)
 {
-    uint32_t word = cpu_to_le32(pattern);
+    uint32_t block[256];
     uint64_t filled, chunk;
+    unsigned i;
 
     if (pattern == (pattern & 0xff) * 0x01010101u) {
         memset(p, pattern & 0xff, n);
         return;
     }
-    for (filled = 0; filled < MIN(n, 64); filled += 4) {
-        memcpy(p + filled, &word, 4);
+    for (i = 0; i < ARRAY_SIZE(block); i++) {
+        block[i] = cpu_to_le32(pattern);
     }
-    /* Copy what is filled onto what follows: it doubles each time. */
-    for (; filled < n; filled += chunk) {
-        chunk = MIN(filled, n - filled);
-        memcpy(p + filled, p, chunk);
+    for (filled = 0; filled < n; filled += chunk) {
+        chunk = MIN(sizeof(block), n - filled);
+        memcpy(p + filled, block, chunk);
     }
 }
 

@@ -35,9 +35,10 @@
  * costs more. Queued bytes are not charged to the slice's budget, which
  * bounds the main loop's time; VMGPU_OFFLOAD_MAX bounds what a wait for
  * the thread costs. Dirty tracking (the display's redraw, migration bits,
- * TCG's translated code) learns of the bytes when the batch is unmapped,
- * before the command completes: consumers that wait for its fence see
- * them.
+ * and for guest RAM TCG's translated code) learns of the bytes when the
+ * batch is unmapped, before the command completes: consumers that wait
+ * for its fence see them. Code run from VRAM through the BAR is not
+ * translated again after a device write, on either path.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
