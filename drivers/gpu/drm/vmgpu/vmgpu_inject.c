@@ -51,9 +51,11 @@
  * inject_scrub_fault: the same for the next N scrubs of freed VRAM (DOC:
  * scrubbing freed VRAM), which no other paging operation takes.
  *
- * inject_scrub_delay_ms: VRAM freed from now on waits this much longer,
- * at most 10 s, for its scrub: it stays dirty, which makes "the allocator
- * passes dirty pages over" observable. 0 (the default) adds nothing.
+ * inject_scrub_delay_ms: the scrub work a free of VRAM queues waits this
+ * much longer, at most 10 s (not a scrub already queued, nor the work's
+ * own looks while a scrub runs): what was freed stays dirty meanwhile,
+ * which makes "the allocator passes dirty pages over" observable. 0 (the
+ * default) adds nothing.
  *
  * inject_vm_free_delay_ms: a dying GPU VA space (its file closed, its
  * jobs done) waits this long, at most 10 s, before it is released: it

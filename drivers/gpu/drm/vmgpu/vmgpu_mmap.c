@@ -137,7 +137,9 @@ int vmgpu_bo_settle_queued(struct vmgpu_bo *vbo, struct dma_fence **last)
 
 	*last = NULL;
 	if (vmgpu_bo_needs_scrub(vbo)) {
-		ret = vbo->paging_fence ? vmgpu_bo_settle(vbo, true) : vmgpu_bo_scrub(vbo);
+		ret = vbo->paging_fence ||
+		      !dma_resv_test_signaled(vbo->tbo.base.resv, DMA_RESV_USAGE_KERNEL) ?
+		      vmgpu_bo_settle(vbo, true) : vmgpu_bo_scrub(vbo);
 		if (ret && ret != -EAGAIN)
 			return ret;
 	}

@@ -59,7 +59,10 @@ static void vmgpu_place_range(const struct vmgpu_vram_mgr *mgr,
  * free ones (DOC: scrubbing freed VRAM). So the highest cleared blocks
  * first, kept if they all lie beyond the BAR; else they go back as they
  * were (gpu_buddy_free_block() keeps each one's clear state) and the part
- * beyond the BAR is asked for, lowest blocks first.
+ * beyond the BAR is asked for, lowest blocks first. Not for a contiguous
+ * one: a failed search over the whole segment merges cleared blocks of
+ * the CPU-visible part with dirty ones (and tries harder there) before
+ * it gives up.
  */
 static int vmgpu_vram_mgr_take_beyond_bar(struct vmgpu_vram_mgr *mgr, u64 size,
 					  struct list_head *blocks, unsigned long flags)
@@ -68,7 +71,7 @@ static int vmgpu_vram_mgr_take_beyond_bar(struct vmgpu_vram_mgr *mgr, u64 size,
 	struct gpu_buddy_block *block, *next;
 	LIST_HEAD(highest);
 
-	if ((flags & GPU_BUDDY_CLEAR_ALLOCATION) &&
+	if ((flags & GPU_BUDDY_CLEAR_ALLOCATION) && !(flags & GPU_BUDDY_CONTIGUOUS_ALLOCATION) &&
 	    !gpu_buddy_alloc_blocks(&mgr->mm, 0, end, size, page, &highest,
 				    flags | GPU_BUDDY_TOPDOWN_ALLOCATION)) {
 		list_for_each_entry(block, &highest, link)

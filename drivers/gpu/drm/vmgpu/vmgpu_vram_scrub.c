@@ -60,13 +60,13 @@
  *
  * A new allocation asks for cleared blocks first; a top-down one (which
  * keeps out of the CPU-visible part of the segment) gets the highest
- * cleared blocks if they all lie beyond the BAR, else the lowest free
- * blocks beyond it, whatever their state. If it gets only cleared ones,
- * its first backing is not
- * cleared again: the segment's last scrub fence becomes the allocation's
- * kernel fence and its last paging operation (&vmgpu_vram_resource.
- * clear_fence), which every CPU and GPU user waits for and the display
- * checks (vmgpu_bo_settle()).
+ * cleared blocks (dirty ones where none is left) if they all lie beyond
+ * the BAR, else the lowest free blocks beyond it, whatever their state;
+ * a contiguous one only the latter. If it gets only cleared ones, its
+ * first backing is not cleared again: the segment's last scrub fence
+ * becomes the allocation's kernel fence and its last paging operation
+ * (&vmgpu_vram_resource.clear_fence), which every CPU and GPU user waits
+ * for and the display checks (vmgpu_plane_shows()).
  *
  * A scrub that fails must not leave memory marked cleared. Each scrub
  * continues the one before (&vmgpu_hw_fence.prev), so the last one fails

@@ -173,6 +173,8 @@ static void vram_top_down_takes_cleared_beyond_the_bar(struct kunit *test)
 		KUNIT_EXPECT_GE(test, gpu_buddy_block_offset(block), (u64)SZ_8M);
 		KUNIT_EXPECT_TRUE(test, gpu_buddy_block_is_clear(block));
 	}
+	/* No scrub fence to stand for the clear: there was no scrub. */
+	KUNIT_EXPECT_NULL(test, clear_fence);
 	gpu_buddy_free_list(mm, &got, GPU_BUDDY_CLEARED);
 
 	KUNIT_ASSERT_EQ(test, 0, gpu_buddy_alloc_blocks(mm, SZ_8M, SZ_16M, SZ_8M, page,
