@@ -697,6 +697,15 @@ static void vmgpu_config_write(PCIDevice *pdev, uint32_t addr, uint32_t val,
     }
 }
 
+/*
+ * Before any object's hold phase, which may load memory again (ROMs, the
+ * generic loader): no copy of the device's lands over what it loads.
+ */
+static void vmgpu_reset_enter(Object *obj, ResetType type)
+{
+    vmgpu_offload_wait(VMGPU(obj));
+}
+
 /* Device (PCI function, bus or system) reset: RESET plus the VRAM BAR size. */
 static void vmgpu_reset_hold(Object *obj, ResetType type)
 {
@@ -751,6 +760,7 @@ static void vmgpu_class_init(ObjectClass *klass, void *data)
     dc->desc = "vmgpu virtual GPU (WDDM VidMm memory model)";
     dc->vmsd = &vmstate_vmgpu;
     device_class_set_props(dc, vmgpu_properties);
+    rc->phases.enter = vmgpu_reset_enter;
     rc->phases.hold = vmgpu_reset_hold;
     set_bit(DEVICE_CATEGORY_DISPLAY, dc->categories);
 }
