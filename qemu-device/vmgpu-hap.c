@@ -9,7 +9,11 @@
  * Direct windows (v1.9): a page whose entry is VALID without DETILE needs
  * the device for nothing, so an alias of its VRAM page lies over the MMIO
  * region and the CPU reaches it as it reaches BAR 2, without an exit per
- * access. DETILE and invalid entries stay MMIO. A change of the memory map
+ * access. DETILE and invalid entries stay MMIO. Windows onto consecutive
+ * VRAM pages make one range of the memory map, and under KVM one memory
+ * slot, which the host has few of: the guest must not decide how many it
+ * takes, so at most host-aperture-ranges such stretches are windows and the
+ * pages after them stay MMIO, with the same result. A change of the memory map
  * rebuilds every address space's flat view (hundreds of microseconds), so
  * a table write only marks its page stale. At the next read of an entry
  * (the driver's posting read after a batch) and at reset, a window that
@@ -49,15 +53,34 @@ static bool vmgpu_hap_translate(VmgpuState *s, hwaddr addr, unsigned size,
     return true;
 }
 
+/*
+ * A linear page's access of any alignment, as through a window: it lies
+ * in one page (the CPU splits accesses at page boundaries), so one
+ * translation covers it. So does a DETILE page's naturally aligned one,
+ * which never crosses a 64-byte swizzle block.
+ */
+static bool vmgpu_hap_whole(VmgpuState *s, hwaddr addr, unsigned size)
+{
+    return !(s->hap_table[addr >> VMGPU_PAGE_SHIFT] & VMGPU_HAP_PTE_DETILE) ||
+           !(addr % size);
+}
+
 static uint64_t vmgpu_hap_read(void *opaque, hwaddr addr, unsigned size)
 {
     VmgpuState *s = opaque;
-    uint64_t vram;
+    uint64_t vram, val = 0;
+    unsigned i;
 
-    if (!vmgpu_hap_translate(s, addr, size, &vram)) {
-        return 0;
+    if (vmgpu_hap_whole(s, addr, size)) {
+        return vmgpu_hap_translate(s, addr, size, &vram) ?
+               ldn_le_p(s->vram_ptr + vram, size) : 0;
     }
-    return ldn_le_p(s->vram_ptr + vram, size);
+    for (i = 0; i < size; i++) {
+        if (vmgpu_hap_translate(s, addr + i, 1, &vram)) {
+            val |= (uint64_t)s->vram_ptr[vram] << (i * 8);
+        }
+    }
+    return val;
 }
 
 static void vmgpu_hap_write(void *opaque, hwaddr addr, uint64_t val,
@@ -65,17 +88,26 @@ static void vmgpu_hap_write(void *opaque, hwaddr addr, uint64_t val,
 {
     VmgpuState *s = opaque;
     uint64_t vram;
+    unsigned i;
 
-    if (vmgpu_hap_translate(s, addr, size, &vram)) {
-        stn_le_p(s->vram_ptr + vram, size, val);
-        memory_region_set_dirty(&s->vram, vram, size);
+    if (vmgpu_hap_whole(s, addr, size)) {
+        if (vmgpu_hap_translate(s, addr, size, &vram)) {
+            stn_le_p(s->vram_ptr + vram, size, val);
+            memory_region_set_dirty(&s->vram, vram, size);
+        }
+        return;
+    }
+    for (i = 0; i < size; i++) {
+        if (vmgpu_hap_translate(s, addr + i, 1, &vram)) {
+            s->vram_ptr[vram] = val >> (i * 8);
+            memory_region_set_dirty(&s->vram, vram, 1);
+        }
     }
 }
 
 /*
- * Accesses are naturally aligned and at most 8 bytes, so one never crosses
- * a 64-byte swizzle block and a single translation covers it. They reach
- * the device whole, as they would reach VRAM through BAR 2.
+ * Up to 8 bytes at any alignment within a page, each access whole as it
+ * would reach VRAM through BAR 2 (vmgpu_hap_whole()).
  */
 static const MemoryRegionOps vmgpu_hap_ops = {
     .read = vmgpu_hap_read,
@@ -84,11 +116,12 @@ static const MemoryRegionOps vmgpu_hap_ops = {
     .valid = {
         .min_access_size = 1,
         .max_access_size = 8,
-        .unaligned = false,
+        .unaligned = true,
     },
     .impl = {
         .min_access_size = 1,
         .max_access_size = 8,
+        .unaligned = true,
     },
 };
 
@@ -97,9 +130,16 @@ static bool vmgpu_hap_direct(uint64_t pte)
     return (pte & VMGPU_HAP_PTE_VALID) && !(pte & VMGPU_HAP_PTE_DETILE);
 }
 
-/* Make the stale windows follow the table: one change of the memory map. */
+/*
+ * Make the windows follow the table: one change of the memory map. A page
+ * continues a stretch when the page before it is a window onto the VRAM
+ * page before its own; a direct page that would start a stretch beyond
+ * hap_max_ranges stays MMIO, and may open at a later sync.
+ */
 static void vmgpu_hap_sync_windows(VmgpuState *s)
 {
+    uint64_t next = UINT64_MAX;
+    uint32_t ranges = 0;
     unsigned long i;
 
     if (!s->hap_stale_count) {
@@ -107,19 +147,26 @@ static void vmgpu_hap_sync_windows(VmgpuState *s)
     }
     trace_vmgpu_hap_windows(s->hap_stale_count, s->hap_stale_open);
     memory_region_transaction_begin();
-    for (i = find_first_bit(s->hap_stale, s->hap_pages); i < s->hap_pages;
-         i = find_next_bit(s->hap_stale, s->hap_pages, i + 1)) {
+    for (i = 0; i < s->hap_pages; i++) {
         uint64_t pte = s->hap_table[i];
-        bool direct = vmgpu_hap_direct(pte);
+        uint64_t vram = pte & VMGPU_HAP_PTE_ADDR_MASK;
+        bool open = vmgpu_hap_direct(pte) &&
+                    (vram == next || ranges < s->hap_max_ranges);
 
-        if (direct) {
-            memory_region_set_alias_offset(&s->hap_windows[i],
-                                           pte & VMGPU_HAP_PTE_ADDR_MASK);
+        if (open && vram != next) {
+            ranges++;
+        }
+        next = open ? vram + VMGPU_PAGE_SIZE : UINT64_MAX;
+        if (open == test_bit(i, s->hap_open) && !test_bit(i, s->hap_stale)) {
+            continue;
+        }
+        if (open) {
+            memory_region_set_alias_offset(&s->hap_windows[i], vram);
             set_bit(i, s->hap_open);
         } else {
             clear_bit(i, s->hap_open);
         }
-        memory_region_set_enabled(&s->hap_windows[i], direct);
+        memory_region_set_enabled(&s->hap_windows[i], open);
     }
     bitmap_zero(s->hap_stale, s->hap_pages);
     s->hap_stale_count = 0;

@@ -732,6 +732,8 @@ static const Property vmgpu_properties[] = {
     DEFINE_PROP_BOOL("rebar", VmgpuState, rebar, true),
     DEFINE_PROP_SIZE("host-aperture-size", VmgpuState, host_aperture_size,
                      16 * MiB),
+    DEFINE_PROP_UINT32("host-aperture-ranges", VmgpuState, hap_max_ranges,
+                       256),
     DEFINE_PROP_UINT32("gart-pages", VmgpuState, gart_max_pages, 65536),
     DEFINE_PROP_UINT32("paging-va-mb", VmgpuState, paging_va_mb, 0),
     DEFINE_PROP_SIZE("copy-budget", VmgpuState, copy_budget, 1 * MiB),

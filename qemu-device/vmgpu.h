@@ -232,6 +232,7 @@ struct VmgpuState {
     /* Host aperture page table, VMGPU_HAP_PTE_*, and direct windows */
     uint64_t *hap_table;
     uint32_t hap_pages;
+    uint32_t hap_max_ranges;    /* stretches of windows, at most */
     MemoryRegion *hap_windows;  /* per page: alias of its VRAM page */
     unsigned long *hap_open;    /* windows enabled now */
     unsigned long *hap_stale;   /* windows behind the table */

@@ -588,6 +588,39 @@ def test_hap_direct_windows(qt, dev):
             "a window left after " + ("RESET" if reset else "invalidation")
 
 
+def test_hap_windows_take_few_ranges(qt, dev):
+    # Each stretch of windows onto consecutive VRAM pages is a range of the
+    # host's memory map, and under KVM a memory slot: the guest must not
+    # decide how many. With host-aperture-ranges=2, pages 0-1 (onto
+    # consecutive VRAM) are one stretch and page 3 the second; page 5
+    # would start a third and is the device's until page 3 closes.
+    valid, detile = HW["VMGPU_HAP_PTE_VALID"], HW["VMGPU_HAP_PTE_DETILE"]
+    with own_qemu(qt, DEVICE_ARGS + ",host-aperture-ranges=2") as (oqt, odev):
+        entries = {0: 0x10000, 1: 0x11000, 3: 0x20000, 5: 0x30000}
+        for i, vram in entries.items():
+            oqt.writeq(hap_entry(i), vram | valid)
+        hap_make_window(oqt, odev, 3, 0x20000)
+        for i, window in ((0, True), (1, True), (3, True), (5, False)):
+            assert hap_window_open_onto(oqt, i, entries[i]) == window, \
+                f"page {i} {'not ' if window else ''}a window"
+            oqt.writeq(hap_entry(i), entries[i] | valid)
+            oqt.readq(hap_entry(i))
+        # The device's page reaches the same VRAM, at any alignment.
+        oqt.writeq(HAP_BAR + 5 * 4096 + 0x13, 0x8877665544332211)
+        assert oqt.read(VRAM_BAR + 0x30013, 8) == struct.pack("<Q", 0x8877665544332211)
+        oqt.writeq(hap_entry(3), 0)
+        oqt.readq(hap_entry(3))
+        assert hap_window_open_onto(oqt, 5, 0x30000), "page 5 not a window once 3 closed"
+        # Unaligned through DETILE: byte by byte, each byte detiled.
+        oqt.writeq(hap_entry(7), 0x40000 | valid | detile)
+        oqt.readq(hap_entry(7))
+        oqt.writeq(HAP_BAR + 7 * 4096 + 0x3C, 0x8877665544332211)
+        got = bytes(oqt.read(VRAM_BAR + 0x40000 + swizzle_offset(0x3C + i), 1)[0]
+                    for i in range(8))
+        assert got == struct.pack("<Q", 0x8877665544332211), got.hex()
+        assert oqt.readq(HAP_BAR + 7 * 4096 + 0x3C) == 0x8877665544332211
+
+
 def test_register_8byte_access_rejected(qt, dev):
     # An 8-byte write to a _LO/_HI pair is one bad access, not two writes.
     ack_errors(dev)
@@ -742,7 +775,8 @@ TESTS = [
     test_tail_rewound_onto_a_thread_copy_stops_there, test_stopped_vm_sees_no_device_writes,
     test_ring_stop_drops_partial_command, test_nop_delay_holds_head,
     test_hap_entry_8byte_write_is_whole, test_hap_bar_8byte_access_is_whole,
-    test_hap_direct_windows, test_dma_into_own_bars_refused,
+    test_hap_direct_windows, test_hap_windows_take_few_ranges,
+    test_dma_into_own_bars_refused,
     test_register_8byte_access_rejected, test_ring_size_shift_validated, test_no_intx,
     test_reset_register, test_system_reset, test_unmigratable,
     test_realize_failure_after_msix, test_segments_overflow_rejected,
