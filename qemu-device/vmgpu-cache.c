@@ -19,8 +19,9 @@
  * first use (then kept). A hash table finds the line of a bus page; valid
  * lines are on an LRU list, the others on a free list. Nothing here trusts
  * the guest: CACHE_FLUSH visits each slot once per command, in slot order
- * and across as many slices as its write backs take, so its work is bounded
- * by cache-lines whatever the range.
+ * and across as many slices as its visits and write backs take, so its
+ * work is bounded by cache-lines whatever the range, and a slice's by its
+ * budget however many rings flush.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -32,6 +33,8 @@
 #include "trace.h"
 
 #define VMGPU_CACHE_LINE_MASK   ((uint64_t)VMGPU_CACHE_LINE_SIZE - 1)
+/* What a visit of a slot costs of a slice's budget, in bytes copied. */
+#define VMGPU_CACHE_VISIT_COST  64
 
 void vmgpu_cache_init(VmgpuState *s)
 {
@@ -213,7 +216,8 @@ bool vmgpu_cache_rw(VmgpuState *s, uint64_t bus, void *buf, uint32_t len,
 
 /*
  * CACHE_FLUSH, or the next slice of it. *cursor is the next slot to visit;
- * each write back costs a line of the slice's budget. Size 0 is the whole
+ * each visit costs VMGPU_CACHE_VISIT_COST of the slice's budget, each write
+ * back a line. Size 0 is the whole
  * cache (with an all-zero address); otherwise the lines of the bus pages
  * the SYSTEM range touches. WRITEBACK writes dirty lines back and keeps
  * them, clean; INVALIDATE drops lines, dirty ones without writing them
@@ -277,6 +281,7 @@ VmgpuCmdStatus vmgpu_cache_flush(VmgpuState *s, const struct vmgpu_cmd_range *c,
                 vmgpu_cache_unlink(cache, line);
             }
         }
+        *budget -= MIN(*budget, VMGPU_CACHE_VISIT_COST);
         (*cursor)++;
     }
     if (*cursor < cache->num_lines) {
