@@ -175,7 +175,9 @@ static void vmgpu_head_latch(VmgpuHead *head, const VmgpuHeadRegs *regs)
             on = false;
             head->active.ctrl &= ~VMGPU_HEAD_CTRL_ENABLE;
         }
-        vmgpu_head_blank(head, code, reg, head->active.fb_addr, why);
+        vmgpu_head_blank(head, code, reg,
+                         reg == VMGPU_HEAD_CURSOR_ADDR_LO ?
+                         head->active.cursor_addr : head->active.fb_addr, why);
     }
     if (on && !was_on) {
         /* Frame 0 is the COMMIT that turned the head on. */

@@ -462,6 +462,7 @@ def test_bad_sources_blank_the_head(shared, _dev):
         head_write(qt, 0, "VMGPU_HEAD_CURSOR_ADDR_LO", vram - 4096)
         head_write(qt, 0, "VMGPU_HEAD_CURSOR_CTRL", 1)
         expect_blank(qt, dev, "VMGPU_ERR_RANGE", "VMGPU_HEAD_CURSOR_ADDR_LO", fb=FB_A)
+        assert dev.reg("VMGPU_REG_ERROR_ADDR_LO") == vram - 4096, "the cursor's address"
         head_write(qt, 0, "VMGPU_HEAD_CURSOR_CTRL", 0)
         # A mode that cannot run: blanked and off, no vblanks.
         expect_blank(qt, dev, "VMGPU_ERR_BAD_FIELD", "VMGPU_HEAD_HDISPLAY", fb=FB_A, w=0)
