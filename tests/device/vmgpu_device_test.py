@@ -308,11 +308,12 @@ def test_copy_thread_writes_before_the_fence(qt, dev):
 
 
 def test_tail_rewound_onto_a_thread_copy_stops_there(qt, dev):
-    # TAIL rewound onto the command whose one batch the copy thread is
-    # copying (an 8 MiB TRANSFER): the ring stops there, as it does without the thread. HEAD
+    # TAIL rewound onto the command whose batches the copy thread is
+    # copying (a 32 MiB TRANSFER, four batches: one is copied in well under
+    # a millisecond here): the ring stops there, as it does without the thread. HEAD
     # must not pass TAIL, or the ring would run every stale slot after it;
     # the slots after the command hold FENCEs that must never run.
-    size = 8 << 20
+    size = 32 << 20
     pattern = 0x7A11BAC5
     slots = 1 << RING_SHIFT
     for _ in range(8):
