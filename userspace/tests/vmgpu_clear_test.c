@@ -204,6 +204,27 @@ TEST_F(clear, scrubbed_vram_needs_no_fill)
 	vmgpu_test_write_file(CHUNK_EVENT, "0");
 }
 
+/*
+ * A free larger than one scrub's batch (16 MiB) is scrubbed in several,
+ * each queued when the one before ends, with nothing freed meanwhile.
+ */
+TEST_F_TIMEOUT(clear, a_large_free_is_scrubbed_to_the_end, 60)
+{
+	uint64_t before, scrubs, failed, used;
+	vmgpu_bo *bo;
+
+	ASSERT_EQ(0, vmgpu_test_vram_scrubbed(1, 1, &before, &failed));
+	ASSERT_EQ(0, vmgpu_test_create(self->dev, 48ull << 20, 0, 1u << 1, 1, &bo));
+	ASSERT_EQ(0, vmgpu_test_segment_used(self->dev, 1, &used));
+	vmgpu_bo_unref(bo);
+	ASSERT_GE(used - (48ull << 20),
+		  vmgpu_test_used_drops_to(self->dev, 1, used - (48ull << 20), 3000));
+	ASSERT_EQ(0, vmgpu_test_vram_scrubbed(1, 1, &scrubs, &failed))
+		TH_LOG("segment 1 still dirty after %llu scrubs",
+		       (unsigned long long)(scrubs - before));
+	EXPECT_LE(before + 3, scrubs);
+}
+
 #define BEYOND_MAX	64
 
 /*
@@ -263,13 +284,16 @@ TEST_F(clear, scrubbed_vram_beyond_the_bar_needs_no_fill)
 		low = offsets[i] < offsets[low] ? i : low;
 		high = offsets[i] > offsets[high] ? i : high;
 	}
-	vmgpu_bo_unref(bos[high]);
-	ASSERT_EQ(0, vmgpu_test_vram_scrubbed(1, 1, &scrubs, &failed));
-	/* The scrub's work item looks once more a few ms after a scrub ends. */
-	usleep(200 * 1000);
-	/* The lowest is freed, and stays dirty while the next one is made. */
 	ASSERT_EQ(0, vmgpu_test_segment_used(self->dev, 1, &used));
+	vmgpu_bo_unref(bos[high]);
+	ASSERT_GE(used - CLEAR_SIZE, vmgpu_test_used_drops_to(self->dev, 1, used - CLEAR_SIZE, 3000));
+	ASSERT_EQ(0, vmgpu_test_vram_scrubbed(1, 1, &scrubs, &failed));
+	/*
+	 * The lowest is freed, and stays dirty while the next one is made: the
+	 * delay also holds the look the end of the last scrub queued.
+	 */
 	ASSERT_EQ(0, vmgpu_test_debugfs_write("inject_scrub_delay_ms", "8000"));
+	ASSERT_EQ(0, vmgpu_test_segment_used(self->dev, 1, &used));
 	vmgpu_bo_unref(bos[low]);
 	ASSERT_GE(used - CLEAR_SIZE, vmgpu_test_used_drops_to(self->dev, 1, used - CLEAR_SIZE, 3000));
 	fills = fills_to_create(self->dev, 0, 1u << 1, 1, &where);

@@ -93,6 +93,13 @@ struct vmgpu_vram_mgr {
 	 * scrub since the chain was last restarted.
 	 */
 	struct dma_fence *scrub_fence;
+	/**
+	 * @scrub_done: queues the scrub work when @scrub_fence signals, if
+	 * @scrub_waiting.
+	 */
+	struct dma_fence_cb scrub_done;
+	/** @scrub_waiting: @scrub_done is on @scrub_fence, maybe running. */
+	bool scrub_waiting;
 	/** @scrub_res: the blocks a scrub is taking, walked like a backing. */
 	struct vmgpu_vram_resource scrub_res;
 	/** @scrubs: scrubs queued since probe. */

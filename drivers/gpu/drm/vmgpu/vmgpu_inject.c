@@ -19,6 +19,7 @@
 #include "vmgpu_inject.h"
 #include "vmgpu_job.h"
 #include "vmgpu_ring.h"
+#include "vmgpu_vram_mgr.h"
 
 /**
  * DOC: fault injection
@@ -51,11 +52,11 @@
  * inject_scrub_fault: the same for the next N scrubs of freed VRAM (DOC:
  * scrubbing freed VRAM), which no other paging operation takes.
  *
- * inject_scrub_delay_ms: the scrub work a free of VRAM queues waits this
- * much longer, at most 10 s (not a scrub already queued, nor the work's
- * own looks while a scrub runs): what was freed stays dirty meanwhile,
- * which makes "the allocator passes dirty pages over" observable. 0 (the
- * default) adds nothing.
+ * inject_scrub_delay_ms: the scrub work waits this much longer, at most
+ * 10 s, whoever queues it (a free of VRAM, the end of a scrub); a write
+ * postpones a look already queued too. What was freed stays dirty
+ * meanwhile, which makes "the allocator passes dirty pages over"
+ * observable. 0 (the default) adds nothing.
  *
  * inject_vm_free_delay_ms: a dying GPU VA space (its file closed, its
  * jobs done) waits this long, at most 10 s, before it is released: it
@@ -337,6 +338,28 @@ void vmgpu_inject_free_job_delay(struct vmgpu_device *vdev)
 		msleep_interruptible(ms);
 }
 
+static int vmgpu_inject_scrub_delay_get(void *data, u64 *val)
+{
+	struct vmgpu_device *vdev = data;
+
+	*val = READ_ONCE(vdev->inject.scrub_delay_ms);
+	return 0;
+}
+
+static int vmgpu_inject_scrub_delay_set(void *data, u64 val)
+{
+	struct vmgpu_device *vdev = data;
+
+	if (val > U32_MAX)
+		return -EINVAL;
+	WRITE_ONCE(vdev->inject.scrub_delay_ms, val);
+	vmgpu_vram_scrub_postpone(vdev);
+	return 0;
+}
+
+DEFINE_DEBUGFS_ATTRIBUTE(vmgpu_inject_scrub_delay_fops, vmgpu_inject_scrub_delay_get,
+			 vmgpu_inject_scrub_delay_set, "%llu\n");
+
 static const struct file_operations vmgpu_inject_error_fops = {
 	.owner = THIS_MODULE,
 	.open = simple_open,
@@ -392,7 +415,8 @@ int vmgpu_inject_init(struct vmgpu_device *vdev)
 	debugfs_create_file("inject_paging_fault", 0600, root, vdev,
 			    &vmgpu_inject_fault_fops);
 	debugfs_create_atomic_t("inject_scrub_fault", 0600, root, &vdev->inject.scrub_faults);
-	debugfs_create_u32("inject_scrub_delay_ms", 0600, root, &vdev->inject.scrub_delay_ms);
+	debugfs_create_file_unsafe("inject_scrub_delay_ms", 0600, root, vdev,
+				   &vmgpu_inject_scrub_delay_fops);
 	debugfs_create_u32("inject_vm_free_delay_ms", 0600, root,
 			   &vdev->inject.vm_free_delay_ms);
 	debugfs_create_u32("inject_reset_delay_ms", 0600, root,

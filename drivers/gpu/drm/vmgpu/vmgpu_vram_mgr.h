@@ -32,6 +32,7 @@ u64 vmgpu_vram_res_page_offset(struct vmgpu_device *vdev,
 int vmgpu_vram_scrub_init(struct vmgpu_device *vdev);
 void vmgpu_vram_scrub_fini(struct vmgpu_device *vdev);
 void vmgpu_vram_scrub_queue(struct vmgpu_device *vdev);
+void vmgpu_vram_scrub_postpone(struct vmgpu_device *vdev);
 bool vmgpu_vram_scrub_check(struct vmgpu_device *vdev, struct vmgpu_vram_mgr *mgr);
 void vmgpu_vram_scrub_debugfs_init(struct vmgpu_device *vdev);
 void vmgpu_vram_scrub_print(struct vmgpu_vram_mgr *mgr, struct drm_printer *p);

@@ -77,6 +77,9 @@
  * finds the last scrub failed; no scrub follows for a second. One scrub
  * per segment is on the ring at a time: scrubs never hold more than a job
  * of the reserve each, and a new allocation waits for one scrub at most.
+ * The end of a scrub queues the work again (a callback on its fence, taken
+ * off at the last reference), so what was freed meanwhile is scrubbed next
+ * without the work polling.
  *
  * Not scrubbed ahead: memory freed without ever being written still goes
  * back dirty; allocations limited to the CPU-visible part of a segment (a
@@ -84,14 +87,15 @@
  * allocator prefers them there only among whole free blocks.
  *
  * debugfs: vram_scrub turns the scheme off (new backings are cleared one
- * by one again, for tests of that path) and on; inject_scrub_fault makes
+ * by one again, for tests of that path; no scrub is built once the write
+ * returns) and on; inject_scrub_fault makes
  * the next N scrubs fail, inject_scrub_delay_ms makes frees wait longer
  * for theirs; segment_managers counts scrubs and failures.
  */
 
 /* Dirty bytes one scrub takes at most: one job, a few commands, no wait. */
 #define VMGPU_SCRUB_BATCH	SZ_16M
-/* Frees within this window share a scrub; also the wait for the last one. */
+/* Frees within this window share a scrub. */
 #define VMGPU_SCRUB_DELAY_MS	4
 /* The paging ring was busy building another operation. */
 #define VMGPU_SCRUB_RETRY_MS	20
@@ -117,6 +121,35 @@ void vmgpu_vram_scrub_queue(struct vmgpu_device *vdev)
 }
 
 /**
+ * vmgpu_vram_scrub_postpone() - the scrub work, queued or not, waits for
+ * the delay from now
+ * @vdev: the device
+ *
+ * For inject_scrub_delay_ms: a look queued before the delay was set waits
+ * for it too.
+ */
+void vmgpu_vram_scrub_postpone(struct vmgpu_device *vdev)
+{
+	if (READ_ONCE(vdev->vram_scrub_on))
+		mod_delayed_work(system_unbound_wq, &vdev->vram_scrub,
+				 msecs_to_jiffies(VMGPU_SCRUB_DELAY_MS +
+						  vmgpu_inject_scrub_delay(vdev)));
+}
+
+/*
+ * The end of the last scrub no longer queues the work. A fence is marked
+ * signalled before its callbacks run, under its lock: taking that lock
+ * (dma_fence_remove_callback()) is what says ours is done with.
+ */
+static void vmgpu_vram_scrub_unwait(struct vmgpu_vram_mgr *mgr)
+{
+	lockdep_assert_held(&mgr->lock);
+	if (mgr->scrub_waiting)
+		dma_fence_remove_callback(mgr->scrub_fence, &mgr->scrub_done);
+	mgr->scrub_waiting = false;
+}
+
+/**
  * vmgpu_vram_scrub_check() - restart the scrubs of a segment if one failed
  * @vdev: the device
  * @mgr: the segment's manager, locked
@@ -134,6 +167,7 @@ bool vmgpu_vram_scrub_check(struct vmgpu_device *vdev, struct vmgpu_vram_mgr *mg
 	lockdep_assert_held(&mgr->lock);
 	if (!fence || !dma_fence_is_signaled(fence) || !fence->error)
 		return false;
+	vmgpu_vram_scrub_unwait(mgr);
 	drm_err_ratelimited(&vdev->drm,
 			    "segment %u: a scrub of freed VRAM failed (%d), scrubbing its free memory again\n",
 			    mgr->segment->id, fence->error);
@@ -175,10 +209,39 @@ static u64 vmgpu_vram_scrub_take(struct vmgpu_vram_mgr *mgr, u64 max)
 	return taken;
 }
 
+static void vmgpu_vram_scrub_done(struct dma_fence *fence, struct dma_fence_cb *cb)
+{
+	struct vmgpu_vram_mgr *mgr = container_of(cb, struct vmgpu_vram_mgr, scrub_done);
+
+	vmgpu_vram_scrub_queue(container_of(mgr->manager.bdev, struct vmgpu_device, ttm));
+}
+
+/*
+ * Whether the last scrub still runs; if so, the work is queued again when
+ * it ends.
+ */
+static bool vmgpu_vram_scrub_running(struct vmgpu_vram_mgr *mgr)
+{
+	int ret;
+
+	lockdep_assert_held(&mgr->lock);
+	if (!mgr->scrub_fence)
+		return false;
+	if (mgr->scrub_waiting) {
+		if (!dma_fence_is_signaled(mgr->scrub_fence))
+			return true;
+		vmgpu_vram_scrub_unwait(mgr);
+		return false;
+	}
+	ret = dma_fence_add_callback(mgr->scrub_fence, &mgr->scrub_done, vmgpu_vram_scrub_done);
+	mgr->scrub_waiting = !ret;
+	return mgr->scrub_waiting;
+}
+
 /*
  * One scrub of @mgr's dirty memory. Return: 0, or when to look again:
- * -ENODATA (when something is freed), -EINPROGRESS (the last scrub still
- * runs), -EBUSY (the paging ring is busy) or -EIO (a scrub failed).
+ * -ENODATA (when something is freed), -EINPROGRESS (when the last scrub
+ * ends), -EBUSY (the paging ring is busy) or -EIO (a scrub failed).
  */
 static int vmgpu_vram_scrub_one(struct vmgpu_device *vdev, struct vmgpu_vram_mgr *mgr)
 {
@@ -194,7 +257,7 @@ static int vmgpu_vram_scrub_one(struct vmgpu_device *vdev, struct vmgpu_vram_mgr
 	if (vmgpu_vram_scrub_check(vdev, mgr) ||
 	    (mgr->scrub_failures && time_before(jiffies, mgr->scrub_retry)))
 		return -EIO;
-	if (mgr->scrub_fence && !dma_fence_is_signaled(mgr->scrub_fence))
+	if (vmgpu_vram_scrub_running(mgr))
 		return -EINPROGRESS;
 	size = vmgpu_vram_scrub_take(mgr, min_t(u64, VMGPU_SCRUB_BATCH, vdev->paging_vm.size));
 	if (!size)
@@ -214,6 +277,7 @@ static int vmgpu_vram_scrub_one(struct vmgpu_device *vdev, struct vmgpu_vram_mgr
 	trace_vmgpu_vram_scrub(mgr->segment->id, size, fence->seqno);
 
 	gpu_buddy_free_list(&mgr->mm, &res->blocks, GPU_BUDDY_CLEARED);
+	/* vmgpu_vram_scrub_running() said the last one is done with. */
 	dma_fence_put(mgr->scrub_fence);
 	mgr->scrub_fence = fence;
 	mgr->scrubs++;
@@ -240,9 +304,7 @@ static void vmgpu_vram_scrub_work(struct work_struct *work)
 			ret = vmgpu_vram_scrub_one(vdev, mgr);
 			mutex_unlock(&mgr->lock);
 		} while (!ret);
-		if (ret == -EINPROGRESS)
-			ms = VMGPU_SCRUB_DELAY_MS;
-		else if (ret == -EBUSY)
+		if (ret == -EBUSY)
 			ms = VMGPU_SCRUB_RETRY_MS;
 		else if (ret == -EIO)
 			ms = VMGPU_SCRUB_FAILED_MS;
@@ -289,7 +351,16 @@ int vmgpu_vram_scrub_init(struct vmgpu_device *vdev)
  */
 void vmgpu_vram_scrub_fini(struct vmgpu_device *vdev)
 {
+	u32 i;
+
 	disable_delayed_work_sync(&vdev->vram_scrub);
+	for (i = 0; i < vdev->num_segments; i++) {
+		struct vmgpu_vram_mgr *mgr = &vdev->vram_mgrs[i];
+
+		mutex_lock(&mgr->lock);
+		vmgpu_vram_scrub_unwait(mgr);
+		mutex_unlock(&mgr->lock);
+	}
 }
 
 static ssize_t vmgpu_vram_scrub_read(struct file *f, char __user *buf, size_t count,
@@ -312,8 +383,12 @@ static ssize_t vmgpu_vram_scrub_write(struct file *f, const char __user *buf, si
 	if (ret)
 		return ret;
 	WRITE_ONCE(vdev->vram_scrub_on, on);
-	/* What was freed meanwhile is dirty. */
-	vmgpu_vram_scrub_queue(vdev);
+	if (on)
+		/* What was freed meanwhile is dirty. */
+		vmgpu_vram_scrub_queue(vdev);
+	else
+		/* The work looks at the switch only when it starts. */
+		cancel_delayed_work_sync(&vdev->vram_scrub);
 	return count;
 }
 
