@@ -73,13 +73,18 @@ static void vmgpu_display_mask(struct vmgpu_device *vdev, u32 set, u32 clear)
 {
 	struct vmgpu_display *display = &vdev->display;
 	unsigned long flags;
+	int idx;
 
+	/* drm_vblank_get() from an ioctl that raced an unplug. */
+	if (!drm_dev_enter(&vdev->drm, &idx))
+		return;
 	spin_lock_irqsave(&display->lock, flags);
 	if (display->event_mask != ((display->event_mask & ~clear) | set)) {
 		display->event_mask = (display->event_mask & ~clear) | set;
 		vmgpu_write32(vdev, VMGPU_REG_DISPLAY_EVENT_MASK, display->event_mask);
 	}
 	spin_unlock_irqrestore(&display->lock, flags);
+	drm_dev_exit(idx);
 }
 
 /* @latched: ENABLE and PRIMARY_OFF bits; CRC follows the CRC source. */

@@ -232,19 +232,25 @@ static int vmgpu_plane_prepare_fb(struct drm_plane *plane, struct drm_plane_stat
 {
 	struct vmgpu_plane_state *vstate = to_vmgpu_plane_state(new);
 	struct vmgpu_bo *vbo;
-	int ret;
+	int idx, ret;
 
 	if (!new->fb)
 		return 0;
 	if (!new->visible)
 		return 0;
+	/*
+	 * A commit is not an ioctl of ours: the pin may move or clear the
+	 * buffer, which needs the paging ring and its staging memory.
+	 */
+	if (!drm_dev_enter(plane->dev, &idx))
+		return -ENODEV;
 	vbo = gem_to_vmgpu_bo(new->fb->obj[0]);
 	ret = vmgpu_display_pin(vbo, &vstate->space, &vstate->addr,
 				plane->type == DRM_PLANE_TYPE_PRIMARY ? &vstate->contents : NULL);
 	if (ret) {
 		drm_dbg_kms(plane->dev, "[PLANE:%d] cannot pin its framebuffer: %d\n",
 			    plane->base.id, ret);
-		return ret;
+		goto exit;
 	}
 	/* Moves and clears queued on it finish before the flip. */
 	ret = drm_gem_plane_helper_prepare_fb(plane, new);
@@ -252,6 +258,8 @@ static int vmgpu_plane_prepare_fb(struct drm_plane *plane, struct drm_plane_stat
 		vmgpu_display_unpin(vbo);
 	else
 		vstate->pinned = true;
+exit:
+	drm_dev_exit(idx);
 	return ret;
 }
 
