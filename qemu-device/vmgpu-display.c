@@ -20,6 +20,7 @@
  */
 
 #include "qemu/osdep.h"
+#include "qemu/bswap.h"
 #include "qemu/log.h"
 #include "qapi/error.h"
 #include "qapi/visitor.h"
@@ -549,6 +550,37 @@ void vmgpu_display_reset(VmgpuState *s)
     }
 }
 
+/* Head h's EDID: read-only bytes, read at any aligned size up to 4. */
+static uint64_t vmgpu_edid_read(void *opaque, hwaddr addr, unsigned size)
+{
+    VmgpuHead *head = opaque;
+
+    return ldn_le_p(head->edid + addr, size);
+}
+
+static void vmgpu_edid_write(void *opaque, hwaddr addr, uint64_t val,
+                             unsigned size)
+{
+    VmgpuHead *head = opaque;
+    hwaddr reg = VMGPU_REG_EDID(head->index) + addr;
+
+    qemu_log_mask(LOG_GUEST_ERROR,
+                  "vmgpu: write 0x%" PRIx64 " to EDID byte 0x%" HWADDR_PRIx
+                  " of head %u ignored: read-only\n", val, addr, head->index);
+    vmgpu_report_error(head->owner, VMGPU_ERR_REGISTER, VMGPU_ERROR_RING_MMIO,
+                       reg, val);
+}
+
+static const MemoryRegionOps vmgpu_edid_ops = {
+    .read = vmgpu_edid_read,
+    .write = vmgpu_edid_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = {
+        .min_access_size = 1,
+        .max_access_size = 4,
+    },
+};
+
 bool vmgpu_display_init(VmgpuState *s, Error **errp)
 {
     unsigned i;
@@ -583,8 +615,8 @@ bool vmgpu_display_init(VmgpuState *s, Error **errp)
         timer_init_ns(&head->vblank, QEMU_CLOCK_VIRTUAL, vmgpu_head_vblank,
                       head);
         qemu_edid_generate(head->edid, sizeof(head->edid), &s->edid_info);
-        qemu_edid_region_io(&head->edid_mr, OBJECT(s), head->edid,
-                            sizeof(head->edid));
+        memory_region_init_io(&head->edid_mr, OBJECT(s), &vmgpu_edid_ops, head,
+                              "vmgpu.edid", sizeof(head->edid));
         memory_region_add_subregion(&s->mmio, VMGPU_REG_EDID(i),
                                     &head->edid_mr);
         object_property_add(OBJECT(s), prop, "bool", vmgpu_head_get_connected,

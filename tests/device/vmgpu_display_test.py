@@ -150,6 +150,16 @@ def test_display_identification_and_edid(shared, _dev):
         ack_errors(dev)
         head_write(qt, HEADS, "VMGPU_HEAD_CTRL", ENABLE)
         assert dev.reg("VMGPU_REG_ERROR_CODE") == HW["VMGPU_ERR_REGISTER"]
+        # The EDID is read-only: a write is a bad register, and changes nothing.
+        ack_errors(dev)
+        edid = MMIO + HW["VMGPU_REG_EDID0"] + 0x100
+        before = qt.read(edid, 16)
+        qt.writel(edid + 8, 0x12345678)
+        assert dev.reg("VMGPU_REG_ERROR_CODE") == HW["VMGPU_ERR_REGISTER"]
+        assert dev.reg("VMGPU_REG_ERROR_SLOT") == HW["VMGPU_REG_EDID0"] + 0x108
+        assert qt.read(edid, 16) == before
+        assert qt.readl(edid) == int.from_bytes(before[:4], "little")
+        ack_errors(dev)
 
 
 def test_vblanks_at_the_refresh_rate(shared, _dev):
