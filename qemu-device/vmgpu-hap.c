@@ -54,15 +54,18 @@ static bool vmgpu_hap_translate(VmgpuState *s, hwaddr addr, unsigned size,
 }
 
 /*
- * A linear page's access of any alignment, as through a window: it lies
- * in one page (the CPU splits accesses at page boundaries), so one
- * translation covers it. So does a DETILE page's naturally aligned one,
- * which never crosses a 64-byte swizzle block.
+ * Whether one translation covers an access: a naturally aligned one never
+ * crosses a 64-byte swizzle block, and a linear page's of any alignment
+ * needs only to stay in its page. The CPU splits accesses at page
+ * boundaries, but another device's DMA (and qtest) may not.
  */
 static bool vmgpu_hap_whole(VmgpuState *s, hwaddr addr, unsigned size)
 {
-    return !(s->hap_table[addr >> VMGPU_PAGE_SHIFT] & VMGPU_HAP_PTE_DETILE) ||
-           !(addr % size);
+    if (!(addr % size)) {
+        return true;
+    }
+    return !(s->hap_table[addr >> VMGPU_PAGE_SHIFT] & VMGPU_HAP_PTE_DETILE) &&
+           addr % VMGPU_PAGE_SIZE + size <= VMGPU_PAGE_SIZE;
 }
 
 static uint64_t vmgpu_hap_read(void *opaque, hwaddr addr, unsigned size)
@@ -106,8 +109,8 @@ static void vmgpu_hap_write(void *opaque, hwaddr addr, uint64_t val,
 }
 
 /*
- * Up to 8 bytes at any alignment within a page, each access whole as it
- * would reach VRAM through BAR 2 (vmgpu_hap_whole()).
+ * Up to 8 bytes at any alignment; byte by byte where one translation does
+ * not cover the access (vmgpu_hap_whole()).
  */
 static const MemoryRegionOps vmgpu_hap_ops = {
     .read = vmgpu_hap_read,

@@ -609,6 +609,15 @@ def test_hap_windows_take_few_ranges(qt, dev):
         # The device's page reaches the same VRAM, at any alignment.
         oqt.writeq(HAP_BAR + 5 * 4096 + 0x13, 0x8877665544332211)
         assert oqt.read(VRAM_BAR + 0x30013, 8) == struct.pack("<Q", 0x8877665544332211)
+        # Across two of the device's pages (qtest, like another device's
+        # DMA, does not split at pages): each byte through its own entry.
+        oqt.writeq(hap_entry(6), 0x50000 | valid)
+        oqt.readq(hap_entry(6))
+        oqt.writeq(HAP_BAR + 5 * 4096 + 0xffc, 0x8877665544332211)
+        assert oqt.read(VRAM_BAR + 0x30ffc, 8) == bytes.fromhex("1122334400000000")
+        assert oqt.read(VRAM_BAR + 0x50000, 4) == bytes.fromhex("55667788")
+        oqt.writeq(hap_entry(6), 0)
+        oqt.readq(hap_entry(6))
         oqt.writeq(hap_entry(3), 0)
         oqt.readq(hap_entry(3))
         assert hap_window_open_onto(oqt, 5, 0x30000), "page 5 not a window once 3 closed"
