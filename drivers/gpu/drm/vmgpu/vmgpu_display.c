@@ -73,18 +73,13 @@ static void vmgpu_display_mask(struct vmgpu_device *vdev, u32 set, u32 clear)
 {
 	struct vmgpu_display *display = &vdev->display;
 	unsigned long flags;
-	int idx;
 
-	/* drm_vblank_get() from an ioctl that raced an unplug. */
-	if (!drm_dev_enter(&vdev->drm, &idx))
-		return;
 	spin_lock_irqsave(&display->lock, flags);
 	if (display->event_mask != ((display->event_mask & ~clear) | set)) {
 		display->event_mask = (display->event_mask & ~clear) | set;
 		vmgpu_write32(vdev, VMGPU_REG_DISPLAY_EVENT_MASK, display->event_mask);
 	}
 	spin_unlock_irqrestore(&display->lock, flags);
-	drm_dev_exit(idx);
 }
 
 /* @latched: ENABLE and PRIMARY_OFF bits; CRC follows the CRC source. */
@@ -282,19 +277,33 @@ static const struct drm_crtc_helper_funcs vmgpu_crtc_helper_funcs = {
 	.atomic_flush = vmgpu_crtc_atomic_flush,
 };
 
+/*
+ * drm_vblank_get() and its put may come from an ioctl that raced an
+ * unplug; the unplug itself masks every event without entering. No error
+ * after it: drm_crtc_vblank_on() warns on one, and a wait for a vblank
+ * that never comes times out.
+ */
 static int vmgpu_crtc_enable_vblank(struct drm_crtc *crtc)
 {
 	struct vmgpu_head *head = crtc_to_head(crtc);
+	int idx;
 
-	vmgpu_display_mask(head->vdev, VMGPU_DISPLAY_EVENT_VBLANK(head->index), 0);
+	if (drm_dev_enter(crtc->dev, &idx)) {
+		vmgpu_display_mask(head->vdev, VMGPU_DISPLAY_EVENT_VBLANK(head->index), 0);
+		drm_dev_exit(idx);
+	}
 	return 0;
 }
 
 static void vmgpu_crtc_disable_vblank(struct drm_crtc *crtc)
 {
 	struct vmgpu_head *head = crtc_to_head(crtc);
+	int idx;
 
+	if (!drm_dev_enter(crtc->dev, &idx))
+		return;
 	vmgpu_display_mask(head->vdev, 0, VMGPU_DISPLAY_EVENT_VBLANK(head->index));
+	drm_dev_exit(idx);
 }
 
 static int vmgpu_crtc_verify_crc_source(struct drm_crtc *crtc, const char *source,
