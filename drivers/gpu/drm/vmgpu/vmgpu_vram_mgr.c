@@ -396,7 +396,7 @@ void vmgpu_vram_mgr_fini(struct vmgpu_device *vdev, u32 count)
 {
 	u32 i;
 
-	vmgpu_vram_scrub_fini(vdev);
+	vmgpu_vram_scrub_fini(vdev, count);
 	for (i = 0; i < count; i++) {
 		struct vmgpu_vram_mgr *mgr = &vdev->vram_mgrs[i];
 

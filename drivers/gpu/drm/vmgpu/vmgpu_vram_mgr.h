@@ -30,7 +30,7 @@ u64 vmgpu_vram_res_page_offset(struct vmgpu_device *vdev,
 			       struct ttm_resource *res, unsigned long page);
 
 int vmgpu_vram_scrub_init(struct vmgpu_device *vdev);
-void vmgpu_vram_scrub_fini(struct vmgpu_device *vdev);
+void vmgpu_vram_scrub_fini(struct vmgpu_device *vdev, u32 count);
 void vmgpu_vram_scrub_queue(struct vmgpu_device *vdev);
 void vmgpu_vram_scrub_postpone(struct vmgpu_device *vdev);
 bool vmgpu_vram_scrub_check(struct vmgpu_device *vdev, struct vmgpu_vram_mgr *mgr);

@@ -89,8 +89,8 @@
  * debugfs: vram_scrub turns the scheme off (new backings are cleared one
  * by one again, for tests of that path; no scrub is built once the write
  * returns) and on; inject_scrub_fault makes
- * the next N scrubs fail, inject_scrub_delay_ms makes frees wait longer
- * for theirs; segment_managers counts scrubs and failures.
+ * the next N scrubs fail, inject_scrub_delay_ms holds the work back
+ * longer; segment_managers counts scrubs and failures.
  */
 
 /* Dirty bytes one scrub takes at most: one job, a few commands, no wait. */
@@ -346,15 +346,16 @@ int vmgpu_vram_scrub_init(struct vmgpu_device *vdev)
 /**
  * vmgpu_vram_scrub_fini() - no scrub runs or is queued from now on
  * @vdev: the device
+ * @count: how many segments, from the first, have a manager
  *
  * Context: before the segment managers and the paging ring go.
  */
-void vmgpu_vram_scrub_fini(struct vmgpu_device *vdev)
+void vmgpu_vram_scrub_fini(struct vmgpu_device *vdev, u32 count)
 {
 	u32 i;
 
 	disable_delayed_work_sync(&vdev->vram_scrub);
-	for (i = 0; i < vdev->num_segments; i++) {
+	for (i = 0; i < count; i++) {
 		struct vmgpu_vram_mgr *mgr = &vdev->vram_mgrs[i];
 
 		mutex_lock(&mgr->lock);
