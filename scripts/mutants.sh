@@ -132,7 +132,7 @@ MUTANTS=(
 	"topdown-by-tree%%vmgpu_vram_mgr.c%%s/\tif \(\(place->flags & TTM_PL_FLAG_TOPDOWN\) && !start &&/\tif (false \&\& !start \&\&/%%rootport%%kunit-vmgpu_vram_mgr/vram_top_down_beyond_the_bar_whatever_is_clear"
 	"topdown-cleared-by-range%%vmgpu_vram_mgr.c%%s/\tif \(\(flags & GPU_BUDDY_CLEAR_ALLOCATION\) && !\(flags/\tif (false \&\& !(flags/%%rootport%%kunit-vmgpu_vram_mgr/vram_top_down_takes_cleared_beyond_the_bar"
 	"topdown-cleared-not-first%%vmgpu_vram_mgr.c%%s/\tif \(\(flags & GPU_BUDDY_CLEAR_ALLOCATION\) && !\(flags/\tif (false \&\& !(flags/%%norebar%%vmgpu_clear_test/clear.scrubbed_vram_beyond_the_bar_needs_no_fill"
-	"scrub-end-not-awaited%%vmgpu_vram_scrub.c%%s/\tvmgpu_vram_scrub_queue\(container_of\(mgr->manager.bdev, struct vmgpu_device, ttm\)\);/\t(void)mgr;/%%rebar%%vmgpu_clear_test/clear.a_large_free_is_scrubbed_to_the_end"
+	"scrub-end-not-awaited%%vmgpu_vram_scrub.c%%s/\tvmgpu_vram_scrub_queue\(vmgpu_vram_mgr_device\(mgr\)\);/\t(void)mgr;/%%rebar%%vmgpu_clear_test/clear.a_large_free_is_scrubbed_to_the_end"
 	"display-pin-unchecked%%vmgpu_display.c%%s/ \|\| !vmgpu_plane_shows\(primary\)\)/)/%%rebar%%vmgpu_kms_test/kms.primary_whose_clear_failed_is_shown_black"
 	"display-pin-waits%%vmgpu_plane.c%%s/contents \? vmgpu_bo_settle_queued\(vbo, contents\) : //%%rebar%%vmgpu_kms_test/kms.nonblocking_flip_waits_for_the_clear_in_the_commit"
 	"prime-unplug-keeps-attachment%%vmgpu_prime.c%%s/\t\tvmgpu_prime_detach\(vbo, attach\);\n\t\tttm_bo_put/\t\tttm_bo_put/%%rootport%%vmgpu_unplug_test:guest-log-clean"

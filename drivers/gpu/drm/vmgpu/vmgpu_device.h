@@ -28,6 +28,12 @@ static inline struct vmgpu_device *vmgpu_tbo_device(struct ttm_buffer_object *tb
 	return container_of(tbo->bdev, struct vmgpu_device, ttm);
 }
 
+/* The device a memory segment's manager belongs to. */
+static inline struct vmgpu_device *vmgpu_vram_mgr_device(struct vmgpu_vram_mgr *mgr)
+{
+	return container_of(mgr->manager.bdev, struct vmgpu_device, ttm);
+}
+
 static inline struct pci_dev *vmgpu_pdev(struct vmgpu_device *vdev)
 {
 	return to_pci_dev(vdev->drm.dev);

@@ -39,11 +39,6 @@ static struct vmgpu_vram_mgr *to_vram_mgr(struct ttm_resource_manager *man)
 	return container_of(man, struct vmgpu_vram_mgr, manager);
 }
 
-static struct vmgpu_device *vmgpu_vram_mgr_device(struct vmgpu_vram_mgr *mgr)
-{
-	return container_of(mgr->manager.bdev, struct vmgpu_device, ttm);
-}
-
 /* The byte range of the segment a place allows, [*start, *end). */
 static void vmgpu_place_range(const struct vmgpu_vram_mgr *mgr,
 			      const struct ttm_place *place, u64 *start, u64 *end)

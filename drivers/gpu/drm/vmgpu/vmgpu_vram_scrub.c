@@ -88,9 +88,9 @@
  *
  * debugfs: vram_scrub turns the scheme off (new backings are cleared one
  * by one again, for tests of that path; no scrub is built once the write
- * returns) and on; inject_scrub_fault makes
- * the next N scrubs fail, inject_scrub_delay_ms holds the work back
- * longer; segment_managers counts scrubs and failures.
+ * returns) and on; inject_scrub_fault makes the next N scrubs fail,
+ * inject_scrub_delay_ms holds the work back longer; segment_managers
+ * counts scrubs and failures.
  */
 
 /* Dirty bytes one scrub takes at most: one job, a few commands, no wait. */
@@ -106,6 +106,12 @@
 #define VMGPU_SCRUB_LEAVES	(VMGPU_SCRUB_BATCH / (VMGPU_PT_ENTRIES * VMGPU_PAGE_SIZE) + 1)
 #define VMGPU_SCRUB_CMDS	(2 * VMGPU_SCRUB_LEAVES + 2)
 
+/* From a free (or the end of a scrub) to the work's look, in jiffies. */
+static unsigned long vmgpu_vram_scrub_delay(struct vmgpu_device *vdev)
+{
+	return msecs_to_jiffies(VMGPU_SCRUB_DELAY_MS + vmgpu_inject_scrub_delay(vdev));
+}
+
 /**
  * vmgpu_vram_scrub_queue() - freed VRAM is waiting to be scrubbed
  * @vdev: the device
@@ -116,8 +122,7 @@ void vmgpu_vram_scrub_queue(struct vmgpu_device *vdev)
 {
 	if (READ_ONCE(vdev->vram_scrub_on))
 		queue_delayed_work(system_unbound_wq, &vdev->vram_scrub,
-				   msecs_to_jiffies(VMGPU_SCRUB_DELAY_MS +
-						    vmgpu_inject_scrub_delay(vdev)));
+				   vmgpu_vram_scrub_delay(vdev));
 }
 
 /**
@@ -132,8 +137,7 @@ void vmgpu_vram_scrub_postpone(struct vmgpu_device *vdev)
 {
 	if (READ_ONCE(vdev->vram_scrub_on))
 		mod_delayed_work(system_unbound_wq, &vdev->vram_scrub,
-				 msecs_to_jiffies(VMGPU_SCRUB_DELAY_MS +
-						  vmgpu_inject_scrub_delay(vdev)));
+				 vmgpu_vram_scrub_delay(vdev));
 }
 
 /*
@@ -213,7 +217,7 @@ static void vmgpu_vram_scrub_done(struct dma_fence *fence, struct dma_fence_cb *
 {
 	struct vmgpu_vram_mgr *mgr = container_of(cb, struct vmgpu_vram_mgr, scrub_done);
 
-	vmgpu_vram_scrub_queue(container_of(mgr->manager.bdev, struct vmgpu_device, ttm));
+	vmgpu_vram_scrub_queue(vmgpu_vram_mgr_device(mgr));
 }
 
 /*
