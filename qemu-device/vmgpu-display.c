@@ -637,7 +637,7 @@ void vmgpu_display_exit(VmgpuState *s)
             continue;
         }
         timer_del(&head->vblank);
-        graphic_console_close(head->con);
+        vmgpu_head_console_exit(head);
         memory_region_del_subregion(&s->mmio, &head->edid_mr);
         g_free(head->line);
     }

@@ -8,7 +8,8 @@
  * composed, so that guests can test pixels without a screenshot. Each head
  * is a QEMU graphic console; a VRAM primary in a format pixman takes is
  * shown without a copy, and only the lines written since the last update
- * are redrawn. A source that cannot be read blanks the head.
+ * are redrawn; an aperture primary is copied, copy-budget bytes a main-loop
+ * slice. A source that cannot be read blanks the head.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -246,15 +247,85 @@ static void vmgpu_head_update_dirty(VmgpuHead *head)
     g_free(snap);
 }
 
+static void vmgpu_head_gfx_update(void *opaque);
+
+/* What the console asked for is in its surface. */
+static void vmgpu_head_update_done(VmgpuHead *head)
+{
+    head->copying = false;
+    graphic_hw_update_done(head->con);
+}
+
+/*
+ * Copy the next lines of an aperture primary into the surface, about
+ * copy-budget bytes of them, and leave the rest to the next main-loop
+ * slice: a frame may be 256 MiB of scattered pages.
+ */
+static void vmgpu_head_copy_lines(void *opaque)
+{
+    VmgpuHead *head = opaque;
+    VmgpuState *s = head->owner;
+    const VmgpuHeadRegs *r = &head->active;
+    unsigned first = head->copy_y;
+    uint64_t bytes = 0;
+    DisplaySurface *ds;
+    VmgpuMemError err;
+
+    if (head->surface_stale || !head->surface_copies ||
+        !(r->ctrl & VMGPU_HEAD_CTRL_ENABLE) || head->blanked ||
+        (r->ctrl & VMGPU_HEAD_CTRL_PRIMARY_OFF)) {
+        /* A latch since the last slice: start over with what it shows. */
+        head->copying = false;
+        vmgpu_head_gfx_update(head);
+        return;
+    }
+    ds = qemu_console_surface(head->con);
+    while (head->copy_y < r->vdisplay && bytes < s->copy_budget) {
+        uint32_t *dst = (uint32_t *)(surface_data(ds) +
+                                     head->copy_y * surface_stride(ds));
+
+        if (!vmgpu_head_read_line(head, head->copy_y, head->line, &err)) {
+            /*
+             * A stopped VM (a screendump, a redraw of the window) sees no
+             * change of the device: the head blanks at the first refresh
+             * after it runs again, if the source is still unreadable; the
+             * lines copied so far stay in the surface meanwhile.
+             */
+            if (s->engine_vm_running) {
+                vmgpu_head_blank(head, err.code, VMGPU_HEAD_FB_ADDR_LO,
+                                 err.addr, "primary unreadable");
+            }
+            vmgpu_head_update_done(head);
+            return;
+        }
+        memcpy(dst, head->line, r->hdisplay * 4);
+        head->copy_y++;
+        bytes += r->hdisplay * 4;
+    }
+    trace_vmgpu_display_copy(head->index, first, head->copy_y - first);
+    dpy_gfx_update(head->con, 0, first, r->hdisplay, head->copy_y - first);
+    if (head->copy_y < r->vdisplay) {
+        qemu_bh_schedule(head->copy_bh);
+        return;
+    }
+    vmgpu_head_update_done(head);
+}
+
+/*
+ * The console's refresh. An aperture primary is copied over several
+ * main-loop slices; the update is done (a screendump waits for that) once
+ * its last line is in.
+ */
 static void vmgpu_head_gfx_update(void *opaque)
 {
     VmgpuHead *head = opaque;
     VmgpuState *s = head->owner;
     const VmgpuHeadRegs *r = &head->active;
-    DisplaySurface *ds;
-    VmgpuMemError err;
-    unsigned y;
 
+    if (head->copying) {
+        /* The copy under way ends this update too. */
+        return;
+    }
     if (head->surface_stale) {
         vmgpu_head_new_surface(head);
         if (r->fb_space == VMGPU_SPACE_VRAM && !head->blanked &&
@@ -267,46 +338,46 @@ static void vmgpu_head_gfx_update(void *opaque)
         }
         if (!head->surface_copies) {
             dpy_gfx_update_full(head->con);
+            vmgpu_head_update_done(head);
             return;
         }
     }
     if (!(r->ctrl & VMGPU_HEAD_CTRL_ENABLE) || head->blanked ||
         (r->ctrl & VMGPU_HEAD_CTRL_PRIMARY_OFF)) {
+        vmgpu_head_update_done(head);
         return;
     }
     if (!head->surface_copies) {
         vmgpu_head_update_dirty(head);
+        vmgpu_head_update_done(head);
         return;
     }
-    ds = qemu_console_surface(head->con);
-    for (y = 0; y < r->vdisplay; y++) {
-        uint32_t *dst = (uint32_t *)(surface_data(ds) + y * surface_stride(ds));
-
-        if (!vmgpu_head_read_line(head, y, head->line, &err)) {
-            /*
-             * A stopped VM (a screendump, a redraw of the window) sees no
-             * change of the device: the head blanks at the first refresh
-             * after it runs again, if the source is still unreadable; the
-             * lines copied so far stay in the surface meanwhile.
-             */
-            if (s->engine_vm_running) {
-                vmgpu_head_blank(head, err.code, VMGPU_HEAD_FB_ADDR_LO,
-                                 err.addr, "primary unreadable");
-            }
-            return;
-        }
-        memcpy(dst, head->line, r->hdisplay * 4);
-    }
-    dpy_gfx_update_full(head->con);
+    head->copying = true;
+    head->copy_y = 0;
+    vmgpu_head_copy_lines(head);
 }
 
 static const GraphicHwOps vmgpu_head_gfx_ops = {
     .gfx_update = vmgpu_head_gfx_update,
+    .gfx_update_async = true,
 };
 
 /* Made here, by the gfx_update it calls; vmgpu_display_init() asks. */
 QemuConsole *vmgpu_head_console_init(VmgpuHead *head)
 {
-    return graphic_console_init(DEVICE(head->owner), head->index,
-                                &vmgpu_head_gfx_ops, head);
+    DeviceState *dev = DEVICE(head->owner);
+
+    head->copy_bh = qemu_bh_new_guarded(vmgpu_head_copy_lines, head,
+                                        &dev->mem_reentrancy_guard);
+    return graphic_console_init(dev, head->index, &vmgpu_head_gfx_ops, head);
+}
+
+/* Before the console goes: a screendump waiting for a copy is let go. */
+void vmgpu_head_console_exit(VmgpuHead *head)
+{
+    qemu_bh_delete(head->copy_bh);
+    if (head->copying) {
+        vmgpu_head_update_done(head);
+    }
+    graphic_console_close(head->con);
 }

@@ -187,6 +187,9 @@ typedef struct VmgpuHead {
     QemuConsole *con;
     bool surface_stale;         /* the console's surface is not active's */
     bool surface_copies;        /* ... and is a copy, not over VRAM */
+    bool copying;               /* a copy into it runs over main-loop slices */
+    unsigned copy_y;            /* ... and goes on at this line */
+    QEMUBH *copy_bh;
     uint8_t edid[VMGPU_EDID_SIZE];
     MemoryRegion edid_mr;
 } VmgpuHead;
@@ -207,7 +210,8 @@ struct VmgpuState {
     uint64_t host_aperture_size;
     uint32_t gart_max_pages;
     uint32_t paging_va_mb;
-    uint64_t copy_budget;       /* FILL/TRANSFER bytes per engine slice */
+    uint64_t copy_budget;       /* FILL/TRANSFER bytes per engine slice,
+                                   console copy bytes per display slice */
     bool noncoherent;           /* CACHE_MODE may be NONCOHERENT */
     uint32_t cache_lines;       /* its cache's capacity in 4 KiB lines */
     uint32_t compress_pages;    /* capacity of the compressed-page set */
@@ -434,6 +438,7 @@ unsigned vmgpu_format_cpp(uint32_t format);
 uint64_t vmgpu_head_fb_bytes(const VmgpuHeadRegs *r);
 void vmgpu_head_crc(VmgpuHead *head);
 QemuConsole *vmgpu_head_console_init(VmgpuHead *head);
+void vmgpu_head_console_exit(VmgpuHead *head);
 
 /* vmgpu-hap.c */
 uint64_t vmgpu_hap_table_read(VmgpuState *s, hwaddr offset, unsigned size);

@@ -10,6 +10,7 @@ qom-set and screendump.
 """
 import contextlib
 import os
+import re
 import struct
 import zlib
 
@@ -38,8 +39,8 @@ CURSOR_NOW = HW["VMGPU_HEAD_COMMIT_CURSOR"]
 
 
 @contextlib.contextmanager
-def display_device(qemu):
-    qt = QTest(qemu, ARGS, qmp=True)
+def display_device(qemu, pre_args=()):
+    qt = QTest(qemu, ARGS, pre_args, qmp=True)
     try:
         yield qt, Device(qt)
     finally:
@@ -555,6 +556,19 @@ def test_screendump_is_the_scanout(shared, _dev):
         assert screendump(qt, 1)[:2] == (640, 480)
 
 
+def test_aperture_primary_is_copied_within_the_budget(shared, _dev):
+    # The console's copy of an aperture primary takes copy-budget bytes
+    # (4 KiB here: 16 lines of 64 pixels) a main-loop slice, and a
+    # screendump waits for its last line.
+    with display_device(shared.qemu, ("-trace", "vmgpu_display_copy")) as (qt, dev):
+        fb = gart_primary(qt, dev)
+        set_head(qt, 1, 0, space="GART")
+        assert screendump(qt, 1)[2] == rgb_of(to_xrgb(fb, XRGB))
+        slices = re.findall(r"vmgpu_display_copy head 1 lines (\d+)\+(\d+) copied",
+                            qt.guest_log())
+        assert [(int(y), int(n)) for y, n in slices] == [(0, 16), (16, 16), (32, 16)], slices
+
+
 def test_stopped_vm_keeps_its_display_state(shared, _dev):
     # A refresh while the VM is stopped (a screendump, a redraw of the
     # window) reads the scanout but changes nothing the guest sees: a source
@@ -607,6 +621,7 @@ TESTS = [
     test_head_without_primary_is_black_under_the_cursor, test_display_time_dates_vblanks,
     test_crc_within_a_pixel_budget, test_scanout_through_the_aperture,
     test_bad_sources_blank_the_head, test_hotplug_from_qmp, test_screendump_is_the_scanout,
+    test_aperture_primary_is_copied_within_the_budget,
     test_stopped_vm_keeps_its_display_state,
     test_reset_turns_the_display_off,
 ]
