@@ -550,7 +550,7 @@ void vmgpu_display_reset(VmgpuState *s)
     }
 }
 
-/* Head h's EDID: read-only bytes, read at any aligned size up to 4. */
+/* Head h's EDID: read-only bytes, read at any size, in 4-byte pieces. */
 static uint64_t vmgpu_edid_read(void *opaque, hwaddr addr, unsigned size)
 {
     VmgpuHead *head = opaque;
@@ -576,6 +576,10 @@ static const MemoryRegionOps vmgpu_edid_ops = {
     .write = vmgpu_edid_write,
     .endianness = DEVICE_LITTLE_ENDIAN,
     .valid = {
+        .min_access_size = 1,
+        .max_access_size = 8,
+    },
+    .impl = {
         .min_access_size = 1,
         .max_access_size = 4,
     },

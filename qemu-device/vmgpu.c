@@ -465,19 +465,20 @@ static void vmgpu_mmio_write(void *opaque, hwaddr addr, uint64_t val,
 }
 
 /*
- * 8-byte accesses reach the device whole, so that one write updates a
- * host-aperture entry at once; registers take 4-byte accesses only.
+ * Every access size reaches the device whole: one 8-byte write updates a
+ * host-aperture entry at once, and a register access of the wrong size is
+ * reported in the error registers instead of dropped by the memory core.
  */
 static const MemoryRegionOps vmgpu_mmio_ops = {
     .read = vmgpu_mmio_read,
     .write = vmgpu_mmio_write,
     .endianness = DEVICE_LITTLE_ENDIAN,
     .valid = {
-        .min_access_size = 4,
+        .min_access_size = 1,
         .max_access_size = 8,
     },
     .impl = {
-        .min_access_size = 4,
+        .min_access_size = 1,
         .max_access_size = 8,
     },
 };

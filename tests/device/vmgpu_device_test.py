@@ -171,6 +171,17 @@ def test_error_bad_register(qt, dev):
     assert dev.reg("VMGPU_REG_ERROR_SLOT") == HW["VMGPU_REG_MAGIC"]
     assert "vmgpu" in qt.guest_log()
     dev.reg_write("VMGPU_REG_ERROR_ACK", 1)
+    # A register access of another size is refused and reported, not
+    # dropped on its way.
+    mask = dev.reg("VMGPU_REG_INT_MASK")
+    reg = MMIO + HW["VMGPU_REG_INT_MASK"]
+    for size, offset in (("b", 0), ("b", 3), ("w", 2)):
+        qt.cmd(f"write{size} 0x{reg + offset:x} 0xff")
+        assert dev.reg("VMGPU_REG_ERROR_CODE") == HW["VMGPU_ERR_REGISTER"], (size, offset)
+        assert dev.reg("VMGPU_REG_ERROR_SLOT") == HW["VMGPU_REG_INT_MASK"] + offset
+        assert dev.reg("VMGPU_REG_INT_MASK") == mask, "a bad access changed the register"
+        dev.reg_write("VMGPU_REG_ERROR_ACK", 1)
+    assert int(qt.cmd(f"readw 0x{MMIO + HW['VMGPU_REG_MAGIC']:x}"), 16) == 0
 
 
 def test_user_ring_privilege(qt, dev):
