@@ -21,7 +21,6 @@
 #include <sys/io.h>
 #include <sys/ioctl.h>
 #include <termios.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
@@ -41,14 +40,6 @@ static int running(const char *comm)
 
 	snprintf(cmd, sizeof(cmd), "grep -qx '%.15s' /proc/[0-9]*/comm", comm);
 	return vmgpu_test_run(cmd) == 0;
-}
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000ll + ts.tv_nsec / 1000000;
 }
 
 static int queued(int fd)

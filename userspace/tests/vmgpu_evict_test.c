@@ -13,7 +13,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
@@ -110,14 +109,6 @@ static uint64_t pattern_key(int child, uint32_t idx)
 	return splitmix64((uint64_t)child << 32 | idx);
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static bool in_memory(const struct evict_child *c, uint32_t segment_id)
 {
 	return segment_id < 32 && c->memory & 1u << segment_id;
@@ -135,7 +126,7 @@ static int evict_child_run(struct evict_child *c, vmgpu_device *dev,
 {
 	struct evict_result *r = c->result;
 	uint32_t ids[32], nids = 0, idx, k, cycle;
-	double start, filled;
+	int64_t start, filled;
 	uint64_t rng;
 	int ret;
 
@@ -143,7 +134,7 @@ static int evict_child_run(struct evict_child *c, vmgpu_device *dev,
 		if (c->memory & 1u << idx)
 			ids[nids++] = idx;
 
-	start = now();
+	start = now_ms();
 	for (idx = 0; idx < c->count; idx++) {
 		/* Spread the preference over the memory segments. */
 		ret = vmgpu_test_create_mapped(dev, EVICT_BO_SIZE, 0, c->memory | 1u << c->aperture,
@@ -152,7 +143,7 @@ static int evict_child_run(struct evict_child *c, vmgpu_device *dev,
 			return child_failed(c, "create and map", ret);
 		vmgpu_test_fill(cpu[idx], EVICT_BO_SIZE, pattern_key(c->id, idx));
 	}
-	filled = now();
+	filled = now_ms();
 
 	rng = splitmix64(c->id);
 	for (cycle = 0; cycle < EVICT_CYCLES; cycle++) {
@@ -203,8 +194,8 @@ static int evict_child_run(struct evict_child *c, vmgpu_device *dev,
 		       c->id, (unsigned long long)r->corrupt,
 		       (unsigned long long)r->checked,
 		       (unsigned long long)r->evicted,
-		       (unsigned long long)r->resident, filled - start,
-		       now() - filled);
+		       (unsigned long long)r->resident, (filled - start) / 1e3,
+		       (now_ms() - filled) / 1e3);
 	return r->corrupt ? CHILD_CORRUPT : CHILD_INTACT;
 }
 

@@ -75,19 +75,6 @@ static inline union vmgpu_cmd cmd_fence(uint64_t va, uint64_t value)
 	return c;
 }
 
-static inline int64_t now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000ll + ts.tv_nsec / 1000;
-}
-
-static inline int64_t now_ms(void)
-{
-	return now_us() / 1000;
-}
-
 /* Submit cmds and signal a fresh binary syncobj, returned in *syncobj. */
 static inline int submit_signal(vmgpu_context *ctx, int fd, const union vmgpu_cmd *cmds,
 			 uint32_t n, uint32_t *syncobj, uint64_t *seqno)

@@ -390,24 +390,16 @@ int vmgpu_test_create_mappable(vmgpu_device *dev, uint32_t id, uint32_t aperture
 	return vmgpu_test_create_mapped(dev, size, 0, 1u << id | 1u << aperture, id, bo, cpu);
 }
 
-static int64_t monotonic_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000ll + ts.tv_nsec / 1000000;
-}
-
 uint64_t vmgpu_test_used_drops_to(vmgpu_device *dev, uint32_t id, uint64_t target,
 				  unsigned int timeout_ms)
 {
-	int64_t deadline = monotonic_ms() + timeout_ms;
+	int64_t deadline = now_ms() + timeout_ms;
 	uint64_t used;
 
 	for (;;) {
 		if (vmgpu_test_segment_used(dev, id, &used))
 			return UINT64_MAX;
-		if (used <= target || monotonic_ms() >= deadline)
+		if (used <= target || now_ms() >= deadline)
 			return used;
 		/* Fine steps: a caller may time the wait, coarse ones add to it. */
 		usleep(1000);

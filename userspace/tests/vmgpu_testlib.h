@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 #include <stddef.h>
+#include <time.h>
 
 #include "libvmgpu.h"
 #include "vmgpu_card.h"
@@ -165,6 +166,21 @@ int vmgpu_test_create_at_va(vmgpu_device *dev, uint64_t size, uint32_t flags,
 /* A CPU-accessible allocation preferring segment id, the aperture allowed. */
 int vmgpu_test_create_mappable(vmgpu_device *dev, uint32_t id, uint32_t aperture,
 			       uint64_t size, vmgpu_bo **bo, void **cpu);
+
+/* CLOCK_MONOTONIC, for tests that time what they wait for. */
+static inline int64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000ll + ts.tv_nsec / 1000;
+}
+
+static inline int64_t now_ms(void)
+{
+	return now_us() / 1000;
+}
+
 /* Poll segment id's `used` until <= target, timeout_ms at most: the last read, or UINT64_MAX. */
 uint64_t vmgpu_test_used_drops_to(vmgpu_device *dev, uint32_t id, uint64_t target,
 				  unsigned int timeout_ms);
