@@ -35,7 +35,7 @@ MUTANTS=(
 	"pt-fill-cached%%vmgpu_vm.c%%s/\t\t\t\tcmd.fill.hdr.flags = cpu_to_le16\(VMGPU_FILL_FLAG_COHERENT\);\n//%%noncoherent%%vmgpu_coherency_test/coh.unmapped_entries_stay_unmapped_under_moves"
 	"system-limit-ignored%%vmgpu_gart.c%%s/\t    ttm_resource_manager_usage\(man\) > man->size\) \{/\t    false) {/%%rebar%%vmgpu_system_limit_test/limit.resident_beyond_the_limit_evicts_lru"
 	"display-keeps-pin%%vmgpu_plane.c%%s/(\tttm_bo_reserve\(&vbo->tbo, false, false, NULL\);\n)\tttm_bo_unpin\(&vbo->tbo\);\n/\$1/%%rebar%%vmgpu_kms_test/kms.displayed_primary_is_pinned_until_flipped_away"
-	"display-any-fb%%vmgpu_plane.c%%s/\tif \(new->fb && !\(gem_to_vmgpu_bo\(new->fb->obj\[0\]\)->flags & DRM_VMGPU_ALLOC_PRIMARY\)\) \{/\tif (false) {/%%rebar%%vmgpu_kms_test/kms.test_only_commits_refuse_non_primaries"
+	"display-any-fb%%vmgpu_plane.c%%s/\tif \(new->fb && \(gem_to_vmgpu_bo\(new->fb->obj\[0\]\)->flags &\n[^{]*\{/\tif (false) {/%%rebar%%vmgpu_kms_test/kms.test_only_commits_refuse_non_primaries"
 	"flip-event-at-once%%vmgpu_display.c%%s/\tif \(event && !now\) \{/\tif (false) {/%%rebar%%vmgpu_modetest_test/global.modetest_sets_a_mode_and_flips_with_vsync"
 	"async-waits-vblank%%vmgpu_display.c%%s/\tbool now = crtc_state->async_flip;/\tbool now = false;/%%rebar%%vmgpu_kms_test/kms.async_flips_do_not_wait_for_vblanks"
 	"cursor-not-async%%vmgpu_plane.c%%s/\t.atomic_async_update = vmgpu_cursor_atomic_async_update,\n//%%rebar%%vmgpu_kms_test/kms.cursor_moves_do_not_wait_for_vblanks"
@@ -135,6 +135,10 @@ MUTANTS=(
 	"scrub-end-not-awaited%%vmgpu_vram_scrub.c%%s/\tvmgpu_vram_scrub_queue\(vmgpu_vram_mgr_device\(mgr\)\);/\t(void)mgr;/%%rebar%%vmgpu_clear_test/clear.a_large_free_is_scrubbed_to_the_end"
 	"display-pin-unchecked%%vmgpu_display.c%%s/ \|\| !vmgpu_plane_shows\(primary\)\)/)/%%rebar%%vmgpu_kms_test/kms.primary_whose_clear_failed_is_shown_black"
 	"display-pin-waits%%vmgpu_plane.c%%s/contents \? vmgpu_bo_settle_queued\(vbo, contents\) : //%%rebar%%vmgpu_kms_test/kms.nonblocking_flip_waits_for_the_clear_in_the_commit"
+	"rgb565-any-x%%vmgpu_plane.c%%s/\(fb->offsets\[0\] \+ \(new->src.x1 >> 16\) \* fb->format->cpp\[0\]\) % 4/fb->offsets[0] % 4/%%rebar%%vmgpu_kms_commit_test/commit.rgb565_source_at_an_odd_pixel_is_refused"
+	"swizzled-framebuffer%%vmgpu_plane.c%%s/\(DRM_VMGPU_ALLOC_PRIMARY \| DRM_VMGPU_ALLOC_SWIZZLED\)\)/DRM_VMGPU_ALLOC_PRIMARY)/%%rebar%%vmgpu_kms_commit_test/commit.swizzled_primary_is_refused"
+	"modeset-event-at-disable%%vmgpu_display.c%%s/if \(crtc->state->event && !crtc->state->active\)/if (crtc->state->event)/%%rebar%%vmgpu_kms_commit_test/commit.modeset_event_comes_with_the_new_modes_first_frame"
+	"stale-crc-reported%%vmgpu_display.c%%s/\t\tfresh = frame != head->crc_frame &&\n\t\t\tframe == vmgpu_head_read\(head, VMGPU_HEAD_FRAME_COUNT\);/\t\tfresh = true;/%%rebar%%vmgpu_kms_commit_test/commit.crcs_come_only_from_frames_the_device_computed"
 	"prime-unplug-keeps-attachment%%vmgpu_prime.c%%s/\t\tvmgpu_prime_detach\(vbo, attach\);\n\t\tttm_bo_put/\t\tttm_bo_put/%%rootport%%vmgpu_unplug_test:guest-log-clean"
 )
 

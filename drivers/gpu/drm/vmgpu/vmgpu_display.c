@@ -103,6 +103,18 @@ static void vmgpu_head_commit(struct vmgpu_head *head, u32 latched, u32 when)
 	spin_unlock_irqrestore(&display->lock, flags);
 }
 
+/*
+ * Turn the head off at once. The write is posted: the head has stopped
+ * reading its planes once a read flushes it (contract 1.8), and only then
+ * may they be unpinned.
+ */
+static void vmgpu_head_off(struct vmgpu_head *head)
+{
+	vmgpu_head_write(head, VMGPU_HEAD_CURSOR_CTRL, 0);
+	vmgpu_head_commit(head, 0, VMGPU_HEAD_COMMIT_NOW);
+	vmgpu_head_read(head, VMGPU_HEAD_STATUS);
+}
+
 /* CRTC */
 
 static enum drm_mode_status vmgpu_crtc_mode_valid(struct drm_crtc *crtc,
@@ -136,6 +148,13 @@ static void vmgpu_crtc_atomic_enable(struct drm_crtc *crtc, struct drm_atomic_st
 	int idx;
 
 	if (drm_dev_enter(crtc->dev, &idx)) {
+		/*
+		 * FRAME_COUNT starts over, and CRC_FRAME still names a frame
+		 * of the head's last run: no frame of this one.
+		 */
+		spin_lock_irq(&head->vdev->display.lock);
+		head->crc_frame = vmgpu_head_read(head, VMGPU_HEAD_CRC_FRAME);
+		spin_unlock_irq(&head->vdev->display.lock);
 		/* Latched with the planes by the COMMIT of atomic_flush. */
 		vmgpu_head_write(head, VMGPU_HEAD_HDISPLAY, mode->hdisplay);
 		vmgpu_head_write(head, VMGPU_HEAD_VDISPLAY, mode->vdisplay);
@@ -183,13 +202,16 @@ static void vmgpu_crtc_atomic_disable(struct drm_crtc *crtc, struct drm_atomic_s
 		 * The helpers skip the planes of a CRTC going off: a cursor
 		 * left pending would come back at the next enable, unpinned.
 		 */
-		vmgpu_head_write(head, VMGPU_HEAD_CURSOR_CTRL, 0);
-		vmgpu_head_commit(head, 0, VMGPU_HEAD_COMMIT_NOW);
+		vmgpu_head_off(head);
 		drm_dev_exit(idx);
 	}
 	drm_crtc_vblank_off(crtc);
+	/*
+	 * A CRTC that stays on (a modeset) sends its event from atomic_flush,
+	 * with the new mode's first frame.
+	 */
 	spin_lock_irq(&crtc->dev->event_lock);
-	if (crtc->state->event) {
+	if (crtc->state->event && !crtc->state->active) {
 		drm_crtc_send_vblank_event(crtc, crtc->state->event);
 		crtc->state->event = NULL;
 	}
@@ -232,11 +254,12 @@ static void vmgpu_crtc_atomic_flush(struct drm_crtc *crtc, struct drm_atomic_sta
 		drm_WARN_ON(crtc->dev, head->event);
 		head->event = event;
 		/*
-		 * A head that was off latches at once; as on any display, its
-		 * event comes with the first frame.
+		 * A head that was off (or a modeset turned off) latches at
+		 * once; as on any display, its event comes with the first frame.
 		 */
 		head->event_at_vblank =
-			!drm_atomic_get_old_crtc_state(state, crtc)->active;
+			!drm_atomic_get_old_crtc_state(state, crtc)->active ||
+			drm_atomic_crtc_needs_modeset(crtc_state);
 		/* Nor a vblank from before it went off. */
 		if (head->event_at_vblank)
 			vmgpu_write32(head->vdev, VMGPU_REG_DISPLAY_EVENTS,
@@ -345,6 +368,9 @@ static int vmgpu_crtc_set_crc_source(struct drm_crtc *crtc, const char *source)
 		head->crc_vblank = false;
 	}
 	spin_lock_irqsave(&display->lock, flags);
+	/* What CRC holds now is stale: no frame of this capture. */
+	if (on && !head->crc)
+		head->crc_frame = vmgpu_head_read(head, VMGPU_HEAD_CRC_FRAME);
 	WRITE_ONCE(head->crc, on);
 	latched = vmgpu_head_read(head, VMGPU_HEAD_CTRL) &
 		  (VMGPU_HEAD_CTRL_ENABLE | VMGPU_HEAD_CTRL_PRIMARY_OFF);
@@ -507,14 +533,28 @@ vmgpu_head_claim_event(struct vmgpu_head *head, bool flip_done, bool vblank)
 
 static void vmgpu_head_vblank(struct vmgpu_head *head)
 {
+	struct vmgpu_display *display = &head->vdev->display;
 	struct drm_crtc *crtc = &head->crtc;
-	u32 crc;
+	bool fresh = false;
+	u32 frame, crc;
 
 	drm_crtc_handle_vblank(crtc);
-	if (!READ_ONCE(head->crc))
-		return;
-	crc = vmgpu_head_read(head, VMGPU_HEAD_CRC);
-	drm_crtc_add_crc_entry(crtc, true, drm_crtc_vblank_count(crtc), &crc);
+	/*
+	 * A mode over the device's CRC pixel rate gets no CRC, and CRC keeps
+	 * an older frame's: only a new one, of the frame just shown, counts.
+	 */
+	spin_lock(&display->lock);
+	if (head->crc) {
+		frame = vmgpu_head_read(head, VMGPU_HEAD_CRC_FRAME);
+		crc = vmgpu_head_read(head, VMGPU_HEAD_CRC);
+		fresh = frame != head->crc_frame &&
+			frame == vmgpu_head_read(head, VMGPU_HEAD_FRAME_COUNT);
+		if (fresh)
+			head->crc_frame = frame;
+	}
+	spin_unlock(&display->lock);
+	if (fresh)
+		drm_crtc_add_crc_entry(crtc, true, drm_crtc_vblank_count(crtc), &crc);
 }
 
 static irqreturn_t vmgpu_display_irq(int irq, void *arg)
@@ -721,10 +761,8 @@ void vmgpu_display_unplug(struct vmgpu_device *vdev)
 	u32 i;
 
 	/* Off before anything is unpinned, and no interrupt left running. */
-	for (i = 0; i < display->num_heads; i++) {
-		vmgpu_head_write(&display->heads[i], VMGPU_HEAD_CURSOR_CTRL, 0);
-		vmgpu_head_commit(&display->heads[i], 0, VMGPU_HEAD_COMMIT_NOW);
-	}
+	for (i = 0; i < display->num_heads; i++)
+		vmgpu_head_off(&display->heads[i]);
 	vmgpu_display_mask(vdev, 0, ~0u);
 	synchronize_irq(vdev->irq[VMGPU_MSIX_VEC_DISPLAY]);
 	/* No FLIP_DONE or vblank will complete an armed flip now. */

@@ -73,9 +73,14 @@ struct vmgpu_head {
 	bool event_at_vblank;
 	/**
 	 * @crc: frame CRCs are on (debugfs crtc-N/crc); written under
-	 * &vmgpu_display.lock, read once by the interrupt handler.
+	 * &vmgpu_display.lock, read under it or once (vmgpu_head_ctrl()).
 	 */
 	bool crc;
+	/**
+	 * @crc_frame: the device's CRC_FRAME last reported, or found stale
+	 * when capture began or the head went on; under &vmgpu_display.lock.
+	 */
+	u32 crc_frame;
 	/** @crc_vblank: CRC capture holds a vblank reference. */
 	bool crc_vblank;
 	/**

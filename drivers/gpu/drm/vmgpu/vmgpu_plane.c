@@ -64,9 +64,15 @@ static int vmgpu_plane_check(struct drm_plane *plane, struct drm_atomic_state *s
 	struct drm_crtc_state *crtc_state = NULL;
 
 	*out = new;
-	/* Only primaries, shown or not: checked here, so TEST_ONLY says so too. */
-	if (new->fb && !(gem_to_vmgpu_bo(new->fb->obj[0])->flags & DRM_VMGPU_ALLOC_PRIMARY)) {
-		drm_dbg_kms(plane->dev, "[PLANE:%d] framebuffer not a primary allocation\n",
+	/*
+	 * Only linear primaries, shown or not: checked here, so TEST_ONLY
+	 * says so too. The display reads lines linear; a swizzled primary in
+	 * a memory segment would be shown scrambled.
+	 */
+	if (new->fb && (gem_to_vmgpu_bo(new->fb->obj[0])->flags &
+			(DRM_VMGPU_ALLOC_PRIMARY | DRM_VMGPU_ALLOC_SWIZZLED)) !=
+		       DRM_VMGPU_ALLOC_PRIMARY) {
+		drm_dbg_kms(plane->dev, "[PLANE:%d] framebuffer not a linear primary\n",
 			    plane->base.id);
 		return -EINVAL;
 	}
@@ -82,13 +88,19 @@ static int vmgpu_plane_check(struct drm_plane *plane, struct drm_atomic_state *s
 
 static int vmgpu_primary_atomic_check(struct drm_plane *plane, struct drm_atomic_state *state)
 {
+	struct drm_framebuffer *fb;
 	struct drm_plane_state *new;
 	int ret = vmgpu_plane_check(plane, state, false, &new);
 
 	if (ret || !new->visible)
 		return ret;
+	fb = new->fb;
 	/* The device reads whole 4-byte words from a 4-byte aligned start. */
-	if (new->fb->pitches[0] % 4 || new->fb->offsets[0] % 4)
+	if (fb->pitches[0] % 4 ||
+	    (fb->offsets[0] + (new->src.x1 >> 16) * fb->format->cpp[0]) % 4)
+		return -EINVAL;
+	/* Nor lines that an int cannot index (contract: stride times height). */
+	if ((u64)fb->pitches[0] * drm_rect_height(&new->dst) > INT_MAX)
 		return -EINVAL;
 	return 0;
 }
@@ -419,6 +431,8 @@ static void vmgpu_cursor_atomic_async_update(struct drm_plane *plane,
 	vmgpu_cursor_write(head, pstate);
 	vmgpu_head_commit_write(head, VMGPU_HEAD_COMMIT_CURSOR);
 	spin_unlock_irqrestore(&head->vdev->display.lock, flags);
+	/* Latched once a read flushes the COMMIT: the old cursor may go then. */
+	vmgpu_head_read(head, VMGPU_HEAD_STATUS);
 	drm_dev_exit(idx);
 }
 

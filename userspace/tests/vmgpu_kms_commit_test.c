@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: MIT
+/*
+ * What a KMS commit may ask of the display controller, and what it is
+ * told back: atomic check refuses what the device would blank the head
+ * for (a misaligned RGB565 source, a swizzled primary), the event of a
+ * modeset on a lit CRTC comes with the new mode's first frame, and CRC
+ * capture reports only CRCs the device computed for the frame just shown.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <drm_fourcc.h>
+#include <xf86drm.h>
+#include <xf86drmMode.h>
+
+#include "kselftest_harness.h"
+#include "libvmgpu.h"
+#include "vmgpu_drm.h"
+#include "vmgpu_testlib.h"
+
+/* The device's CRC budget (contract: display CRCs), in pixels a second. */
+#define CRC_PIXELS_PER_S	64000000u
+
+FIXTURE(commit) {
+	int fd;
+	vmgpu_device *dev;
+	uint32_t crtc, connector;
+	drmModeModeInfo mode;
+	struct vmgpu_test_fb a;
+};
+
+FIXTURE_SETUP(commit)
+{
+	struct vmgpu_card_head head;
+
+	self->fd = vmgpu_open_card("vmgpu");
+	ASSERT_LE(0, self->fd) TH_LOG("no vmgpu card node");
+	ASSERT_EQ(0, vmgpu_device_create(self->fd, &self->dev));
+	ASSERT_EQ(0, vmgpu_card_head0(self->fd, 0, 0, &head));
+	self->crtc = head.crtc;
+	self->connector = head.connector;
+	self->mode = head.mode;
+	ASSERT_EQ(0, vmgpu_test_dumb_fb(self->fd, self->mode.hdisplay, self->mode.vdisplay,
+					DRM_FORMAT_XRGB8888, &self->a));
+}
+
+FIXTURE_TEARDOWN(commit)
+{
+	drmModeSetCrtc(self->fd, self->crtc, 0, 0, 0, NULL, 0, NULL);
+	vmgpu_device_unref(self->dev);
+	close(self->fd);
+}
+
+/* A legacy modeset of fb at (x, y) with mode: 0 or -errno. */
+static int set_crtc(FIXTURE_DATA(commit) *self, uint32_t fb, uint32_t x,
+		    drmModeModeInfo *mode)
+{
+	return drmModeSetCrtc(self->fd, self->crtc, fb, x, 0, &self->connector, 1, mode) ?
+	       -errno : 0;
+}
+
+/* mode at about hz frames a second; the clock rounds up, the frame down. */
+static drmModeModeInfo at_refresh(const drmModeModeInfo *mode, uint32_t hz)
+{
+	drmModeModeInfo m = *mode;
+
+	m.clock = ((uint64_t)m.htotal * m.vtotal * hz + 999) / 1000;
+	m.vrefresh = hz;
+	snprintf(m.name, sizeof(m.name), "%ux%u@%u", m.hdisplay, m.vdisplay, hz);
+	return m;
+}
+
+static uint64_t frame_us(const drmModeModeInfo *mode)
+{
+	return (uint64_t)mode->htotal * mode->vtotal * 1000 / mode->clock;
+}
+
+TEST_F(commit, rgb565_source_at_an_odd_pixel_is_refused)
+{
+	struct vmgpu_test_fb fb;
+
+	ASSERT_EQ(0, vmgpu_test_dumb_fb(self->fd, self->mode.hdisplay + 2, self->mode.vdisplay,
+					DRM_FORMAT_RGB565, &fb));
+	/* Pixel 1 starts at byte 2: the device reads lines from 4-byte words. */
+	EXPECT_EQ(-EINVAL, set_crtc(self, fb.id, 1, &self->mode));
+	/* The negative: pixel 2 is 4-byte aligned. */
+	EXPECT_EQ(0, set_crtc(self, fb.id, 2, &self->mode));
+	set_crtc(self, 0, 0, NULL);
+	drmModeRmFB(self->fd, fb.id);
+}
+
+/* A primary allocation of the fixture's size as a framebuffer, or 0. */
+static uint32_t primary_fb(FIXTURE_DATA(commit) *self, uint32_t flags)
+{
+	struct drm_vmgpu_gem_create create = {
+		.size = (uint64_t)self->a.pitch * self->mode.vdisplay,
+		.flags = DRM_VMGPU_ALLOC_PRIMARY | DRM_VMGPU_ALLOC_CPU_ACCESS | flags,
+		.segments = 1u << 1 | 1u << vmgpu_test_aperture(self->dev),
+		.preferred_segment = 1,
+	};
+	uint32_t handles[4] = { 0 }, pitches[4] = { self->a.pitch }, offsets[4] = { 0 };
+	uint32_t fb_id = 0;
+
+	if (vmgpu_test_ioctl(self->dev, DRM_IOCTL_VMGPU_GEM_CREATE, &create))
+		return 0;
+	handles[0] = create.handle;
+	if (drmModeAddFB2(self->fd, self->mode.hdisplay, self->mode.vdisplay,
+			  DRM_FORMAT_XRGB8888, handles, pitches, offsets, &fb_id, 0))
+		fb_id = 0;
+	drmCloseBufferHandle(self->fd, create.handle);
+	return fb_id;
+}
+
+TEST_F(commit, swizzled_primary_is_refused)
+{
+	uint32_t swizzled = primary_fb(self, DRM_VMGPU_ALLOC_SWIZZLED);
+	uint32_t linear = primary_fb(self, 0);
+
+	ASSERT_NE(0, swizzled);
+	ASSERT_NE(0, linear);
+	/* The display reads lines linear: it would show the swizzle. */
+	EXPECT_EQ(-EINVAL, set_crtc(self, swizzled, 0, &self->mode));
+	EXPECT_EQ(0, set_crtc(self, linear, 0, &self->mode));
+	set_crtc(self, 0, 0, NULL);
+	drmModeRmFB(self->fd, swizzled);
+	drmModeRmFB(self->fd, linear);
+}
+
+static uint32_t prop_id(int fd, uint32_t object, uint32_t type, const char *name)
+{
+	drmModeObjectProperties *props = drmModeObjectGetProperties(fd, object, type);
+	uint32_t id = 0;
+
+	for (uint32_t i = 0; props && !id && i < props->count_props; i++) {
+		drmModePropertyRes *prop = drmModeGetProperty(fd, props->props[i]);
+
+		if (prop && !strcmp(prop->name, name))
+			id = prop->prop_id;
+		drmModeFreeProperty(prop);
+	}
+	drmModeFreeObjectProperties(props);
+	return id;
+}
+
+static uint64_t event_us;
+
+static void event_handler(int fd, unsigned int sequence, unsigned int sec, unsigned int usec,
+			  void *data)
+{
+	event_us = sec * 1000000ull + usec;
+}
+
+TEST_F(commit, modeset_event_comes_with_the_new_modes_first_frame)
+{
+	drmModeModeInfo slow = at_refresh(&self->mode, 20);
+	drmEventContext ev = { .version = 2, .page_flip_handler = event_handler };
+	struct pollfd p = { .fd = self->fd, .events = POLLIN };
+	drmModeAtomicReq *req;
+	uint32_t blob;
+	int64_t start;
+	int ret;
+
+	ASSERT_EQ(0, set_crtc(self, self->a.id, 0, &self->mode));
+	ASSERT_EQ(0, drmSetClientCap(self->fd, DRM_CLIENT_CAP_ATOMIC, 1));
+	ASSERT_EQ(0, drmModeCreatePropertyBlob(self->fd, &slow, sizeof(slow), &blob));
+	req = drmModeAtomicAlloc();
+	ASSERT_NE(NULL, req);
+	ASSERT_LE(0, drmModeAtomicAddProperty(req, self->crtc,
+					      prop_id(self->fd, self->crtc, DRM_MODE_OBJECT_CRTC,
+						      "MODE_ID"), blob));
+	event_us = 0;
+	start = now_us();
+	ret = drmModeAtomicCommit(self->fd, req, DRM_MODE_ATOMIC_ALLOW_MODESET |
+				  DRM_MODE_PAGE_FLIP_EVENT, NULL) ? -errno : 0;
+	drmModeAtomicFree(req);
+	drmModeDestroyPropertyBlob(self->fd, blob);
+	ASSERT_EQ(0, ret);
+	ASSERT_EQ(1, poll(&p, 1, 10000)) TH_LOG("no event");
+	ASSERT_EQ(0, drmHandleEvent(self->fd, &ev));
+	ASSERT_NE(0, event_us);
+	/*
+	 * The new mode starts after the commit did and its first frame takes
+	 * a whole frame (less a fifth, for the clocks): an event sent as the
+	 * head went off, before the new mode was latched, is earlier.
+	 */
+	EXPECT_LE(start + frame_us(&slow) * 4 / 5, event_us)
+		TH_LOG("event %lld us after the commit began; a %ux%u frame at 20 Hz is %llu us",
+		       (long long)(event_us - start), slow.hdisplay, slow.vdisplay,
+		       (unsigned long long)frame_us(&slow));
+}
+
+TEST_F(commit, crcs_come_only_from_frames_the_device_computed)
+{
+	uint32_t hz = CRC_PIXELS_PER_S / (self->mode.hdisplay * self->mode.vdisplay) * 5 / 4;
+	drmModeModeInfo fast = at_refresh(&self->mode, hz);
+	struct pollfd p = { .events = POLLIN };
+	uint32_t frame, crc;
+	int crc_fd;
+
+	ASSERT_GE(1000, hz) TH_LOG("mode %ux%u: no refresh rate over the CRC budget",
+				   self->mode.hdisplay, self->mode.vdisplay);
+	/* Over the device's pixel rate: its CRC registers keep the last frame's. */
+	ASSERT_EQ(0, set_crtc(self, self->a.id, 0, &self->mode));
+	crc_fd = vmgpu_test_crc_open(0);
+	ASSERT_LE(0, crc_fd) TH_LOG("no crtc-0/crc in debugfs");
+	p.fd = crc_fd;
+	ASSERT_EQ(0, vmgpu_test_crc_next(crc_fd, &frame, &crc));
+	ASSERT_EQ(0, set_crtc(self, self->a.id, 0, &fast));
+	/* The CRCs of the old mode's last frames may still be queued. */
+	while (poll(&p, 1, 0) == 1)
+		ASSERT_EQ(0, vmgpu_test_crc_next(crc_fd, &frame, &crc));
+	EXPECT_EQ(0, poll(&p, 1, 500))
+		TH_LOG("a CRC at %u Hz, over the device's budget: it is a stale one", hz);
+	/* The negative: back at the old mode, CRCs come again. */
+	ASSERT_EQ(0, set_crtc(self, self->a.id, 0, &self->mode));
+	EXPECT_EQ(0, vmgpu_test_crc_next(crc_fd, &frame, &crc));
+	close(crc_fd);
+}
+
+TEST_HARNESS_MAIN
