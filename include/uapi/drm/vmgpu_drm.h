@@ -300,7 +300,8 @@ struct drm_vmgpu_query {
  *
  * %DRM_VMGPU_ALLOC_PRIMARY: a primary surface: contiguous in a memory
  * segment. Only primaries can be KMS framebuffers (dumb buffers are
- * primaries). While a plane shows one it is pinned where the display
+ * primaries), and not swizzled ones: the display controller reads lines
+ * linear. While a plane shows one it is pinned where the display
  * controller reaches it: in system memory (the aperture segment in its
  * set) it is mapped into the aperture segment, else contiguous in a memory
  * segment of its set. Without %DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY a
