@@ -139,6 +139,8 @@ MUTANTS=(
 	"swizzled-framebuffer%%vmgpu_plane.c%%s/\(DRM_VMGPU_ALLOC_PRIMARY \| DRM_VMGPU_ALLOC_SWIZZLED\)\)/DRM_VMGPU_ALLOC_PRIMARY)/%%rebar%%vmgpu_kms_commit_test/commit.swizzled_primary_is_refused"
 	"modeset-event-at-disable%%vmgpu_display.c%%s/if \(crtc->state->event && !crtc->state->active\)/if (crtc->state->event)/%%rebar%%vmgpu_kms_commit_test/commit.modeset_event_comes_with_the_new_modes_first_frame"
 	"stale-crc-reported%%vmgpu_display.c%%s/\t\tfresh = frame != head->crc_frame &&\n\t\t\tframe == vmgpu_head_read\(head, VMGPU_HEAD_FRAME_COUNT\);/\t\tfresh = true;/%%rebar%%vmgpu_kms_commit_test/commit.crcs_come_only_from_frames_the_device_computed"
+	"fault-waits-under-mmap-lock%%vmgpu_mmap.c%%s/\tif \(dma_resv_test_signaled\(resv, DMA_RESV_USAGE_KERNEL\) \|\|\n\t    !fault_flag_allow_retry_first/\tif (true ||\n\t    !fault_flag_allow_retry_first/%%rebar%%vmgpu_cpu_access_test/cpu.fault_waits_without_the_mmap_lock"
+	"third-redo-unchecked%%vmgpu_mmap.c%%s/\t\tif \(tries == VMGPU_CPU_ACCESS_TRIES\)/\t\tif (tries == VMGPU_CPU_ACCESS_TRIES - 1)/%%rebar%%vmgpu_error_test/global.third_redo_of_a_failed_clear_counts"
 	"prime-unplug-keeps-attachment%%vmgpu_prime.c%%s/\t\tvmgpu_prime_detach\(vbo, attach\);\n\t\tttm_bo_put/\t\tttm_bo_put/%%rootport%%vmgpu_unplug_test:guest-log-clean"
 )
 

@@ -9,7 +9,8 @@
  * - a dma-buf mapping follows the allocation when it moves, as the DRM
  *   mapping does, and survives fork();
  * - a fault whose move must evict allocations that concurrent faults hold
- *   waits for them, instead of raising SIGBUS or spinning.
+ *   waits for them, instead of raising SIGBUS or spinning;
+ * - a fault waits for a queued move without the mmap lock.
  * The paging ring is kept busy (inject_paging_delay) so that clears and
  * copies are still queued when the CPU comes.
  */
@@ -113,6 +114,57 @@ TEST_F(cpu, ptrace_read_waits_for_eviction)
 	EXPECT_EQ(0, bad) TH_LOG("%llu bytes read before the copy, first at %#llx",
 				 (unsigned long long)bad, (unsigned long long)first);
 	free(copy);
+	vmgpu_bo_unref(bo);
+}
+
+struct toucher {
+	pthread_t thread;
+	const volatile uint8_t *cpu;
+	int64_t done_ms;
+};
+
+static void *touch(void *arg)
+{
+	struct toucher *t = arg;
+
+	(void)t->cpu[BO_SIZE / 2];
+	t->done_ms = now_ms();
+	return NULL;
+}
+
+/*
+ * A fault that waits for a queued move waits without the mmap lock: an
+ * mmap() of the same process, which takes it for writing, goes on.
+ */
+TEST_F(cpu, fault_waits_without_the_mmap_lock)
+{
+	struct toucher t = { 0 };
+	uint64_t first = 0;
+	int64_t start, took;
+	vmgpu_bo *bo;
+	void *cpu, *p;
+
+	ASSERT_EQ(0, vmgpu_test_create_mappable(self->dev, 1, self->aperture, BO_SIZE,
+						&bo, &cpu));
+	vmgpu_test_fill(cpu, BO_SIZE, 0x1dea);
+	ASSERT_EQ(0, vmgpu_test_debugfs_write("inject_paging_delay", "3000"));
+	/* Queued behind the delay; the mapping is gone until it ran. */
+	ASSERT_EQ(0, vmgpu_bo_evict(bo));
+	t.cpu = cpu;
+	start = now_ms();
+	ASSERT_EQ(0, pthread_create(&t.thread, NULL, touch, &t));
+	usleep(500 * 1000);
+	p = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	took = now_ms() - start - 500;
+	ASSERT_NE(MAP_FAILED, p);
+	munmap(p, 4096);
+	ASSERT_EQ(0, pthread_join(t.thread, NULL));
+	/* The negative: the fault did wait for the move. */
+	EXPECT_LE(1500, t.done_ms - start) TH_LOG("the fault found the move done");
+	EXPECT_GT(1000, took) TH_LOG("mmap() waited %lld ms behind the fault",
+				     (long long)took);
+	EXPECT_EQ(0, vmgpu_test_check(cpu, BO_SIZE, 0x1dea, &first))
+		TH_LOG("wrong bytes after the move, first at %#llx", (unsigned long long)first);
 	vmgpu_bo_unref(bo);
 }
 

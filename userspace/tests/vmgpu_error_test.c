@@ -34,6 +34,7 @@
 #define MiB		(1ull << 20)
 #define TRACING		"/sys/kernel/tracing"
 #define BO_SIZE		(4 * MiB)
+#define SMALL_SIZE	(64 * 1024)
 /* A child's evict-and-restore rounds while errors are injected. */
 #define MOVE_ROUNDS	12
 #define MOVE_BOS	3
@@ -422,6 +423,49 @@ static int read_faults(const volatile uint8_t *p)
 		(void)*p;
 	sigaction(SIGBUS, &old, NULL);
 	return faulted;
+}
+
+/*
+ * A backing whose clear failed is cleared again, up to three times, each
+ * redo waited for: the third one's success is a success. The allocation
+ * is one page of segment 1, so that each clear is one paging operation
+ * (a larger one's may be several, each taking an injected fault).
+ */
+TEST(third_redo_of_a_failed_clear_counts)
+{
+	uint64_t first = 0, dirty;
+	const char *faults[] = { "3", "4" };
+	vmgpu_device *dev;
+	uint32_t aperture;
+	int i, ret;
+
+	ASSERT_EQ(0, vmgpu_device_open(&dev));
+	aperture = vmgpu_test_aperture(dev);
+	for (i = 0; i < 2; i++) {
+		vmgpu_bo *bo;
+		void *cpu;
+
+		ASSERT_EQ(0, vmgpu_test_vram_scrub(0));
+		ASSERT_EQ(0, vmgpu_test_dirty_segment(dev, 1, aperture, 16 * MiB));
+		/* The clear and two redos fail; then the third, or not. */
+		ASSERT_EQ(0, vmgpu_test_debugfs_write("inject_paging_fault", faults[i]));
+		ret = vmgpu_test_create_mappable(dev, 1, aperture, SMALL_SIZE, &bo, &cpu);
+		vmgpu_test_vram_scrub(1);
+		ASSERT_EQ(0, ret);
+		if (!i) {
+			ASSERT_FALSE(read_faults(cpu)) TH_LOG("SIGBUS after a redo that worked");
+			dirty = vmgpu_test_nonzero(cpu, SMALL_SIZE, &first);
+			EXPECT_EQ(0, dirty) TH_LOG("%llu stale bytes, first at %#llx",
+						   (unsigned long long)dirty,
+						   (unsigned long long)first);
+		} else {
+			/* The negative: with the third redo failing too, SIGBUS. */
+			EXPECT_TRUE(read_faults(cpu)) TH_LOG("a backing never cleared was readable");
+		}
+		vmgpu_test_debugfs_write("inject_paging_fault", "0");
+		vmgpu_bo_unref(bo);
+	}
+	vmgpu_device_unref(dev);
 }
 
 /* A move that did not happen: the data is gone, and everything says so. */

@@ -45,10 +45,14 @@
  *   first (as amdgpu moves one into visible VRAM).
  * - Every access waits for the allocation's kernel fences (clears and
  *   moves) first: page faults, and ptrace-style access (/proc/<pid>/mem,
- *   debuggers) through the mapping's .access. A paging operation that
- *   failed is dealt with before the CPU sees anything (see
- *   vmgpu_bo_needs_scrub()): the backing is cleared again, and if data
- *   was lost the access fails (SIGBUS for a fault, -EIO otherwise).
+ *   debuggers) through the mapping's .access. A fault that may be retried
+ *   waits without the mmap lock, as TTM's does, so that the process's
+ *   mmap() and munmap() do not queue behind the paging ring. A paging
+ *   operation that failed is dealt with before the CPU sees anything (see
+ *   vmgpu_bo_needs_scrub()): the backing is cleared again, up to three
+ *   times, each clear waited for and checked; if data was lost, or the
+ *   third clear fails too, the access fails (SIGBUS for a fault, -EIO
+ *   otherwise).
  * - All mappings live in the DRM device's address space (DRM points an
  *   exported dma-buf's file at it too), so that moving an allocation, and
  *   unplugging the device, revoke every one of them. After unplug a fault
@@ -102,18 +106,19 @@ int vmgpu_bo_settle(struct vmgpu_bo *vbo, bool intr)
 	long lret;
 
 	dma_resv_assert_held(resv);
-	for (tries = 0; tries < VMGPU_CPU_ACCESS_TRIES; tries++) {
+	for (tries = 0; ; tries++) {
 		lret = dma_resv_wait_timeout(resv, DMA_RESV_USAGE_KERNEL, intr,
 					     MAX_SCHEDULE_TIMEOUT);
 		if (lret < 0)
 			return lret;
 		if (!vmgpu_bo_needs_scrub(vbo))
 			return 0;
+		if (tries == VMGPU_CPU_ACCESS_TRIES)
+			return -EIO;
 		ret = vmgpu_bo_scrub(vbo);
 		if (ret && ret != -EAGAIN)
 			return ret;
 	}
-	return -EIO;
 }
 
 /**
@@ -264,6 +269,9 @@ static vm_fault_t vmgpu_bo_vm_fault_make_room(struct vm_fault *vmf, struct vmgpu
 			ttm_bo_get(&vbo->tbo);
 			release_fault_lock(vmf);
 			vmgpu_bo_cpu_reach_ticketed(vbo);
+			/* The move it queued, still without the fault's lock. */
+			dma_resv_wait_timeout(vbo->tbo.base.resv, DMA_RESV_USAGE_KERNEL, true,
+					      MAX_SCHEDULE_TIMEOUT);
 			/* Possibly the last reference: &vmgpu_device.unplug_sem. */
 			down_read(&vdev->unplug_sem);
 			ttm_bo_put(&vbo->tbo);
@@ -277,6 +285,35 @@ static vm_fault_t vmgpu_bo_vm_fault_make_room(struct vm_fault *vmf, struct vmgpu
 		return VM_FAULT_NOPAGE;
 	/* Nothing it could evict, even waiting: as amdgpu's fault does. */
 	return VM_FAULT_SIGBUS;
+}
+
+/*
+ * The kernel's work on the backing (a move, a clear) has not finished:
+ * wait for it without the fault's lock, as TTM's own fault does, and
+ * fault again; mmap() and munmap() of the process need not wait behind a
+ * paging queue. Returns 0 if there is nothing to wait for, or the fault
+ * may not be retried; else VM_FAULT_RETRY, with the reservation dropped
+ * unless FAULT_FLAG_RETRY_NOWAIT.
+ */
+static vm_fault_t vmgpu_bo_vm_fault_idle(struct vm_fault *vmf, struct vmgpu_bo *vbo)
+{
+	struct vmgpu_device *vdev = vmgpu_bo_device(vbo);
+	struct dma_resv *resv = vbo->tbo.base.resv;
+
+	if (dma_resv_test_signaled(resv, DMA_RESV_USAGE_KERNEL) ||
+	    !fault_flag_allow_retry_first(vmf->flags))
+		return 0;
+	if (vmf->flags & FAULT_FLAG_RETRY_NOWAIT)
+		return VM_FAULT_RETRY;
+	ttm_bo_get(&vbo->tbo);
+	release_fault_lock(vmf);
+	dma_resv_wait_timeout(resv, DMA_RESV_USAGE_KERNEL, true, MAX_SCHEDULE_TIMEOUT);
+	dma_resv_unlock(resv);
+	/* Possibly the last reference: &vmgpu_device.unplug_sem. */
+	down_read(&vdev->unplug_sem);
+	ttm_bo_put(&vbo->tbo);
+	up_read(&vdev->unplug_sem);
+	return VM_FAULT_RETRY;
 }
 
 static vm_fault_t vmgpu_bo_vm_fault(struct vm_fault *vmf)
@@ -300,8 +337,12 @@ static vm_fault_t vmgpu_bo_vm_fault(struct vm_fault *vmf)
 		drm_dev_exit(idx);
 		return ret;
 	}
-	if (!err)
+	if (!err) {
+		ret = vmgpu_bo_vm_fault_idle(vmf, to_vmgpu_bo(tbo));
+		if (ret)
+			goto exit;
 		err = vmgpu_bo_prepare_access(to_vmgpu_bo(tbo), true);
+	}
 	if (err == -EINTR || err == -ERESTARTSYS)
 		ret = VM_FAULT_NOPAGE;
 	else if (err == -ENOMEM)
@@ -311,6 +352,7 @@ static vm_fault_t vmgpu_bo_vm_fault(struct vm_fault *vmf)
 	else
 		ret = ttm_bo_vm_fault_reserved(vmf, vma->vm_page_prot,
 					       TTM_BO_VM_NUM_PREFAULT);
+exit:
 	drm_dev_exit(idx);
 	/* ttm_bo_vm_fault_reserved() dropped the reservation for a retry. */
 	if (ret == VM_FAULT_RETRY && !(vmf->flags & FAULT_FLAG_RETRY_NOWAIT))
