@@ -550,7 +550,7 @@ void vmgpu_display_reset(VmgpuState *s)
     }
 }
 
-/* Head h's EDID: read-only bytes, read at any size, in 4-byte pieces. */
+/* Head h's EDID: read-only bytes, read at any size up to 8. */
 static uint64_t vmgpu_edid_read(void *opaque, hwaddr addr, unsigned size)
 {
     VmgpuHead *head = opaque;
@@ -581,7 +581,7 @@ static const MemoryRegionOps vmgpu_edid_ops = {
     },
     .impl = {
         .min_access_size = 1,
-        .max_access_size = 4,
+        .max_access_size = 8,
     },
 };
 

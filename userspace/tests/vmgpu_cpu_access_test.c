@@ -19,6 +19,7 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,6 +121,7 @@ TEST_F(cpu, ptrace_read_waits_for_eviction)
 struct toucher {
 	pthread_t thread;
 	const volatile uint8_t *cpu;
+	pid_t tid;
 	int64_t done_ms;
 };
 
@@ -127,9 +129,25 @@ static void *touch(void *arg)
 {
 	struct toucher *t = arg;
 
+	__atomic_store_n(&t->tid, gettid(), __ATOMIC_RELEASE);
 	(void)t->cpu[BO_SIZE / 2];
-	t->done_ms = now_ms();
+	__atomic_store_n(&t->done_ms, now_ms(), __ATOMIC_RELEASE);
 	return NULL;
+}
+
+/* Whether thread tid of this process sleeps (state S or D), as its fault's wait does. */
+static bool sleeping(pid_t tid)
+{
+	char path[64], stat[256], *state;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	state = fgets(stat, sizeof(stat), f) ? strrchr(stat, ')') : NULL;
+	fclose(f);
+	return state && (state[2] == 'S' || state[2] == 'D');
 }
 
 /*
@@ -139,8 +157,9 @@ static void *touch(void *arg)
 TEST_F(cpu, fault_waits_without_the_mmap_lock)
 {
 	struct toucher t = { 0 };
+	int64_t start, waiting, took;
 	uint64_t first = 0;
-	int64_t start, took;
+	pid_t tid;
 	vmgpu_bo *bo;
 	void *cpu, *p;
 
@@ -153,14 +172,19 @@ TEST_F(cpu, fault_waits_without_the_mmap_lock)
 	t.cpu = cpu;
 	start = now_ms();
 	ASSERT_EQ(0, pthread_create(&t.thread, NULL, touch, &t));
-	usleep(500 * 1000);
+	/* Until the fault waits: an mmap() before it would not meet it. */
+	while ((!(tid = __atomic_load_n(&t.tid, __ATOMIC_ACQUIRE)) || !sleeping(tid)) &&
+	       !__atomic_load_n(&t.done_ms, __ATOMIC_ACQUIRE) && now_ms() - start < 10000)
+		usleep(1000);
+	waiting = now_ms();
 	p = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	took = now_ms() - start - 500;
+	took = now_ms() - waiting;
 	ASSERT_NE(MAP_FAILED, p);
 	munmap(p, 4096);
 	ASSERT_EQ(0, pthread_join(t.thread, NULL));
-	/* The negative: the fault did wait for the move. */
+	/* The negative: the fault did wait for the move, and mmap() came meanwhile. */
 	EXPECT_LE(1500, t.done_ms - start) TH_LOG("the fault found the move done");
+	EXPECT_LT(waiting, t.done_ms - 1000) TH_LOG("mmap() came when the fault was nearly done");
 	EXPECT_GT(1000, took) TH_LOG("mmap() waited %lld ms behind the fault",
 				     (long long)took);
 	EXPECT_EQ(0, vmgpu_test_check(cpu, BO_SIZE, 0x1dea, &first))
