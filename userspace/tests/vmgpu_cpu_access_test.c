@@ -359,33 +359,6 @@ static void on_sigbus(int sig)
 	siglongjmp(sigbus_jmp, 1);
 }
 
-/*
- * A memory segment the BAR shows whole: its CPU-access allocations need no
- * move for a fault. The smallest such one, which is quicker to fill.
- */
-static uint32_t visible_segment(vmgpu_device *dev, uint64_t *size, uint32_t *page_size)
-{
-	struct drm_vmgpu_query_segments *s;
-	uint32_t mask, id, best = 0;
-
-	if (vmgpu_query_segments(dev, &s))
-		return 0;
-	mask = vmgpu_test_memory_segments(s);
-	for (id = 1; id < 32; id++) {
-		const struct drm_vmgpu_segment *seg = vmgpu_test_segment(s, id);
-
-		if (!(mask & (1u << id)) || !seg || seg->cpu_visible_size < seg->size)
-			continue;
-		if (!best || seg->size < *size) {
-			best = id;
-			*size = seg->size;
-			*page_size = seg->page_size;
-		}
-	}
-	free(s);
-	return best;
-}
-
 /* A segment's use once it has not changed for a while. */
 static int segment_settled(vmgpu_device *dev, uint32_t id, uint64_t *used)
 {
@@ -431,7 +404,7 @@ TEST_F_TIMEOUT(cpu, fault_waits_for_held_allocations, 120)
 	void *mover_cpu;
 
 	ASSERT_EQ(0, vmgpu_query_device(self->dev, &dev_info));
-	seg = visible_segment(self->dev, &seg_size, &page_size);
+	seg = vmgpu_test_visible_segment(self->dev, &seg_size, &page_size);
 	if (!seg || !dev_info.host_aperture_size)
 		SKIP(return, "needs a memory segment the BAR shows whole, and a host aperture");
 	ASSERT_EQ(0, vmgpu_test_create_mapped(self->dev, MOVER_SIZE, DRM_VMGPU_ALLOC_SWIZZLED,

@@ -300,7 +300,7 @@ TEST_F(kms, flip_completes_at_vblank_with_its_event)
 	drmEventContext ev = { .version = 2 };
 	struct pollfd p = { .fd = self->fd, .events = POLLIN };
 	struct timespec t0, t1;
-	uint32_t seq0, seen;
+	uint32_t seq0, seen, vblanks;
 	double ms, frame_ms;
 
 	ASSERT_EQ(0, set_crtc(self, self->a.id));
@@ -327,11 +327,13 @@ TEST_F(kms, flip_completes_at_vblank_with_its_event)
 	ASSERT_EQ(0, drmWaitVBlank(self->fd, &vbl));
 	t1.tv_sec = vbl.reply.tval_sec;
 	t1.tv_nsec = vbl.reply.tval_usec * 1000;
-	EXPECT_EQ(seq0 + 30, vbl.reply.sequence);
+	/* A waiter woken late (a loaded host) is told the vblank it saw. */
+	vblanks = vbl.reply.sequence - seq0;
+	EXPECT_LE(30, vblanks);
 	ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
 	frame_ms = 1e3 * self->mode.htotal * self->mode.vtotal / (self->mode.clock * 1e3);
-	EXPECT_LE(27 * frame_ms, ms) TH_LOG("30 vblanks in %.1f ms, a frame is %.1f ms", ms,
-					     frame_ms);
+	EXPECT_LE((vblanks - 3) * frame_ms, ms)
+		TH_LOG("%u vblanks in %.1f ms, a frame is %.1f ms", vblanks, ms, frame_ms);
 }
 
 static uint32_t flip_sequence;

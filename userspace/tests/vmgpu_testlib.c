@@ -167,6 +167,29 @@ uint32_t vmgpu_test_memory_segments(const struct drm_vmgpu_query_segments *s)
 	return mask;
 }
 
+uint32_t vmgpu_test_visible_segment(vmgpu_device *dev, uint64_t *size, uint32_t *page_size)
+{
+	struct drm_vmgpu_query_segments *s;
+	uint32_t mask, id, best = 0;
+
+	if (vmgpu_query_segments(dev, &s))
+		return 0;
+	mask = vmgpu_test_memory_segments(s);
+	for (id = 1; id < 32; id++) {
+		const struct drm_vmgpu_segment *seg = vmgpu_test_segment(s, id);
+
+		if (!(mask & (1u << id)) || !seg || seg->cpu_visible_size < seg->size)
+			continue;
+		if (!best || seg->size < *size) {
+			best = id;
+			*size = seg->size;
+			*page_size = seg->page_size;
+		}
+	}
+	free(s);
+	return best;
+}
+
 int vmgpu_test_segment_used(vmgpu_device *dev, uint32_t id, uint64_t *used)
 {
 	const struct drm_vmgpu_segment *seg;

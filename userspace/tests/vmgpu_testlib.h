@@ -50,6 +50,12 @@ const struct drm_vmgpu_segment *
 vmgpu_test_segment(const struct drm_vmgpu_query_segments *s, uint32_t id);
 /* Bit mask (bit n = id n) of the memory segments in s. */
 uint32_t vmgpu_test_memory_segments(const struct drm_vmgpu_query_segments *s);
+/*
+ * A memory segment the BAR shows whole, whose CPU-access allocations need no
+ * move for a fault: the smallest such one (quicker to fill), with its size and
+ * page size; 0 if there is none.
+ */
+uint32_t vmgpu_test_visible_segment(vmgpu_device *dev, uint64_t *size, uint32_t *page_size);
 /* The `used` bytes the query reports for segment id now. */
 int vmgpu_test_segment_used(vmgpu_device *dev, uint32_t id, uint64_t *used);
 
