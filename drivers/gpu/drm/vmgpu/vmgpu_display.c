@@ -539,6 +539,9 @@ static void vmgpu_head_vblank(struct vmgpu_head *head)
 	u32 frame, crc;
 
 	drm_crtc_handle_vblank(crtc);
+	/* Without capture, no lock taken in the handler. */
+	if (!READ_ONCE(head->crc))
+		return;
 	/*
 	 * A mode over the device's CRC pixel rate gets no CRC, and CRC keeps
 	 * an older frame's: only a new one, of the frame just shown, counts.
