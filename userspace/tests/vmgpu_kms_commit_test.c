@@ -129,22 +129,6 @@ TEST_F(commit, swizzled_primary_is_refused)
 	drmModeRmFB(self->fd, linear);
 }
 
-static uint32_t prop_id(int fd, uint32_t object, uint32_t type, const char *name)
-{
-	drmModeObjectProperties *props = drmModeObjectGetProperties(fd, object, type);
-	uint32_t id = 0;
-
-	for (uint32_t i = 0; props && !id && i < props->count_props; i++) {
-		drmModePropertyRes *prop = drmModeGetProperty(fd, props->props[i]);
-
-		if (prop && !strcmp(prop->name, name))
-			id = prop->prop_id;
-		drmModeFreeProperty(prop);
-	}
-	drmModeFreeObjectProperties(props);
-	return id;
-}
-
 static uint64_t event_us;
 
 static void event_handler(int fd, unsigned int sequence, unsigned int sec, unsigned int usec,
@@ -159,7 +143,7 @@ TEST_F(commit, modeset_event_comes_with_the_new_modes_first_frame)
 	drmEventContext ev = { .version = 2, .page_flip_handler = event_handler };
 	struct pollfd p = { .fd = self->fd, .events = POLLIN };
 	drmModeAtomicReq *req;
-	uint32_t blob;
+	uint32_t blob, mode_id;
 	int64_t start;
 	int ret;
 
@@ -168,9 +152,8 @@ TEST_F(commit, modeset_event_comes_with_the_new_modes_first_frame)
 	ASSERT_EQ(0, drmModeCreatePropertyBlob(self->fd, &slow, sizeof(slow), &blob));
 	req = drmModeAtomicAlloc();
 	ASSERT_NE(NULL, req);
-	ASSERT_LE(0, drmModeAtomicAddProperty(req, self->crtc,
-					      prop_id(self->fd, self->crtc, DRM_MODE_OBJECT_CRTC,
-						      "MODE_ID"), blob));
+	mode_id = vmgpu_test_prop_id(self->fd, self->crtc, DRM_MODE_OBJECT_CRTC, "MODE_ID");
+	ASSERT_LE(0, drmModeAtomicAddProperty(req, self->crtc, mode_id, blob));
 	event_us = 0;
 	start = now_us();
 	ret = drmModeAtomicCommit(self->fd, req, DRM_MODE_ATOMIC_ALLOW_MODESET |

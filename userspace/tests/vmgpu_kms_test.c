@@ -690,32 +690,16 @@ static uint32_t primary_plane(int fd, uint32_t crtc_index)
 	return id;
 }
 
-static uint32_t prop_id(int fd, uint32_t object, uint32_t type, const char *name)
-{
-	drmModeObjectProperties *props = drmModeObjectGetProperties(fd, object, type);
-	uint32_t id = 0;
-
-	for (uint32_t i = 0; props && !id && i < props->count_props; i++) {
-		drmModePropertyRes *prop = drmModeGetProperty(fd, props->props[i]);
-
-		if (prop && !strcmp(prop->name, name))
-			id = prop->prop_id;
-		drmModeFreeProperty(prop);
-	}
-	drmModeFreeObjectProperties(props);
-	return id;
-}
-
 /* 0, or -errno of an atomic TEST_ONLY commit of fb on plane. */
 static int test_only_flip(int fd, uint32_t plane, uint32_t fb)
 {
+	uint32_t fb_prop = vmgpu_test_prop_id(fd, plane, DRM_MODE_OBJECT_PLANE, "FB_ID");
 	drmModeAtomicReq *req = drmModeAtomicAlloc();
 	int ret;
 
 	if (!req)
 		return -ENOMEM;
-	ret = drmModeAtomicAddProperty(req, plane, prop_id(fd, plane, DRM_MODE_OBJECT_PLANE,
-							   "FB_ID"), fb);
+	ret = drmModeAtomicAddProperty(req, plane, fb_prop, fb);
 	if (ret >= 0)
 		ret = drmModeAtomicCommit(fd, req, DRM_MODE_ATOMIC_TEST_ONLY, NULL) ? -errno : 0;
 	drmModeAtomicFree(req);

@@ -493,6 +493,22 @@ int vmgpu_test_dumb_fb(int card, uint32_t w, uint32_t h, uint32_t format,
 	return 0;
 }
 
+uint32_t vmgpu_test_prop_id(int card, uint32_t object, uint32_t type, const char *name)
+{
+	drmModeObjectProperties *props = drmModeObjectGetProperties(card, object, type);
+	uint32_t id = 0;
+
+	for (uint32_t i = 0; props && !id && i < props->count_props; i++) {
+		drmModePropertyRes *prop = drmModeGetProperty(card, props->props[i]);
+
+		if (prop && !strcmp(prop->name, name))
+			id = prop->prop_id;
+		drmModeFreeProperty(prop);
+	}
+	drmModeFreeObjectProperties(props);
+	return id;
+}
+
 int vmgpu_test_open_vgem(void)
 {
 	int fd = vmgpu_open_card("vgem");

@@ -76,6 +76,8 @@ struct vmgpu_test_fb {
 /* Create, map and ADDFB2 a w x h dumb buffer of format: 0 or -errno. */
 int vmgpu_test_dumb_fb(int card, uint32_t w, uint32_t h, uint32_t format,
 		       struct vmgpu_test_fb *fb);
+/* The id of object's property name (type a DRM_MODE_OBJECT_*), 0 if none. */
+uint32_t vmgpu_test_prop_id(int card, uint32_t object, uint32_t type, const char *name);
 /* vgem's card node, loading the module if needed: an fd or -errno. */
 int vmgpu_test_open_vgem(void);
 /*
