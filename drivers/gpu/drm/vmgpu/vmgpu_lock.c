@@ -228,20 +228,28 @@ int vmgpu_gem_lock2_ioctl(struct drm_device *drm, void *data, struct drm_file *f
  * @data: a &struct drm_vmgpu_gem_unlock
  * @file: the DRM file
  *
- * Return: 0, or -EINVAL if this file holds no lock on it.
+ * After unplug the lock ends with the handle (vmgpu_lock_gem_close()).
+ *
+ * Return: 0, -EINVAL if this file holds no lock on it, -ENOENT for an
+ * unknown handle, -EINTR or -ERESTARTSYS if interrupted, -ENODEV after
+ * unplug.
  */
 int vmgpu_gem_unlock_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
 {
 	struct drm_vmgpu_gem_unlock *args = data;
 	struct drm_gem_object *obj;
 	struct vmgpu_bo *vbo;
-	int ret;
+	int idx, ret;
 
 	if (args->flags || args->reserved[0] || args->reserved[1])
 		return -EINVAL;
+	if (!drm_dev_enter(drm, &idx))
+		return -ENODEV;
 	obj = drm_gem_object_lookup(file, args->handle);
-	if (!obj)
-		return -ENOENT;
+	if (!obj) {
+		ret = -ENOENT;
+		goto exit;
+	}
 	vbo = gem_to_vmgpu_bo(obj);
 	ret = dma_resv_lock_interruptible(obj->resv, NULL);
 	if (!ret) {
@@ -252,6 +260,8 @@ int vmgpu_gem_unlock_ioctl(struct drm_device *drm, void *data, struct drm_file *
 		dma_resv_unlock(obj->resv);
 	}
 	drm_gem_object_put(obj);
+exit:
+	drm_dev_exit(idx);
 	return ret;
 }
 
