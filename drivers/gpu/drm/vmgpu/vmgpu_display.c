@@ -8,7 +8,6 @@
 #include <drm/drm_atomic.h>
 #include <drm/drm_atomic_helper.h>
 #include <drm/drm_drv.h>
-#include <drm/drm_edid.h>
 #include <drm/drm_fourcc.h>
 #include <drm/drm_framebuffer.h>
 #include <drm/drm_gem_atomic_helper.h>
@@ -51,23 +50,19 @@
  * latch never tears); its FLIP_DONE event completes the commit's flip
  * event (an async flip's as soon as a read flushes its COMMIT), and the
  * commit tail waits for that, not for a vblank count, before it unpins the
- * old framebuffers: the device never reads a buffer TTM may move. A legacy
- * cursor update is an async update of the cursor plane, latched alone at
- * once (COMMIT_CURSOR), or else synchronized like any commit.
+ * old framebuffers: the device never reads a buffer TTM may move.
+ * A legacy cursor update is an async update of the cursor plane, latched
+ * alone at once (COMMIT_CURSOR), or else synchronized like any commit.
  * Each commit waits for the previous one's flip to be done before it
  * writes the registers, and a COMMIT latches them as they are then, so a
- * latch never takes half a commit. Vblank interrupts are
- * on only while DRM wants them. With CRCs on (debugfs crtc-N/crc, source
- * "auto") each vblank adds the CRC of the frame the device composed.
+ * latch never takes half a commit. Vblank interrupts are on only while
+ * DRM wants them; they also deliver CRCs (DOC: display CRCs).
  */
 
-#define VMGPU_MAX_MODE		8192
 /* The device refuses frames shorter than 1 ms (its own formula). */
 #define VMGPU_MIN_FRAME_NS	1000000ull
 /* Commits wait for a flip's vblank: keep frames well under a second. */
 #define VMGPU_MAX_FRAME_NS	50000000ull
-
-static const char * const vmgpu_crc_sources[] = { "auto" };
 
 static void vmgpu_display_mask(struct vmgpu_device *vdev, u32 set, u32 clear)
 {
@@ -80,12 +75,6 @@ static void vmgpu_display_mask(struct vmgpu_device *vdev, u32 set, u32 clear)
 		vmgpu_write32(vdev, VMGPU_REG_DISPLAY_EVENT_MASK, display->event_mask);
 	}
 	spin_unlock_irqrestore(&display->lock, flags);
-}
-
-/* @latched: ENABLE and PRIMARY_OFF bits; CRC follows the CRC source. */
-static u32 vmgpu_head_ctrl(struct vmgpu_head *head, u32 latched)
-{
-	return latched | (READ_ONCE(head->crc) ? VMGPU_HEAD_CTRL_CRC : 0);
 }
 
 /*
@@ -329,57 +318,6 @@ static void vmgpu_crtc_disable_vblank(struct drm_crtc *crtc)
 	drm_dev_exit(idx);
 }
 
-static int vmgpu_crtc_verify_crc_source(struct drm_crtc *crtc, const char *source,
-					size_t *values_cnt)
-{
-	if (source && strcmp(source, "auto"))
-		return -EINVAL;
-	*values_cnt = 1;
-	return 0;
-}
-
-static const char *const *vmgpu_crtc_get_crc_sources(struct drm_crtc *crtc, size_t *count)
-{
-	*count = ARRAY_SIZE(vmgpu_crc_sources);
-	return vmgpu_crc_sources;
-}
-
-/*
- * CTRL.CRC takes effect at once (contract: it is not latched), so that a
- * CRC switch never COMMITs a commit's half-written registers. It keeps
- * the pending ENABLE and PRIMARY_OFF bits as the last commit wrote them.
- * Vblank interrupts deliver the CRCs: a reference holds them on while capture runs.
- */
-static int vmgpu_crtc_set_crc_source(struct drm_crtc *crtc, const char *source)
-{
-	struct vmgpu_head *head = crtc_to_head(crtc);
-	struct vmgpu_display *display = &head->vdev->display;
-	bool on = source && !strcmp(source, "auto");
-	unsigned long flags;
-	u32 latched;
-	int idx;
-
-	if (!drm_dev_enter(crtc->dev, &idx))
-		return -ENODEV;
-	if (on && !head->crc_vblank) {
-		head->crc_vblank = !drm_crtc_vblank_get(crtc);
-	} else if (!on && head->crc_vblank) {
-		drm_crtc_vblank_put(crtc);
-		head->crc_vblank = false;
-	}
-	spin_lock_irqsave(&display->lock, flags);
-	/* What CRC holds now is stale: no frame of this capture. */
-	if (on && !head->crc)
-		head->crc_frame = vmgpu_head_read(head, VMGPU_HEAD_CRC_FRAME);
-	WRITE_ONCE(head->crc, on);
-	latched = vmgpu_head_read(head, VMGPU_HEAD_CTRL) &
-		  (VMGPU_HEAD_CTRL_ENABLE | VMGPU_HEAD_CTRL_PRIMARY_OFF);
-	vmgpu_head_write(head, VMGPU_HEAD_CTRL, vmgpu_head_ctrl(head, latched));
-	spin_unlock_irqrestore(&display->lock, flags);
-	drm_dev_exit(idx);
-	return 0;
-}
-
 /*
  * VBLANK_AGE and the ktime it was read at: the read bracketed by two
  * clock reads, the narrowest of a few tries (a vCPU preempted in between
@@ -459,60 +397,6 @@ static const struct drm_crtc_funcs vmgpu_crtc_funcs = {
 	.get_crc_sources = vmgpu_crtc_get_crc_sources,
 };
 
-/* Connector */
-
-static int vmgpu_connector_get_modes(struct drm_connector *connector)
-{
-	struct vmgpu_head *head = container_of(connector, struct vmgpu_head, connector);
-	const struct drm_edid *drm_edid;
-	__le32 edid[VMGPU_EDID_SIZE / 4];
-	int i, count, idx;
-
-	if (!drm_dev_enter(connector->dev, &idx))
-		return 0;
-	for (i = 0; i < ARRAY_SIZE(edid); i++)
-		edid[i] = cpu_to_le32(vmgpu_read32(head->vdev,
-						   VMGPU_REG_EDID(head->index) + 4 * i));
-	drm_dev_exit(idx);
-	drm_edid = drm_edid_alloc(edid, sizeof(edid));
-	drm_edid_connector_update(connector, drm_edid);
-	count = drm_edid_connector_add_modes(connector);
-	drm_edid_free(drm_edid);
-	if (!count) {
-		count = drm_add_modes_noedid(connector, VMGPU_MAX_MODE, VMGPU_MAX_MODE);
-		drm_set_preferred_mode(connector, 1024, 768);
-	}
-	return count;
-}
-
-static int vmgpu_connector_detect(struct drm_connector *connector,
-				  struct drm_modeset_acquire_ctx *ctx, bool force)
-{
-	struct vmgpu_head *head = container_of(connector, struct vmgpu_head, connector);
-	u32 status;
-	int idx;
-
-	if (!drm_dev_enter(connector->dev, &idx))
-		return connector_status_disconnected;
-	status = vmgpu_head_read(head, VMGPU_HEAD_STATUS);
-	drm_dev_exit(idx);
-	return status & VMGPU_HEAD_STATUS_CONNECTED ? connector_status_connected :
-						      connector_status_disconnected;
-}
-
-static const struct drm_connector_helper_funcs vmgpu_connector_helper_funcs = {
-	.get_modes = vmgpu_connector_get_modes,
-	.detect_ctx = vmgpu_connector_detect,
-};
-
-static const struct drm_connector_funcs vmgpu_connector_funcs = {
-	.fill_modes = drm_helper_probe_single_connector_modes,
-	.destroy = drm_connector_cleanup,
-	.reset = drm_atomic_helper_connector_reset,
-	.atomic_duplicate_state = drm_atomic_helper_connector_duplicate_state,
-	.atomic_destroy_state = drm_atomic_helper_connector_destroy_state,
-};
-
 /* Interrupts */
 
 /*
@@ -533,31 +417,8 @@ vmgpu_head_claim_event(struct vmgpu_head *head, bool flip_done, bool vblank)
 
 static void vmgpu_head_vblank(struct vmgpu_head *head)
 {
-	struct vmgpu_display *display = &head->vdev->display;
-	struct drm_crtc *crtc = &head->crtc;
-	bool fresh = false;
-	u32 frame, crc;
-
-	drm_crtc_handle_vblank(crtc);
-	/* Without capture, no lock taken in the handler. */
-	if (!READ_ONCE(head->crc))
-		return;
-	/*
-	 * A mode over the device's CRC pixel rate gets no CRC, and CRC keeps
-	 * an older frame's: only a new one, of the frame just shown, counts.
-	 */
-	spin_lock(&display->lock);
-	if (head->crc) {
-		frame = vmgpu_head_read(head, VMGPU_HEAD_CRC_FRAME);
-		crc = vmgpu_head_read(head, VMGPU_HEAD_CRC);
-		fresh = frame != head->crc_frame &&
-			frame == vmgpu_head_read(head, VMGPU_HEAD_FRAME_COUNT);
-		if (fresh)
-			head->crc_frame = frame;
-	}
-	spin_unlock(&display->lock);
-	if (fresh)
-		drm_crtc_add_crc_entry(crtc, true, drm_crtc_vblank_count(crtc), &crc);
+	drm_crtc_handle_vblank(&head->crtc);
+	vmgpu_head_crc_vblank(head);
 }
 
 static irqreturn_t vmgpu_display_irq(int irq, void *arg)
@@ -674,13 +535,7 @@ static int vmgpu_head_init(struct vmgpu_device *vdev, struct vmgpu_head *head)
 	if (ret)
 		return ret;
 	head->encoder.possible_crtcs = drm_crtc_mask(&head->crtc);
-	ret = drm_connector_init(drm, &head->connector, &vmgpu_connector_funcs,
-				 DRM_MODE_CONNECTOR_VIRTUAL);
-	if (ret)
-		return ret;
-	drm_connector_helper_add(&head->connector, &vmgpu_connector_helper_funcs);
-	head->connector.polled = DRM_CONNECTOR_POLL_HPD;
-	return drm_connector_attach_encoder(&head->connector, &head->encoder);
+	return vmgpu_connector_init(head);
 }
 
 /**
@@ -701,15 +556,16 @@ int vmgpu_display_init(struct vmgpu_device *vdev)
 
 	spin_lock_init(&display->lock);
 	INIT_WORK(&display->hotplug_work, vmgpu_display_hotplug_work);
-	ret = drmm_add_action_or_reset(drm, vmgpu_display_fini, display);
-	if (ret)
-		return ret;
 	display->num_heads = min_t(u32, vmgpu_read32(vdev, VMGPU_REG_DISPLAY_HEADS),
 				   VMGPU_MAX_HEADS);
 	if (!display->num_heads)
 		return -ENODEV;
 
 	ret = drmm_mode_config_init(drm);
+	if (ret)
+		return ret;
+	/* Released first: the work probes the connectors. */
+	ret = drmm_add_action_or_reset(drm, vmgpu_display_fini, display);
 	if (ret)
 		return ret;
 	drm->mode_config.min_width = 1;
