@@ -3,8 +3,9 @@
  * What a KMS commit may ask of the display controller, and what it is
  * told back: atomic check refuses what the device would blank the head
  * for (a misaligned RGB565 source, a swizzled primary), the event of a
- * modeset on a lit CRTC comes with the new mode's first frame, and CRC
- * capture reports only CRCs the device computed for the frame just shown.
+ * modeset on a lit CRTC comes with the new mode's first frame, CRC
+ * capture reports only CRCs the device computed for the frame just shown,
+ * and a flip whose interrupts are lost still completes.
  */
 #include <errno.h>
 #include <poll.h>
@@ -201,6 +202,49 @@ TEST_F(commit, crcs_come_only_from_frames_the_device_computed)
 	ASSERT_EQ(0, set_crtc(self, self->a.id, 0, &self->mode));
 	EXPECT_EQ(0, vmgpu_test_crc_next(crc_fd, &frame, &crc));
 	close(crc_fd);
+}
+
+/*
+ * A flip whose FLIP_DONE and vblank interrupts are lost is latched at
+ * once after its timeout, and its event sent: not left armed for the next
+ * commit to find while its old framebuffer is unpinned.
+ */
+TEST_F_TIMEOUT(commit, flip_with_lost_interrupts_completes_at_its_timeout, 90)
+{
+	drmEventContext ev = { .version = 2, .page_flip_handler = event_handler };
+	struct pollfd p = { .fd = self->fd, .events = POLLIN };
+	int late = vmgpu_test_dmesg_count("latched at once");
+	struct vmgpu_test_fb b;
+	int64_t start, took;
+	int ret, polled = 0;
+
+	ASSERT_EQ(0, vmgpu_test_dumb_fb(self->fd, self->mode.hdisplay, self->mode.vdisplay,
+					DRM_FORMAT_XRGB8888, &b));
+	ASSERT_EQ(0, set_crtc(self, self->a.id, 0, &self->mode));
+	ASSERT_EQ(0, vmgpu_test_debugfs_write("inject_display_events_lost", "1"));
+	start = now_us();
+	ret = drmModePageFlip(self->fd, self->crtc, b.id, DRM_MODE_PAGE_FLIP_EVENT, NULL) ?
+	      -errno : 0;
+	if (!ret)
+		polled = poll(&p, 1, 20000);
+	took = now_us() - start;
+	vmgpu_test_debugfs_write("inject_display_events_lost", "0");
+	ASSERT_EQ(0, ret);
+	ASSERT_EQ(1, polled) TH_LOG("no event 20 s after a flip whose interrupts were lost");
+	ASSERT_EQ(0, drmHandleEvent(self->fd, &ev));
+	/* The driver's 10 s, less a tenth for the clocks. */
+	EXPECT_LE(9000000, took) TH_LOG("the event came after %lld us", (long long)took);
+	EXPECT_EQ(late + 1, vmgpu_test_dmesg_count("latched at once"));
+	/* The negative: with interrupts back, a flip completes at its vblank. */
+	start = now_us();
+	ASSERT_EQ(0, drmModePageFlip(self->fd, self->crtc, self->a.id,
+				     DRM_MODE_PAGE_FLIP_EVENT, NULL));
+	ASSERT_EQ(1, poll(&p, 1, 5000)) TH_LOG("no event for a flip with interrupts");
+	ASSERT_EQ(0, drmHandleEvent(self->fd, &ev));
+	EXPECT_GT(5000000, now_us() - start);
+	EXPECT_EQ(late + 1, vmgpu_test_dmesg_count("latched at once"));
+	drmModeSetCrtc(self->fd, self->crtc, 0, 0, 0, NULL, 0, NULL);
+	drmModeRmFB(self->fd, b.id);
 }
 
 TEST_HARNESS_MAIN

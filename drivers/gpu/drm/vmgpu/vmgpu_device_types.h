@@ -357,6 +357,11 @@ struct vmgpu_inject {
 	 */
 	u32 reset_delay_ms;
 	/**
+	 * @display_events_lost: the display interrupt drops the heads'
+	 * FLIP_DONE and VBLANK events (inject_display_events_lost).
+	 */
+	bool display_events_lost;
+	/**
 	 * @vm_free_sync: a GPU VA space's last put waits for its release,
 	 * which then drops its device reference first (inject_vm_free_sync).
 	 */

@@ -50,7 +50,9 @@
  * latch never tears); its FLIP_DONE event completes the commit's flip
  * event (an async flip's as soon as a read flushes its COMMIT), and the
  * commit tail waits for that, not for a vblank count, before it unpins the
- * old framebuffers: the device never reads a buffer TTM may move.
+ * old framebuffers: the device never reads a buffer TTM may move. A flip
+ * not done after 10 s (a lost interrupt, a stalled emulator) is latched
+ * at once, and its event sent, before the old framebuffers are unpinned.
  * A legacy cursor update is an async update of the cursor plane, latched
  * alone at once (COMMIT_CURSOR), or else synchronized like any commit.
  * Each commit waits for the previous one's flip to be done before it
@@ -432,6 +434,8 @@ static irqreturn_t vmgpu_display_irq(int irq, void *arg)
 	spin_lock(&vdev->drm.event_lock);
 	events = vmgpu_read32(vdev, VMGPU_REG_DISPLAY_EVENTS);
 	vmgpu_write32(vdev, VMGPU_REG_DISPLAY_EVENTS, events);
+	if (READ_ONCE(vdev->inject.display_events_lost))
+		events &= ~(VMGPU_DISPLAY_EVENTS_ALL & GENMASK(15, 0));
 	for (i = 0; i < vdev->display.num_heads; i++)
 		done[i] = vmgpu_head_claim_event(&vdev->display.heads[i],
 						 events & VMGPU_DISPLAY_EVENT_FLIP_DONE(i),
@@ -496,6 +500,68 @@ static const struct drm_mode_config_funcs vmgpu_mode_config_funcs = {
 };
 
 /*
+ * A flip the device has not latched within this long is latched at once:
+ * its vblank or FLIP_DONE interrupt is late or was lost.
+ */
+#define VMGPU_FLIP_TIMEOUT	(10 * HZ)
+
+/*
+ * Latch @head's committed registers at once and complete its armed event:
+ * the device then no longer reads the old framebuffers, and the next
+ * commit finds no event armed.
+ */
+static void vmgpu_head_flip_late(struct vmgpu_head *head)
+{
+	struct drm_device *drm = &head->vdev->drm;
+	struct drm_pending_vblank_event *event;
+	int idx;
+
+	spin_lock_irq(&drm->event_lock);
+	event = head->event;
+	head->event = NULL;
+	/* Unplugged: the head is off, and the unplug sent the event. */
+	if (event && drm_dev_enter(drm, &idx)) {
+		drm_err(drm, "[CRTC:%d:%s] flip not done after %u ms: latched at once\n",
+			head->crtc.base.id, head->crtc.name,
+			jiffies_to_msecs(VMGPU_FLIP_TIMEOUT));
+		vmgpu_head_commit_write(head, VMGPU_HEAD_COMMIT_NOW);
+		vmgpu_head_read(head, VMGPU_HEAD_STATUS);
+		drm_dev_exit(idx);
+	}
+	if (event) {
+		drm_crtc_send_vblank_event(&head->crtc, event);
+		drm_crtc_vblank_put(&head->crtc);
+	}
+	spin_unlock_irq(&drm->event_lock);
+}
+
+/*
+ * drm_atomic_helper_wait_for_flip_done(), but a flip still not done at
+ * the timeout is latched at once rather than left armed while its old
+ * framebuffers are unpinned.
+ */
+static void vmgpu_wait_for_flip_done(struct drm_atomic_state *state)
+{
+	struct drm_crtc_state *crtc_state;
+	struct drm_crtc *crtc;
+	int i;
+
+	for_each_new_crtc_in_state(state, crtc, crtc_state, i) {
+		struct drm_crtc_commit *commit = state->crtcs[i].commit;
+
+		if (!commit ||
+		    wait_for_completion_timeout(&commit->flip_done, VMGPU_FLIP_TIMEOUT))
+			continue;
+		vmgpu_head_flip_late(crtc_to_head(crtc));
+		if (!wait_for_completion_timeout(&commit->flip_done, VMGPU_FLIP_TIMEOUT))
+			drm_err(state->dev, "[CRTC:%d:%s] flip_done timed out\n",
+				crtc->base.id, crtc->name);
+	}
+	if (state->fake_commit)
+		complete_all(&state->fake_commit->flip_done);
+}
+
+/*
  * Enables before planes: a head's mode registers are written before the
  * COMMIT of atomic_flush latches them with the planes, and its vblanks
  * are on for the flip event. The old framebuffers are unpinned once the
@@ -510,7 +576,7 @@ static void vmgpu_atomic_commit_tail(struct drm_atomic_state *state)
 	drm_atomic_helper_commit_planes(drm, state, DRM_PLANE_COMMIT_ACTIVE_ONLY);
 	drm_atomic_helper_fake_vblank(state);
 	drm_atomic_helper_commit_hw_done(state);
-	drm_atomic_helper_wait_for_flip_done(drm, state);
+	vmgpu_wait_for_flip_done(state);
 	drm_atomic_helper_cleanup_planes(drm, state);
 }
 

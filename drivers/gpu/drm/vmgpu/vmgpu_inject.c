@@ -77,6 +77,10 @@
  * removal has dropped the device's own reference. Paging jobs (the scrub
  * of freed VRAM runs some at any time) are freed at once.
  *
+ * inject_display_events_lost: while set, the display interrupt handler
+ * drops every FLIP_DONE and VBLANK event it reads, as if the interrupt
+ * had been lost: a flip is then completed only by its timeout.
+ *
  * The delays sleep interruptibly: a worker held on purpose is not a hung
  * task to the detector that the unplug tests watch.
  */
@@ -425,5 +429,7 @@ int vmgpu_inject_init(struct vmgpu_device *vdev)
 			    &vdev->inject.vm_free_sync);
 	debugfs_create_u32("inject_free_job_delay_ms", 0600, root,
 			   &vdev->inject.free_job_delay_ms);
+	debugfs_create_bool("inject_display_events_lost", 0600, root,
+			    &vdev->inject.display_events_lost);
 	return 0;
 }
