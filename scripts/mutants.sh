@@ -142,7 +142,6 @@ MUTANTS=(
 	"fault-waits-under-mmap-lock%%vmgpu_mmap.c%%s/\tif \(dma_resv_test_signaled\(resv, DMA_RESV_USAGE_KERNEL\) \|\|\n\t    !fault_flag_allow_retry_first/\tif (true ||\n\t    !fault_flag_allow_retry_first/%%rebar%%vmgpu_cpu_access_test/cpu.fault_waits_without_the_mmap_lock"
 	"third-redo-unchecked%%vmgpu_mmap.c%%s/\t\tif \(tries == VMGPU_CPU_ACCESS_TRIES\)/\t\tif (tries == VMGPU_CPU_ACCESS_TRIES - 1)/%%rebar%%vmgpu_error_test/global.third_redo_of_a_failed_clear_counts"
 	"flip-timeout-left-armed%%vmgpu_display.c%%s/\tvmgpu_wait_for_flip_done\(state\);/\tdrm_atomic_helper_wait_for_flip_done(drm, state);/%%rebar%%vmgpu_kms_commit_test/commit.flip_with_lost_interrupts_completes_at_its_timeout"
-	"unlock-after-unplug%%vmgpu_lock.c%%s/\tif \(!drm_dev_enter\(drm, &idx\)\)\n\t\treturn -ENODEV;\n(\tobj = drm_gem_object_lookup\(file, args->handle\);.*?)\tdrm_dev_exit\(idx\);\n/\$1/s%%rebar%%vmgpu_unplug_test/global.unplug_with_open_files"
 	"prime-unplug-keeps-attachment%%vmgpu_prime.c%%s/\t\tvmgpu_prime_detach\(vbo, attach\);\n\t\tttm_bo_put/\t\tttm_bo_put/%%rootport%%vmgpu_unplug_test:guest-log-clean"
 )
 
