@@ -142,6 +142,7 @@ MUTANTS=(
 	"fault-waits-under-mmap-lock%%vmgpu_mmap.c%%s/\tif \(dma_resv_test_signaled\(resv, DMA_RESV_USAGE_KERNEL\) \|\|\n\t    !fault_flag_allow_retry_first/\tif (true ||\n\t    !fault_flag_allow_retry_first/%%rebar%%vmgpu_cpu_access_test/cpu.fault_waits_without_the_mmap_lock"
 	"third-redo-unchecked%%vmgpu_mmap.c%%s/\t\tif \(tries == VMGPU_CPU_ACCESS_TRIES\)/\t\tif (tries == VMGPU_CPU_ACCESS_TRIES - 1)/%%rebar%%vmgpu_error_test/global.third_redo_of_a_failed_clear_counts"
 	"flip-timeout-left-armed%%vmgpu_display.c%%s/\tvmgpu_wait_for_flip_done\(state\);/\tdrm_atomic_helper_wait_for_flip_done(drm, state);/%%rebar%%vmgpu_kms_commit_test/commit.flip_with_lost_interrupts_completes_at_its_timeout"
+	"flip-late-not-latched%%vmgpu_display.c%%s/\t\tvmgpu_head_commit_write\(head, VMGPU_HEAD_COMMIT_NOW\);\n//%%rebar%%vmgpu_kms_commit_test/commit.flip_never_latched_is_latched_at_its_timeout"
 	"prime-unplug-keeps-attachment%%vmgpu_prime.c%%s/\t\tvmgpu_prime_detach\(vbo, attach\);\n\t\tttm_bo_put/\t\tttm_bo_put/%%rootport%%vmgpu_unplug_test:guest-log-clean"
 )
 

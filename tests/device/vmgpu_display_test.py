@@ -230,6 +230,28 @@ def test_flip_latches_at_vblank(shared, _dev):
             "the frame of the vblank that latched the flip shows B"
 
 
+def test_commit_now_ends_a_flip_waiting_for_its_vblank(shared, _dev):
+    """A COMMIT 2 while a COMMIT 1 waits latches at once, with one
+    FLIP_DONE, and the vblank latches nothing more."""
+    with display_device(shared.qemu) as (qt, dev):
+        a, b = pattern_bytes(6, W * H * 4), pattern_bytes(7, W * H * 4)
+        fill_vram(qt, FB_A, a)
+        fill_vram(qt, FB_B, b)
+        set_head(qt, 0, FB_A)
+        next_frame(qt)
+        head_write(qt, 0, "VMGPU_HEAD_FB_ADDR_LO", FB_B)
+        head_write(qt, 0, "VMGPU_HEAD_COMMIT", AT_VBLANK)
+        dev.reg_write("VMGPU_REG_DISPLAY_EVENTS", 0xFFFFFFFF)
+        head_write(qt, 0, "VMGPU_HEAD_COMMIT", NOW)
+        assert not head_reg(qt, 0, "VMGPU_HEAD_STATUS") & HW["VMGPU_HEAD_STATUS_FLIP_PENDING"]
+        assert dev.reg("VMGPU_REG_DISPLAY_EVENTS") & HW["VMGPU_DISPLAY_EVENT_FLIP_DONE0"]
+        dev.reg_write("VMGPU_REG_DISPLAY_EVENTS", 0xFFFFFFFF)
+        _, crc, _ = next_frame(qt)
+        assert crc == crc_of(to_xrgb(b, XRGB)), "the frame after COMMIT 2 shows B"
+        assert not dev.reg("VMGPU_REG_DISPLAY_EVENTS") & HW["VMGPU_DISPLAY_EVENT_FLIP_DONE0"], \
+            "the vblank latched the ended flip again"
+
+
 def test_flip_latches_the_registers_of_its_commit(shared, _dev):
     """1.8: writes after a COMMIT 1 (half a cursor, the next frame's
     address) do not reach the vblank that latches it."""
@@ -615,7 +637,8 @@ def test_reset_turns_the_display_off(shared, _dev):
 
 TESTS = [
     test_display_identification_and_edid, test_vblanks_at_the_refresh_rate,
-    test_flip_latches_at_vblank, test_flip_latches_the_registers_of_its_commit,
+    test_flip_latches_at_vblank, test_commit_now_ends_a_flip_waiting_for_its_vblank,
+    test_flip_latches_the_registers_of_its_commit,
     test_crc_changes_exactly_when_pixels_change,
     test_formats_and_cursor, test_cursor_latches_alone_at_once,
     test_head_without_primary_is_black_under_the_cursor, test_display_time_dates_vblanks,

@@ -362,6 +362,11 @@ struct vmgpu_inject {
 	 */
 	bool display_events_lost;
 	/**
+	 * @display_commit_lost: a flip's COMMIT at the next vblank is not
+	 * written (inject_display_commit_lost).
+	 */
+	bool display_commit_lost;
+	/**
 	 * @vm_free_sync: a GPU VA space's last put waits for its release,
 	 * which then drops its device reference first (inject_vm_free_sync).
 	 */

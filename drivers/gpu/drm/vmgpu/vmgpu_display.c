@@ -51,7 +51,7 @@
  * event (an async flip's as soon as a read flushes its COMMIT), and the
  * commit tail waits for that, not for a vblank count, before it unpins the
  * old framebuffers: the device never reads a buffer TTM may move. A flip
- * not done after 10 s (a lost interrupt, a stalled emulator) is latched
+ * not done after 3 s (a lost interrupt, a stalled emulator) is latched
  * at once, and its event sent, before the old framebuffers are unpinned.
  * A legacy cursor update is an async update of the cursor plane, latched
  * alone at once (COMMIT_CURSOR), or else synchronized like any commit.
@@ -90,7 +90,9 @@ static void vmgpu_head_commit(struct vmgpu_head *head, u32 latched, u32 when)
 
 	spin_lock_irqsave(&display->lock, flags);
 	vmgpu_head_write(head, VMGPU_HEAD_CTRL, vmgpu_head_ctrl(head, latched));
-	vmgpu_head_commit_write(head, when);
+	if (when != VMGPU_HEAD_COMMIT_VBLANK ||
+	    !READ_ONCE(head->vdev->inject.display_commit_lost))
+		vmgpu_head_commit_write(head, when);
 	spin_unlock_irqrestore(&display->lock, flags);
 }
 
@@ -241,8 +243,17 @@ static void vmgpu_crtc_atomic_flush(struct drm_crtc *crtc, struct drm_atomic_sta
 		/* A FLIP_DONE of an earlier COMMIT must not complete this one. */
 		vmgpu_write32(head->vdev, VMGPU_REG_DISPLAY_EVENTS,
 			      VMGPU_DISPLAY_EVENT_FLIP_DONE(head->index));
-		/* Commits on a CRTC are serialized: the last event went out. */
-		drm_WARN_ON(crtc->dev, head->event);
+		/*
+		 * Commits on a CRTC are serialized, and the last one's event
+		 * went out (vmgpu_wait_for_flip_done()). One still armed was
+		 * given up on: send it rather than lose it.
+		 */
+		if (head->event) {
+			drm_err_ratelimited(crtc->dev, "[CRTC:%d:%s] stale flip event sent\n",
+					    crtc->base.id, crtc->name);
+			drm_crtc_send_vblank_event(crtc, head->event);
+			drm_crtc_vblank_put(crtc);
+		}
 		head->event = event;
 		/*
 		 * A head that was off (or a modeset turned off) latches at
@@ -500,17 +511,19 @@ static const struct drm_mode_config_funcs vmgpu_mode_config_funcs = {
 };
 
 /*
- * A flip the device has not latched within this long is latched at once:
- * its vblank or FLIP_DONE interrupt is late or was lost.
+ * How long a flip may wait for the device to latch it: frames are at most
+ * VMGPU_MAX_FRAME_NS, and a commit queued behind this one gives up
+ * waiting for it after 10 s (drm_crtc_commit_wait()), long after this.
  */
-#define VMGPU_FLIP_TIMEOUT	(10 * HZ)
+#define VMGPU_FLIP_TIMEOUT	(3 * HZ)
 
 /*
- * Latch @head's committed registers at once and complete its armed event:
- * the device then no longer reads the old framebuffers, and the next
- * commit finds no event armed.
+ * Latch @head's committed registers at once and send the event of
+ * @commit, if it is still armed: the device then no longer reads the old
+ * framebuffers, and the next commit finds no event armed. Returns whether
+ * it did.
  */
-static void vmgpu_head_flip_late(struct vmgpu_head *head)
+static bool vmgpu_head_flip_late(struct vmgpu_head *head, struct drm_crtc_commit *commit)
 {
 	struct drm_device *drm = &head->vdev->drm;
 	struct drm_pending_vblank_event *event;
@@ -518,42 +531,53 @@ static void vmgpu_head_flip_late(struct vmgpu_head *head)
 
 	spin_lock_irq(&drm->event_lock);
 	event = head->event;
+	if (!event || event->base.completion != &commit->flip_done) {
+		spin_unlock_irq(&drm->event_lock);
+		return false;
+	}
 	head->event = NULL;
-	/* Unplugged: the head is off, and the unplug sent the event. */
-	if (event && drm_dev_enter(drm, &idx)) {
-		drm_err(drm, "[CRTC:%d:%s] flip not done after %u ms: latched at once\n",
-			head->crtc.base.id, head->crtc.name,
-			jiffies_to_msecs(VMGPU_FLIP_TIMEOUT));
+	/* Unplugged: the removal turns the head off itself. */
+	if (drm_dev_enter(drm, &idx)) {
+		/* Not between the writes of an async cursor update. */
+		spin_lock(&head->vdev->display.lock);
 		vmgpu_head_commit_write(head, VMGPU_HEAD_COMMIT_NOW);
 		vmgpu_head_read(head, VMGPU_HEAD_STATUS);
+		spin_unlock(&head->vdev->display.lock);
 		drm_dev_exit(idx);
 	}
-	if (event) {
-		drm_crtc_send_vblank_event(&head->crtc, event);
-		drm_crtc_vblank_put(&head->crtc);
-	}
+	/* No vblank interrupt may have counted the frames since. */
+	drm_crtc_accurate_vblank_count(&head->crtc);
+	drm_crtc_send_vblank_event(&head->crtc, event);
+	drm_crtc_vblank_put(&head->crtc);
 	spin_unlock_irq(&drm->event_lock);
+	drm_err_ratelimited(drm, "[CRTC:%d:%s] flip not done after %u ms: latched at once\n",
+			    head->crtc.base.id, head->crtc.name,
+			    jiffies_to_msecs(VMGPU_FLIP_TIMEOUT));
+	return true;
 }
 
 /*
  * drm_atomic_helper_wait_for_flip_done(), but a flip still not done at
- * the timeout is latched at once rather than left armed while its old
- * framebuffers are unpinned.
+ * the timeout (one for all the commit's CRTCs) is latched at once rather
+ * than left armed while its old framebuffers are unpinned.
  */
 static void vmgpu_wait_for_flip_done(struct drm_atomic_state *state)
 {
+	unsigned long deadline = jiffies + VMGPU_FLIP_TIMEOUT;
 	struct drm_crtc_state *crtc_state;
 	struct drm_crtc *crtc;
 	int i;
 
 	for_each_new_crtc_in_state(state, crtc, crtc_state, i) {
 		struct drm_crtc_commit *commit = state->crtcs[i].commit;
+		unsigned long left = time_before(jiffies, deadline) ? deadline - jiffies : 0;
 
-		if (!commit ||
-		    wait_for_completion_timeout(&commit->flip_done, VMGPU_FLIP_TIMEOUT))
+		if (!commit || wait_for_completion_timeout(&commit->flip_done, left))
 			continue;
-		vmgpu_head_flip_late(crtc_to_head(crtc));
-		if (!wait_for_completion_timeout(&commit->flip_done, VMGPU_FLIP_TIMEOUT))
+		if (vmgpu_head_flip_late(crtc_to_head(crtc), commit))
+			continue;
+		/* The interrupt claimed it meanwhile: it is being sent. */
+		if (!wait_for_completion_timeout(&commit->flip_done, 10 * HZ))
 			drm_err(state->dev, "[CRTC:%d:%s] flip_done timed out\n",
 				crtc->base.id, crtc->name);
 	}

@@ -3,6 +3,9 @@
  * Copyright 2026 The vmgpu authors
  */
 
+#include <linux/string.h>
+
+#include <drm/drm_debugfs_crc.h>
 #include <drm/drm_drv.h>
 #include <drm/drm_vblank.h>
 

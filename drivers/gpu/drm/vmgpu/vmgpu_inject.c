@@ -79,7 +79,10 @@
  *
  * inject_display_events_lost: while set, the display interrupt handler
  * drops every FLIP_DONE and VBLANK event it reads, as if the interrupt
- * had been lost: a flip is then completed only by its timeout.
+ * had been lost: a flip is then completed only by its timeout
+ * (vmgpu_wait_for_flip_done()). inject_display_commit_lost: while set, a
+ * flip's COMMIT for the next vblank is not written, as if the device had
+ * missed it: only the timeout's latch shows the flip.
  *
  * The delays sleep interruptibly: a worker held on purpose is not a hung
  * task to the detector that the unplug tests watch.
@@ -431,5 +434,7 @@ int vmgpu_inject_init(struct vmgpu_device *vdev)
 			   &vdev->inject.free_job_delay_ms);
 	debugfs_create_bool("inject_display_events_lost", 0600, root,
 			    &vdev->inject.display_events_lost);
+	debugfs_create_bool("inject_display_commit_lost", 0600, root,
+			    &vdev->inject.display_commit_lost);
 	return 0;
 }
