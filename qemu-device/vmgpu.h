@@ -290,8 +290,12 @@ struct VmgpuState {
 
 /* vmgpu.c */
 void vmgpu_raise_irq(VmgpuState *s, uint32_t cause);
+void vmgpu_reset_state(VmgpuState *s);
 void vmgpu_report_error(VmgpuState *s, enum vmgpu_error code, uint32_t ring,
                         uint32_t slot, uint64_t addr);
+
+/* vmgpu-regs.c */
+extern const MemoryRegionOps vmgpu_mmio_ops;
 
 /* vmgpu-rebar.c */
 void vmgpu_rebar_init(VmgpuState *s, uint16_t offset);
