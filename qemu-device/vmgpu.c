@@ -29,12 +29,23 @@
 void vmgpu_raise_irq(VmgpuState *s, uint32_t cause)
 {
     PCIDevice *pdev = PCI_DEVICE(s);
+    MemReentrancyGuard *guard = &DEVICE(s)->mem_reentrancy_guard;
     unsigned vector = ctz32(cause);
+    bool engaged;
 
     s->int_status |= cause;
     trace_vmgpu_irq(cause, s->int_mask);
     if ((s->int_mask & cause) && msix_enabled(pdev)) {
+        /*
+         * The message is a write to wherever the guest aimed it. At the
+         * device's own registers it must not run them in the middle of
+         * what raised it: a vblank or a console refresh is no MMIO
+         * dispatch, which would have engaged the guard itself.
+         */
+        engaged = guard->engaged_in_io;
+        guard->engaged_in_io = true;
         msix_notify(pdev, vector);
+        guard->engaged_in_io = engaged;
     }
 }
 

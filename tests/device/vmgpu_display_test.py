@@ -15,7 +15,7 @@ import struct
 import zlib
 
 from vmgpu_qtest import (
-    DEVICE_ARGS, GART_TABLE, HW, MMIO, VRAM_BAR, Device, QTest, ack_errors, map_gart,
+    DEVICE_ARGS, GART_TABLE, HW, MMIO, MSIX, VRAM_BAR, Device, QTest, ack_errors, map_gart,
     pattern_bytes)
 
 HEADS = 2
@@ -373,6 +373,39 @@ def test_cursor_latches_alone_at_once(shared, _dev):
         ack_errors(dev)
 
 
+def msix_aim(qt, dev, vector, address, data):
+    """Turn MSI-X on and aim vector at address with data."""
+    cap = qt.cfg_read(dev.dev, 0x34) & 0xFF
+    while qt.cfg_read(dev.dev, cap) & 0xFF != 0x11:
+        cap = qt.cfg_read(dev.dev, cap) >> 8 & 0xFF
+        assert cap, "no MSI-X capability"
+    qt.cfg_write(dev.dev, cap, qt.cfg_read(dev.dev, cap) | 1 << 31)
+    entry = MSIX + 16 * vector
+    qt.writel(entry, address & 0xFFFFFFFF)
+    qt.writel(entry + 4, address >> 32)
+    qt.writel(entry + 8, data)
+    qt.writel(entry + 12, 0)
+
+
+def test_interrupt_aimed_at_own_registers_does_not_reenter(shared, _dev):
+    """An error raised at a vblank, its MSI-X message aimed at RESET: the
+    write must not reset the device in the middle of the latch (which
+    then divided by the zeroed mode's clock)."""
+    with display_device(shared.qemu) as (qt, dev):
+        msix_aim(qt, dev, HW["VMGPU_MSIX_VEC_ERROR"], MMIO + HW["VMGPU_REG_RESET"],
+                 HW["VMGPU_RESET_VALUE"])
+        dev.reg_write("VMGPU_REG_INT_MASK", HW["VMGPU_INT_ERROR"])
+        fill_vram(qt, FB_A, pattern_bytes(8, W * H * 4))
+        set_head(qt, 0, FB_A)
+        head_write(qt, 0, "VMGPU_HEAD_FB_ADDR_HI", 0x100)
+        head_write(qt, 0, "VMGPU_HEAD_COMMIT", AT_VBLANK)
+        qt.step(PERIOD)
+        assert dev.reg("VMGPU_REG_ERROR_CODE") == HW["VMGPU_ERR_RANGE"], "the device was reset"
+        assert head_reg(qt, 0, "VMGPU_HEAD_STATUS") & HW["VMGPU_HEAD_STATUS_BLANKED"]
+        assert next_frame(qt)[1] == BLACK
+        ack_errors(dev)
+
+
 def test_head_without_primary_is_black_under_the_cursor(shared, _dev):
     with display_device(shared.qemu) as (qt, dev):
         cursor = [0xFF000000 | (i * 2654435761 & 0xFFFFFF) for i in range(64 * 64)]
@@ -638,6 +671,7 @@ def test_reset_turns_the_display_off(shared, _dev):
 TESTS = [
     test_display_identification_and_edid, test_vblanks_at_the_refresh_rate,
     test_flip_latches_at_vblank, test_commit_now_ends_a_flip_waiting_for_its_vblank,
+    test_interrupt_aimed_at_own_registers_does_not_reenter,
     test_flip_latches_the_registers_of_its_commit,
     test_crc_changes_exactly_when_pixels_change,
     test_formats_and_cursor, test_cursor_latches_alone_at_once,
