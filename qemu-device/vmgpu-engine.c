@@ -177,6 +177,12 @@ static bool vmgpu_ring_allows(VmgpuState *s, const VmgpuRing *ring,
         addrs[0] = &cmd->range.addr;
         break;
     case VMGPU_OP_CACHE_FLUSH:
+        /* Dropping dirty lines unwritten drops other owners' writes. */
+        if ((le16_to_cpu(cmd->hdr.flags) &
+             (VMGPU_CACHE_FLAG_WRITEBACK | VMGPU_CACHE_FLAG_INVALIDATE)) ==
+            VMGPU_CACHE_FLAG_INVALIDATE) {
+            return vmgpu_fail(err, VMGPU_ERR_PRIVILEGE, opcode);
+        }
         /* The whole cache names no memory; a range is SYSTEM, never allowed. */
         if (!buffer_is_zero(&cmd->range.addr, sizeof(cmd->range.addr))) {
             addrs[0] = &cmd->range.addr;

@@ -38,7 +38,7 @@ typedef uint64_t vmgpu_le64;
 #define VMGPU_MMIO_SIZE			0x20000
 #define VMGPU_MAGIC			0x55504756	/* "VGPU" */
 #define VMGPU_VERSION_MAJOR		1
-#define VMGPU_VERSION_MINOR		11
+#define VMGPU_VERSION_MINOR		12
 
 /* Page sizes the device understands. */
 #define VMGPU_PAGE_SHIFT		12

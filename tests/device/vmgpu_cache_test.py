@@ -406,7 +406,7 @@ def test_cache_writeback_fault(qt, dev):
 
 def test_cache_flush_on_user_ring(qt, dev):
     # CACHE_FLUSH of the whole cache runs on any ring; a range names system
-    # memory, which no user ring may.
+    # memory, which no user ring may; nor may it drop dirty lines unwritten.
     with nc_device(qt) as (nqt, ndev):
         nqt.write(page(70), bytes(PAGE))
         run(ndev, cmd_fill(addr("SYSTEM", page(70)), PAGE, 0x70))
@@ -417,6 +417,15 @@ def test_cache_flush_on_user_ring(qt, dev):
                 ur.wait_fence(0x71, f"{mode}: CACHE_FLUSH on a user ring")
                 assert nqt.read(page(70), PAGE) == words(0x70)
                 expect_user_halt(ur, "VMGPU_ERR_PRIVILEGE", flush_range(WB, page(70), PAGE))
+                # The kernel's clear of a page, still in the cache.
+                nqt.write(page(72), words(0x5EC2E7))
+                run(ndev, cmd_fill(addr("SYSTEM", page(72)), PAGE, 0))
+                expect_user_halt(ur, "VMGPU_ERR_PRIVILEGE", cmd_flush(INV))
+                run(ndev, cmd_flush(WB))
+                assert nqt.read(page(72), PAGE) == bytes(PAGE), "the clear was dropped"
+                # The negative: written back first, the lines may go.
+                ur.submit(cmd_flush(WB | INV), ur.fence(0x72))
+                ur.wait_fence(0x72, f"{mode}: CACHE_FLUSH WRITEBACK | INVALIDATE")
             finally:
                 ur.stop()
                 ack_errors(ndev)

@@ -31,7 +31,7 @@ import vmgpu_user_ring_test  # noqa: E402
 
 def test_identification(qt, dev):
     assert dev.reg("VMGPU_REG_MAGIC") == HW["VMGPU_MAGIC"]
-    assert dev.reg("VMGPU_REG_VERSION") == (1 << 16 | 11), "not contract v1.11"
+    assert dev.reg("VMGPU_REG_VERSION") == (1 << 16 | 12), "not contract v1.12"
     assert dev.reg("VMGPU_REG_CAPS") & HW["VMGPU_CAP_PAGING_ENGINE"]
     assert dev.reg("VMGPU_REG_CAPS") & HW["VMGPU_CAP_COMPRESSION"]
     assert dev.reg("VMGPU_REG_VRAM_SIZE_LO") == VRAM_SIZE
