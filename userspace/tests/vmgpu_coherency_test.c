@@ -51,6 +51,17 @@ FIXTURE_SETUP(coh)
 					     (void **)&self->sys_cpu));
 	ASSERT_EQ(0, make_mapped(self->dev, 1, aperture, VRAM_VA, SIZE, &self->vram,
 				 (void **)&self->vram_cpu));
+	/*
+	 * Every paging operation writes back and drops the whole device
+	 * cache (non-coherent mode): no scrub of freed VRAM (an earlier
+	 * test's, the boot's) may run behind the tests' backs.
+	 */
+	for (uint32_t id = 1; id < aperture; id++) {
+		uint64_t scrubs, failed;
+
+		ASSERT_EQ(0, vmgpu_test_vram_scrubbed(id, 1, &scrubs, &failed))
+			TH_LOG("segment %u: freed VRAM still being scrubbed", id);
+	}
 }
 
 FIXTURE_TEARDOWN(coh)
