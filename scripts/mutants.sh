@@ -119,7 +119,7 @@ MUTANTS=(
 	"prime-no-remap%%vmgpu_prime.c%%s/\tvbo->import_sgt = NULL;\n\tvbo->import_moved = false;/\tvbo->import_moved = false;/%%rebar%%vmgpu_prime_test/prime.evicted_import_comes_back_with_its_bytes"
 	"prime-no-cache-bracket%%vmgpu_exec.c%%s/\t\t\tjob->cache_bracket \|= vmgpu_bo_is_import\(vbo\) &&/\t\t\tjob->cache_bracket |= false \&\&/%%noncoherent%%vmgpu_prime_test/prime.exporter_and_job_see_each_other_without_cache_sync"
 	"prime-move-notify-ignored%%vmgpu_prime.c%%s/\tdma_resv_assert_held\(attach->dmabuf->resv\);\n\tif \(!vbo->import_sgt\)/\tdma_resv_assert_held(attach->dmabuf->resv);\n\tif (true)/%%rootport%%vmgpu_prime_test/prime.dynamic_exporter_moves_the_buffer"
-	"copy-magic-no-wait%%qemu-device/vmgpu.c%%s/    if \(addr == VMGPU_REG_MAGIC\) \{/    if (0) {/%%rebar%%vmgpu_submit_test/submit.unmap_stops_a_fill_in_progress"
+	"copy-magic-no-wait%%qemu-device/vmgpu-regs.c%%s/    if \(addr == VMGPU_REG_MAGIC\) \{/    if (0) {/%%rebar%%vmgpu_submit_test/submit.unmap_stops_a_fill_in_progress"
 	"reserve-wait-uninterruptible%%vmgpu_ttm.c%%s/ret = vmgpu_job_reserve_wait\(vdev, ctx, tbo->base.resv\);/ret = 0;/%%rebar%%vmgpu_reserve_test/reserve.a_drained_reserve_wait_is_interruptible"
 	"reserve-wait-no-gates%%vmgpu_paging_op.c%%s/\treturn fences \? fences - 1 : 0;/\treturn 0;/%%rebar%%vmgpu_reserve_test/reserve.a_wait_for_gates_is_interruptible"
 	"reserve-wait-no-recount%%vmgpu_paging_op.c%%s/\t\tif \(gates\) \{\n\t\t\tif \(dma_fence_add_callback/\t\tif (false) {\n\t\t\tif (dma_fence_add_callback/%%rootport%%kunit-vmgpu_migrate/migrate_reserve_wait_recounts_as_users_end"
