@@ -205,17 +205,25 @@ def test_vblanks_at_the_refresh_rate(shared, _dev):
         assert not head_reg(qt, 0, "VMGPU_HEAD_STATUS") & HW["VMGPU_HEAD_STATUS_ACTIVE"]
 
 
+def pending_flip(qt, dev, seed):
+    """Head 0 shows A, a COMMIT 1 to B waits for the next vblank, and no
+    display event is left. Returns A's and B's bytes and A's frame CRC."""
+    a = pattern_bytes(seed, W * H * 4)
+    b = pattern_bytes(seed + 1, W * H * 4)
+    fill_vram(qt, FB_A, a)
+    fill_vram(qt, FB_B, b)
+    set_head(qt, 0, FB_A)
+    _, crc, _ = next_frame(qt)
+    head_write(qt, 0, "VMGPU_HEAD_FB_ADDR_LO", FB_B)
+    head_write(qt, 0, "VMGPU_HEAD_COMMIT", AT_VBLANK)
+    dev.reg_write("VMGPU_REG_DISPLAY_EVENTS", 0xFFFFFFFF)
+    return a, b, crc
+
+
 def test_flip_latches_at_vblank(shared, _dev):
     with display_device(shared.qemu) as (qt, dev):
-        a, b = pattern_bytes(2, W * H * 4), pattern_bytes(3, W * H * 4)
-        fill_vram(qt, FB_A, a)
-        fill_vram(qt, FB_B, b)
-        set_head(qt, 0, FB_A)
-        _, crc, _ = next_frame(qt)
+        a, b, crc = pending_flip(qt, dev, 2)
         assert crc == crc_of(to_xrgb(a, XRGB))
-        dev.reg_write("VMGPU_REG_DISPLAY_EVENTS", 0xFFFFFFFF)
-        head_write(qt, 0, "VMGPU_HEAD_FB_ADDR_LO", FB_B)
-        head_write(qt, 0, "VMGPU_HEAD_COMMIT", AT_VBLANK)
         assert head_reg(qt, 0, "VMGPU_HEAD_STATUS") & HW["VMGPU_HEAD_STATUS_FLIP_PENDING"]
         assert head_reg(qt, 0, "VMGPU_HEAD_FB_ADDR_LO") == FB_B, "pending copy reads back"
         qt.step(PERIOD // 2)
@@ -234,14 +242,7 @@ def test_commit_now_ends_a_flip_waiting_for_its_vblank(shared, _dev):
     """A COMMIT 2 while a COMMIT 1 waits latches at once, with one
     FLIP_DONE, and the vblank latches nothing more."""
     with display_device(shared.qemu) as (qt, dev):
-        a, b = pattern_bytes(6, W * H * 4), pattern_bytes(7, W * H * 4)
-        fill_vram(qt, FB_A, a)
-        fill_vram(qt, FB_B, b)
-        set_head(qt, 0, FB_A)
-        next_frame(qt)
-        head_write(qt, 0, "VMGPU_HEAD_FB_ADDR_LO", FB_B)
-        head_write(qt, 0, "VMGPU_HEAD_COMMIT", AT_VBLANK)
-        dev.reg_write("VMGPU_REG_DISPLAY_EVENTS", 0xFFFFFFFF)
+        _, b, _ = pending_flip(qt, dev, 6)
         head_write(qt, 0, "VMGPU_HEAD_COMMIT", NOW)
         assert not head_reg(qt, 0, "VMGPU_HEAD_STATUS") & HW["VMGPU_HEAD_STATUS_FLIP_PENDING"]
         assert dev.reg("VMGPU_REG_DISPLAY_EVENTS") & HW["VMGPU_DISPLAY_EVENT_FLIP_DONE0"]
@@ -256,13 +257,7 @@ def test_flip_latches_the_registers_of_its_commit(shared, _dev):
     """1.8: writes after a COMMIT 1 (half a cursor, the next frame's
     address) do not reach the vblank that latches it."""
     with display_device(shared.qemu) as (qt, dev):
-        a, b = pattern_bytes(4, W * H * 4), pattern_bytes(5, W * H * 4)
-        fill_vram(qt, FB_A, a)
-        fill_vram(qt, FB_B, b)
-        set_head(qt, 0, FB_A)
-        next_frame(qt)
-        head_write(qt, 0, "VMGPU_HEAD_FB_ADDR_LO", FB_B)
-        head_write(qt, 0, "VMGPU_HEAD_COMMIT", AT_VBLANK)
+        a, b, _ = pending_flip(qt, dev, 4)
         # The next commit's writes begin: a primary back at A, and a
         # cursor enabled before its address is set (outside VRAM).
         head_write(qt, 0, "VMGPU_HEAD_FB_ADDR_LO", FB_A)
