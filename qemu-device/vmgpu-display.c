@@ -554,8 +554,10 @@ void vmgpu_display_reset(VmgpuState *s)
 static uint64_t vmgpu_edid_read(void *opaque, hwaddr addr, unsigned size)
 {
     VmgpuHead *head = opaque;
+    uint64_t val = ldn_le_p(head->edid + addr, size);
 
-    return ldn_le_p(head->edid + addr, size);
+    trace_vmgpu_edid_read(head->index, addr, size, val);
+    return val;
 }
 
 static void vmgpu_edid_write(void *opaque, hwaddr addr, uint64_t val,

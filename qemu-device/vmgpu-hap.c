@@ -75,14 +75,17 @@ static uint64_t vmgpu_hap_read(void *opaque, hwaddr addr, unsigned size)
     unsigned i;
 
     if (vmgpu_hap_whole(s, addr, size)) {
-        return vmgpu_hap_translate(s, addr, size, &vram) ?
-               ldn_le_p(s->vram_ptr + vram, size) : 0;
-    }
-    for (i = 0; i < size; i++) {
-        if (vmgpu_hap_translate(s, addr + i, 1, &vram)) {
-            val |= (uint64_t)s->vram_ptr[vram] << (i * 8);
+        if (vmgpu_hap_translate(s, addr, size, &vram)) {
+            val = ldn_le_p(s->vram_ptr + vram, size);
+        }
+    } else {
+        for (i = 0; i < size; i++) {
+            if (vmgpu_hap_translate(s, addr + i, 1, &vram)) {
+                val |= (uint64_t)s->vram_ptr[vram] << (i * 8);
+            }
         }
     }
+    trace_vmgpu_hap_read(addr, size, val);
     return val;
 }
 
@@ -93,6 +96,7 @@ static void vmgpu_hap_write(void *opaque, hwaddr addr, uint64_t val,
     uint64_t vram;
     unsigned i;
 
+    trace_vmgpu_hap_write(addr, size, val);
     if (vmgpu_hap_whole(s, addr, size)) {
         if (vmgpu_hap_translate(s, addr, size, &vram)) {
             stn_le_p(s->vram_ptr + vram, size, val);
@@ -206,6 +210,7 @@ static bool vmgpu_hap_index(VmgpuState *s, hwaddr offset, unsigned size,
 
 uint64_t vmgpu_hap_table_read(VmgpuState *s, hwaddr offset, unsigned size)
 {
+    uint64_t val;
     uint32_t index;
 
     if (s->hap_stale_open) {
@@ -217,10 +222,12 @@ uint64_t vmgpu_hap_table_read(VmgpuState *s, hwaddr offset, unsigned size)
     if (!vmgpu_hap_index(s, offset, size, &index)) {
         return 0;
     }
-    if (size == 8) {
-        return s->hap_table[index];
+    val = s->hap_table[index] >> (offset % 8 * 8);
+    if (size == 4) {
+        val = (uint32_t)val;
     }
-    return s->hap_table[index] >> (offset % 8 * 8);
+    trace_vmgpu_hap_entry_read(index, size, val);
+    return val;
 }
 
 void vmgpu_hap_table_write(VmgpuState *s, hwaddr offset, uint64_t val,
