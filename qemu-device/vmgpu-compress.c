@@ -152,15 +152,19 @@ static gboolean vmgpu_compress_owned_by(gpointer key, gpointer value,
 
 /*
  * FORGET: drop every page asid owns without decoding. Bounded by the
- * capacity of the set, as a RESET is.
+ * capacity of the set, as a RESET is; an ASID that owns no page (most
+ * address spaces the driver retires) walks nothing.
  */
 void vmgpu_compress_forget(VmgpuState *s, uint32_t asid)
 {
-    guint pages = g_hash_table_foreach_remove(s->compressed,
-                                              vmgpu_compress_owned_by,
-                                              GUINT_TO_POINTER(asid));
+    guint pages = 0;
 
-    g_hash_table_remove(s->compress_owned, GUINT_TO_POINTER(asid));
+    if (!asid || vmgpu_compress_owned(s, asid)) {
+        pages = g_hash_table_foreach_remove(s->compressed,
+                                            vmgpu_compress_owned_by,
+                                            GUINT_TO_POINTER(asid));
+        g_hash_table_remove(s->compress_owned, GUINT_TO_POINTER(asid));
+    }
     trace_vmgpu_compress_forget(asid, pages);
 }
 
