@@ -212,6 +212,18 @@ static void vmgpu_crtc_atomic_disable(struct drm_crtc *crtc, struct drm_atomic_s
 }
 
 /*
+ * Send an event armed for the device's FLIP_DONE and drop the vblank
+ * reference taken when it was armed.
+ */
+static void vmgpu_head_send_armed_event(struct vmgpu_head *head,
+					struct drm_pending_vblank_event *event)
+{
+	lockdep_assert_held(&head->vdev->drm.event_lock);
+	drm_crtc_send_vblank_event(&head->crtc, event);
+	drm_crtc_vblank_put(&head->crtc);
+}
+
+/*
  * Latch what the commit wrote at the next vblank (at once on a head that
  * was off, or for an async flip); the device's FLIP_DONE sends the event.
  */
@@ -251,8 +263,7 @@ static void vmgpu_crtc_atomic_flush(struct drm_crtc *crtc, struct drm_atomic_sta
 		if (head->event) {
 			drm_err_ratelimited(crtc->dev, "[CRTC:%d:%s] stale flip event sent\n",
 					    crtc->base.id, crtc->name);
-			drm_crtc_send_vblank_event(crtc, head->event);
-			drm_crtc_vblank_put(crtc);
+			vmgpu_head_send_armed_event(head, head->event);
 		}
 		head->event = event;
 		/*
@@ -463,8 +474,7 @@ static irqreturn_t vmgpu_display_irq(int irq, void *arg)
 	for (i = 0; i < vdev->display.num_heads; i++) {
 		if (!done[i])
 			continue;
-		drm_crtc_send_vblank_event(&vdev->display.heads[i].crtc, done[i]);
-		drm_crtc_vblank_put(&vdev->display.heads[i].crtc);
+		vmgpu_head_send_armed_event(&vdev->display.heads[i], done[i]);
 	}
 	spin_unlock(&vdev->drm.event_lock);
 	if (events & (VMGPU_DISPLAY_EVENTS_ALL & GENMASK(23, 16)))
@@ -547,8 +557,7 @@ static bool vmgpu_head_flip_late(struct vmgpu_head *head, struct drm_crtc_commit
 	}
 	/* No vblank interrupt may have counted the frames since. */
 	drm_crtc_accurate_vblank_count(&head->crtc);
-	drm_crtc_send_vblank_event(&head->crtc, event);
-	drm_crtc_vblank_put(&head->crtc);
+	vmgpu_head_send_armed_event(head, event);
 	spin_unlock_irq(&drm->event_lock);
 	drm_err_ratelimited(drm, "[CRTC:%d:%s] flip not done after %u ms: latched at once\n",
 			    head->crtc.base.id, head->crtc.name,
@@ -721,8 +730,7 @@ void vmgpu_display_unplug(struct vmgpu_device *vdev)
 
 		if (!head->event)
 			continue;
-		drm_crtc_send_vblank_event(&head->crtc, head->event);
-		drm_crtc_vblank_put(&head->crtc);
+		vmgpu_head_send_armed_event(head, head->event);
 		head->event = NULL;
 	}
 	spin_unlock_irq(&vdev->drm.event_lock);
