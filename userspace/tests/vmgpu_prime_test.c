@@ -520,6 +520,77 @@ TEST_F(prime, dynamic_exporter_moves_the_buffer)
 	close(exporter);
 }
 
+/*
+ * The eviction move_notify asks for fails (inject_import_evict_fault): the
+ * import keeps its mapping of pages its exporter may move, out of the
+ * device's reach. A VM_BIND then must not point entries at them: a job
+ * queued before the bind (its EXEC saw no import to evict) faults instead
+ * of writing them, and the next EXEC evicts the import and maps it again.
+ * The test exporter refuses to move while a mapping is left, so the pages
+ * written here are still the buffer's: what the test sees is the write.
+ */
+TEST_F(prime, bind_after_a_failed_eviction_for_the_exporter_maps_nothing)
+{
+	const char *kernel = getenv("VMGPU_KERNEL");
+	struct vmgpu_test_exporter_create create = { .size = SIZE };
+	struct vmgpu_test_exporter_move move = { 0 };
+	union vmgpu_cmd queued[2] = { cmd_wait(GATE_VA, 1), cmd_fill(IMPORT_VA, SIZE, ~NEW) };
+	union vmgpu_cmd nop = cmd_nop(0);
+	int fd = vmgpu_device_fd(self->dev);
+	vmgpu_context *early;
+	vmgpu_bo *bo, *gate;
+	uint64_t *gate_word;
+	uint32_t syncobj;
+	uint8_t *cpu;
+	int exporter;
+
+	ASSERT_NE(NULL, kernel) TH_LOG("VMGPU_KERNEL not set by the configuration");
+	if (strcmp(kernel, "debug"))
+		SKIP(return, "Debian's kernel pins dynamic mappings (no CONFIG_DMABUF_MOVE_NOTIFY)");
+	exporter = open_test_exporter();
+	ASSERT_LE(0, exporter) TH_LOG("no /dev/vmgpu-test-exporter");
+	ASSERT_EQ(0, ioctl(exporter, VMGPU_TEST_EXPORTER_CREATE, &create));
+	ASSERT_EQ(0, vmgpu_bo_import(self->dev, create.fd, 0, &bo));
+	ASSERT_EQ(0, vmgpu_vm_map(bo, 0, IMPORT_VA, SIZE, 0));
+	ASSERT_EQ(0, gpu(self, cmd_fill(IMPORT_VA, SIZE, NEW)));
+	ASSERT_EQ(0, vmgpu_vm_unmap(self->dev, IMPORT_VA, SIZE));
+
+	ASSERT_EQ(0, vmgpu_test_debugfs_write("inject_import_evict_fault", "1"));
+	move.fd = create.fd;
+	EXPECT_EQ(-1, ioctl(exporter, VMGPU_TEST_EXPORTER_MOVE, &move));
+	EXPECT_EQ(EBUSY, errno);
+	ASSERT_EQ(1, move.mappings_left) TH_LOG("the injected eviction failure did not happen");
+
+	ASSERT_EQ(0, make_mapped_in_aperture(self->dev, self->aperture, GATE_VA, 4096, &gate,
+					     (void **)&gate_word));
+	*gate_word = 0;
+	ASSERT_EQ(0, vmgpu_bo_cache_sync(gate, DRM_VMGPU_CACHE_SYNC_TO_DEVICE, 0, 4096));
+	ASSERT_EQ(0, vmgpu_context_create(self->dev, DRM_VMGPU_ENGINE_GPU_VA0, &early));
+	ASSERT_EQ(0, submit_signal(early, fd, queued, 2, &syncobj, NULL));
+	ASSERT_EQ(0, vmgpu_vm_map(bo, 0, IMPORT_VA, SIZE, 0));
+	*gate_word = 1;
+	ASSERT_EQ(0, vmgpu_bo_cache_sync(gate, DRM_VMGPU_CACHE_SYNC_TO_DEVICE, 0, 4096));
+	ASSERT_EQ(0, wait_syncobj(fd, syncobj));
+	drmSyncobjDestroy(fd, syncobj);
+
+	cpu = mmap(NULL, SIZE, PROT_READ, MAP_SHARED, create.fd, 0);
+	ASSERT_NE(MAP_FAILED, cpu);
+	EXPECT_EQ(0, count_not(cpu, SIZE, NEW)) TH_LOG("the bind mapped the moved import");
+	EXPECT_EQ(-ECANCELED, run(early, fd, &nop, 1)) TH_LOG("the queued job did not fault");
+
+	/* The next EXEC evicts the import and maps it again. */
+	ASSERT_EQ(0, gpu(self, cmd_fill(IMPORT_VA, HALF, ~NEW)));
+	ASSERT_EQ(0, vmgpu_bo_cache_sync(bo, DRM_VMGPU_CACHE_SYNC_TO_CPU, 0, SIZE));
+	EXPECT_EQ(0, count_not(cpu, HALF, ~NEW));
+	EXPECT_EQ(0, count_not(cpu + HALF, HALF, NEW));
+	munmap(cpu, SIZE);
+	vmgpu_context_unref(early);
+	vmgpu_bo_unref(gate);
+	vmgpu_bo_unref(bo);
+	close(create.fd);
+	close(exporter);
+}
+
 /* What is not a dma-buf is refused. */
 TEST_F(prime, import_of_a_file_that_is_no_dmabuf_fails)
 {

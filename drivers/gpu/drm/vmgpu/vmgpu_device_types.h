@@ -342,6 +342,11 @@ struct vmgpu_inject {
 	/** @scrub_faults: scrubs of freed VRAM still to fail. */
 	atomic_t scrub_faults;
 	/**
+	 * @import_evict_faults: evictions of imports for their exporter
+	 * still to fail (inject_import_evict_fault).
+	 */
+	atomic_t import_evict_faults;
+	/**
 	 * @scrub_delay_ms: how much longer freed VRAM waits for its scrub
 	 * (inject_scrub_delay_ms).
 	 */

@@ -52,6 +52,11 @@
  * inject_scrub_fault: the same for the next N scrubs of freed VRAM (DOC:
  * scrubbing freed VRAM), which no other paging operation takes.
  *
+ * inject_import_evict_fault: writing N makes the next N evictions of an
+ * import for its exporter (a dynamic exporter's move_notify) fail as an
+ * allocation failure would: the import keeps its mapping, out of the
+ * device's reach, until its next use evicts it.
+ *
  * inject_scrub_delay_ms: the scrub work waits this much longer, at most
  * 10 s, whoever queues it (a free of VRAM, the end of a scrub); a write
  * postpones a look already queued too. What was freed stays dirty
@@ -292,6 +297,19 @@ bool vmgpu_inject_scrub_fault(struct vmgpu_device *vdev, union vmgpu_cmd *cmd)
 }
 
 /**
+ * vmgpu_inject_import_evict_fault() - whether to fail an import's eviction
+ * for its exporter
+ * @vdev: the device
+ *
+ * Return: true once for each eviction inject_import_evict_fault asked to
+ * fail.
+ */
+bool vmgpu_inject_import_evict_fault(struct vmgpu_device *vdev)
+{
+	return atomic_add_unless(&vdev->inject.import_evict_faults, -1, 0);
+}
+
+/**
  * vmgpu_inject_scrub_delay() - what inject_scrub_delay_ms adds to the wait
  * of freed VRAM for its scrub
  * @vdev: the device
@@ -413,6 +431,7 @@ int vmgpu_inject_init(struct vmgpu_device *vdev)
 		return ret;
 	atomic_set(&vdev->inject.paging_faults, 0);
 	atomic_set(&vdev->inject.scrub_faults, 0);
+	atomic_set(&vdev->inject.import_evict_faults, 0);
 	debugfs_create_file("inject_paging_error", 0600, root, vdev,
 			    &vmgpu_inject_error_fops);
 	debugfs_create_file("inject_paging_hang", 0200, root, vdev,
@@ -422,6 +441,8 @@ int vmgpu_inject_init(struct vmgpu_device *vdev)
 	debugfs_create_file("inject_paging_fault", 0600, root, vdev,
 			    &vmgpu_inject_fault_fops);
 	debugfs_create_atomic_t("inject_scrub_fault", 0600, root, &vdev->inject.scrub_faults);
+	debugfs_create_atomic_t("inject_import_evict_fault", 0600, root,
+				&vdev->inject.import_evict_faults);
 	debugfs_create_file_unsafe("inject_scrub_delay_ms", 0600, root, vdev,
 				   &vmgpu_inject_scrub_delay_fops);
 	debugfs_create_u32("inject_vm_free_delay_ms", 0600, root,

@@ -21,6 +21,7 @@
 #include "vmgpu_bo.h"
 #include "vmgpu_cache.h"
 #include "vmgpu_device.h"
+#include "vmgpu_inject.h"
 #include "vmgpu_prime.h"
 #include "vmgpu_vm.h"
 
@@ -154,6 +155,8 @@ static void vmgpu_prime_move_notify(struct dma_buf_attachment *attach)
 		vmgpu_cache_release_pages(&vbo->tbo);
 		vmgpu_prime_unmap(vbo);
 		ret = 0;
+	} else if (vmgpu_inject_import_evict_fault(to_vmgpu_device(vbo->tbo.base.dev))) {
+		ret = -ENOMEM;
 	} else {
 		ret = vmgpu_prime_evict(vbo);
 	}

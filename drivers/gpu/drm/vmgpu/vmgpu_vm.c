@@ -236,6 +236,16 @@ static int vmgpu_vm_wait_pt_writes(struct vmgpu_vm *vm)
 	return ret;
 }
 
+/*
+ * Whether entries may point at the allocation's backing: it is resident,
+ * and if an import, its exporter has not moved it under a failed eviction
+ * (the next EXEC evicts it first, vmgpu_prime_settle()).
+ */
+static bool vmgpu_vm_bo_reachable(struct vmgpu_bo *vbo)
+{
+	return vmgpu_bo_is_resident(&vbo->tbo) && !vbo->import_moved;
+}
+
 /**
  * vmgpu_vm_bo_revalidate() - point an allocation's mappings at its backing
  * @vbo: the allocation, reserved
@@ -256,7 +266,7 @@ int vmgpu_vm_bo_revalidate(struct vmgpu_bo *vbo, bool intr)
 	int ret;
 
 	dma_resv_assert_held(obj->resv);
-	if (!vmgpu_bo_is_resident(&vbo->tbo))
+	if (!vmgpu_vm_bo_reachable(vbo))
 		return 0;
 	ret = vmgpu_bo_prepare_access(vbo, intr);
 	if (ret)
@@ -313,7 +323,7 @@ static int vmgpu_vm_map(struct vmgpu_vm *vm, struct drm_file *file,
 	if (ret)
 		goto out_unlock_vm;
 	/* Valid entries only for backing the device has filled. */
-	if (vmgpu_bo_is_resident(&vbo->tbo)) {
+	if (vmgpu_vm_bo_reachable(vbo)) {
 		ret = vmgpu_bo_prepare_access(vbo, true);
 		if (ret)
 			goto out_unlock_resv;
@@ -337,7 +347,7 @@ static int vmgpu_vm_map(struct vmgpu_vm *vm, struct drm_file *file,
 	/* The mapping holds its own reference now. */
 	drm_gpuvm_bo_put(vm_bo);
 	vmgpu_vm_write_ptes(vm, va);
-	if (!vmgpu_bo_is_resident(&vbo->tbo))
+	if (!vmgpu_vm_bo_reachable(vbo))
 		vbo->vm_stale = true;
 	va = NULL;
 out_unlock:

@@ -226,11 +226,14 @@ void vmgpu_vm_clear_ptes(struct vmgpu_vm *vm, u64 va, u64 range)
  * @va: the mapping; its allocation reserved
  *
  * Points them at the allocation's backing as it is now, or invalidates
- * them if the device cannot reach it (TTM system memory).
+ * them if the device cannot reach it: TTM system memory, or an import
+ * whose exporter moved it while its eviction failed (the bus addresses
+ * are the old pages').
  */
 void vmgpu_vm_write_ptes(struct vmgpu_vm *vm, struct drm_gpuva *va)
 {
-	struct ttm_buffer_object *tbo = &gem_to_vmgpu_bo(va->gem.obj)->tbo;
+	struct vmgpu_bo *vbo = gem_to_vmgpu_bo(va->gem.obj);
+	struct ttm_buffer_object *tbo = &vbo->tbo;
 	u64 flags = VMGPU_PTE_VALID;
 	u64 addr = va->va.addr, left = va->va.range, skip = va->gem.offset;
 	struct vmgpu_res_cursor cur;
@@ -239,8 +242,8 @@ void vmgpu_vm_write_ptes(struct vmgpu_vm *vm, struct drm_gpuva *va)
 	dma_resv_assert_held(tbo->base.resv);
 	if (!(va->flags & VMGPU_VA_READ_ONLY))
 		flags |= VMGPU_PTE_WRITE;
-	if (!tbo->resource || vmgpu_res_first(vm->vdev, tbo->resource, tbo->ttm,
-					      tbo->base.size, &cur)) {
+	if (!tbo->resource || vbo->import_moved ||
+	    vmgpu_res_first(vm->vdev, tbo->resource, tbo->ttm, tbo->base.size, &cur)) {
 		vmgpu_vm_clear_ptes(vm, addr, left);
 		trace_vmgpu_vm_ptes(vm->hw_id, addr, left, -1);
 		return;
