@@ -475,6 +475,30 @@ static int open_test_exporter(void)
 }
 
 /*
+ * A buffer of the debug kernel's test exporter (its module is built for
+ * that kernel only), imported and mapped at IMPORT_VA: the exporter's fd,
+ * or -EOPNOTSUPP on Debian's kernel, whose dma-buf pins dynamic mappings.
+ */
+static int import_from_test_exporter(struct __test_metadata *_metadata,
+				     FIXTURE_DATA(prime) *self,
+				     struct vmgpu_test_exporter_create *create, vmgpu_bo **bo)
+{
+	const char *kernel = getenv("VMGPU_KERNEL");
+	int exporter;
+
+	ASSERT_NE(NULL, kernel) TH_LOG("VMGPU_KERNEL not set by the configuration");
+	if (strcmp(kernel, "debug"))
+		return -EOPNOTSUPP;
+	exporter = open_test_exporter();
+	ASSERT_LE(0, exporter) TH_LOG("no /dev/vmgpu-test-exporter");
+	create->size = SIZE;
+	ASSERT_EQ(0, ioctl(exporter, VMGPU_TEST_EXPORTER_CREATE, create));
+	ASSERT_EQ(0, vmgpu_bo_import(self->dev, create->fd, 0, bo));
+	ASSERT_EQ(0, vmgpu_vm_map(*bo, 0, IMPORT_VA, SIZE, 0));
+	return exporter;
+}
+
+/*
  * A dynamic exporter moves the buffer an import has mapped: move_notify
  * takes the import out of the device's reach and unmaps it (the exporter
  * refuses to move while a mapping is left), and the next job maps the
@@ -482,23 +506,16 @@ static int open_test_exporter(void)
  */
 TEST_F(prime, dynamic_exporter_moves_the_buffer)
 {
-	const char *kernel = getenv("VMGPU_KERNEL");
-	struct vmgpu_test_exporter_create create = { .size = SIZE };
+	struct vmgpu_test_exporter_create create = { 0 };
 	struct vmgpu_test_exporter_move move = { 0 };
 	struct drm_vmgpu_gem_info info;
 	uint8_t *cpu;
 	vmgpu_bo *bo;
 	int exporter;
 
-	ASSERT_NE(NULL, kernel) TH_LOG("VMGPU_KERNEL not set by the configuration");
-	/* Its tests/exporter module is built for the debug kernel only. */
-	if (strcmp(kernel, "debug"))
+	exporter = import_from_test_exporter(_metadata, self, &create, &bo);
+	if (exporter == -EOPNOTSUPP)
 		SKIP(return, "Debian's kernel pins dynamic mappings (no CONFIG_DMABUF_MOVE_NOTIFY)");
-	exporter = open_test_exporter();
-	ASSERT_LE(0, exporter) TH_LOG("no /dev/vmgpu-test-exporter");
-	ASSERT_EQ(0, ioctl(exporter, VMGPU_TEST_EXPORTER_CREATE, &create));
-	ASSERT_EQ(0, vmgpu_bo_import(self->dev, create.fd, 0, &bo));
-	ASSERT_EQ(0, vmgpu_vm_map(bo, 0, IMPORT_VA, SIZE, 0));
 	ASSERT_EQ(0, gpu(self, cmd_fill(IMPORT_VA, HALF, NEW)));
 
 	move.fd = create.fd;
@@ -531,8 +548,7 @@ TEST_F(prime, dynamic_exporter_moves_the_buffer)
  */
 TEST_F(prime, bind_after_a_failed_eviction_for_the_exporter_maps_nothing)
 {
-	const char *kernel = getenv("VMGPU_KERNEL");
-	struct vmgpu_test_exporter_create create = { .size = SIZE };
+	struct vmgpu_test_exporter_create create = { 0 };
 	struct vmgpu_test_exporter_move move = { 0 };
 	union vmgpu_cmd queued[2] = { cmd_wait(GATE_VA, 1), cmd_fill(IMPORT_VA, SIZE, ~NEW) };
 	union vmgpu_cmd nop = cmd_nop(0);
@@ -544,14 +560,9 @@ TEST_F(prime, bind_after_a_failed_eviction_for_the_exporter_maps_nothing)
 	uint8_t *cpu;
 	int exporter;
 
-	ASSERT_NE(NULL, kernel) TH_LOG("VMGPU_KERNEL not set by the configuration");
-	if (strcmp(kernel, "debug"))
+	exporter = import_from_test_exporter(_metadata, self, &create, &bo);
+	if (exporter == -EOPNOTSUPP)
 		SKIP(return, "Debian's kernel pins dynamic mappings (no CONFIG_DMABUF_MOVE_NOTIFY)");
-	exporter = open_test_exporter();
-	ASSERT_LE(0, exporter) TH_LOG("no /dev/vmgpu-test-exporter");
-	ASSERT_EQ(0, ioctl(exporter, VMGPU_TEST_EXPORTER_CREATE, &create));
-	ASSERT_EQ(0, vmgpu_bo_import(self->dev, create.fd, 0, &bo));
-	ASSERT_EQ(0, vmgpu_vm_map(bo, 0, IMPORT_VA, SIZE, 0));
 	ASSERT_EQ(0, gpu(self, cmd_fill(IMPORT_VA, SIZE, NEW)));
 	ASSERT_EQ(0, vmgpu_vm_unmap(self->dev, IMPORT_VA, SIZE));
 
