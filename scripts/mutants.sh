@@ -144,6 +144,7 @@ MUTANTS=(
 	"flip-timeout-left-armed%%vmgpu_display.c%%s/\tvmgpu_wait_for_flip_done\(state\);/\tdrm_atomic_helper_wait_for_flip_done(drm, state);/%%rebar%%vmgpu_kms_commit_test/commit.flip_with_lost_interrupts_completes_at_its_timeout"
 	"flip-late-not-latched%%vmgpu_display.c%%s/\t\tvmgpu_head_commit_write\(head, VMGPU_HEAD_COMMIT_NOW\);\n//%%rebar%%vmgpu_kms_commit_test/commit.flip_never_latched_is_latched_at_its_timeout"
 	"prime-unplug-keeps-attachment%%vmgpu_prime.c%%s/\t\tvmgpu_prime_detach\(vbo, attach\);\n\t\tttm_bo_put/\t\tttm_bo_put/%%rootport%%vmgpu_unplug_test:guest-log-clean"
+	"pin-not-settled-after%%vmgpu_prime.c%%s/\tret = vmgpu_prime_settle\(vbo\);\n\tif \(ret\)\n\t\tvmgpu_prime_unpin\(vbo\);\n\treturn ret;/\treturn 0;/%%rootport%%vmgpu_kms_commit_test/commit.import_moved_by_its_pin_stays_usable_on_screen"
 	"bind-maps-moved-import%%vmgpu_vm_pt.c%%s/ \|\| vbo->import_moved \|\|/ ||/%%rootport%%vmgpu_prime_test/prime.bind_after_a_failed_eviction_for_the_exporter_maps_nothing"
 )
 

@@ -9,7 +9,8 @@
  * (/dev/vmgpu-test-exporter, VMGPU_TEST_EXPORTER_MOVE): with the
  * reservation held it notifies the importers, waits for every fence, and
  * copies the buffer into new pages, which only succeeds if no importer
- * still has a mapping of the old ones. Not for production kernels.
+ * still has a mapping of the old ones; a buffer created so moves at its
+ * first pin too. Not for production kernels.
  */
 
 #include <linux/dma-buf.h>
@@ -31,6 +32,7 @@ struct test_buffer {
 	unsigned int mappings;
 	unsigned int pins;
 	unsigned int moves;
+	bool move_on_pin;
 };
 
 static int test_buffer_alloc_pages(struct test_buffer *buf, struct page ***out)
@@ -64,10 +66,43 @@ static void test_buffer_free_pages(struct test_buffer *buf, struct page **pages)
 	kvfree(pages);
 }
 
+/*
+ * Move the buffer to new pages, the reservation held. The importers are
+ * told first, then every fence waited for; an importer that kept its
+ * mapping makes the move fail (-EBUSY), the old pages kept.
+ */
+static int test_buffer_move(struct dma_buf *dmabuf, unsigned int *mappings_left)
+{
+	struct test_buffer *buf = dmabuf->priv;
+	struct page **pages;
+	unsigned long i;
+	int ret;
+
+	dma_resv_assert_held(dmabuf->resv);
+	dma_buf_move_notify(dmabuf);
+	dma_resv_wait_timeout(dmabuf->resv, DMA_RESV_USAGE_BOOKKEEP, false,
+			      MAX_SCHEDULE_TIMEOUT);
+	*mappings_left = buf->mappings;
+	if (buf->mappings)
+		return -EBUSY;
+	ret = test_buffer_alloc_pages(buf, &pages);
+	if (ret)
+		return ret;
+	for (i = 0; i < buf->num_pages; i++)
+		copy_highpage(pages[i], buf->pages[i]);
+	swap(buf->pages, pages);
+	test_buffer_free_pages(buf, pages);
+	buf->moves++;
+	return 0;
+}
+
 static int test_pin(struct dma_buf_attachment *attach)
 {
 	struct test_buffer *buf = attach->dmabuf->priv;
+	unsigned int left;
 
+	if (buf->move_on_pin && !buf->pins)
+		test_buffer_move(attach->dmabuf, &left);
 	buf->pins++;
 	return 0;
 }
@@ -148,12 +183,14 @@ static int test_create(struct vmgpu_test_exporter_create *args)
 	struct dma_buf *dmabuf;
 	int ret;
 
-	if (!args->size || !PAGE_ALIGNED(args->size) || args->size > SZ_64M)
+	if (!args->size || !PAGE_ALIGNED(args->size) || args->size > SZ_64M ||
+	    args->flags & ~VMGPU_TEST_EXPORTER_MOVE_ON_PIN)
 		return -EINVAL;
 	buf = kzalloc(sizeof(*buf), GFP_KERNEL);
 	if (!buf)
 		return -ENOMEM;
 	buf->num_pages = args->size >> PAGE_SHIFT;
+	buf->move_on_pin = args->flags & VMGPU_TEST_EXPORTER_MOVE_ON_PIN;
 	ret = test_buffer_alloc_pages(buf, &buf->pages);
 	if (ret) {
 		kfree(buf);
@@ -177,17 +214,11 @@ static int test_create(struct vmgpu_test_exporter_create *args)
 	return 0;
 }
 
-/*
- * Move the buffer to new pages, as an exporter evicting it would. The
- * importers are told first, then every fence waited for; an importer
- * that kept its mapping makes the move fail (-EBUSY), the old pages kept.
- */
+/* Move the buffer to new pages, as an exporter evicting it would. */
 static int test_move(struct vmgpu_test_exporter_move *args)
 {
-	struct page **pages;
 	struct test_buffer *buf;
 	struct dma_buf *dmabuf;
-	unsigned long i;
 	int ret;
 
 	dmabuf = dma_buf_get(args->fd);
@@ -200,24 +231,8 @@ static int test_move(struct vmgpu_test_exporter_move *args)
 	ret = dma_resv_lock_interruptible(dmabuf->resv, NULL);
 	if (ret)
 		goto put;
-	ret = -EBUSY;
-	if (buf->pins)
-		goto unlock;
-	dma_buf_move_notify(dmabuf);
-	dma_resv_wait_timeout(dmabuf->resv, DMA_RESV_USAGE_BOOKKEEP, false,
-			      MAX_SCHEDULE_TIMEOUT);
-	args->mappings_left = buf->mappings;
-	if (buf->mappings)
-		goto unlock;
-	ret = test_buffer_alloc_pages(buf, &pages);
-	if (ret)
-		goto unlock;
-	for (i = 0; i < buf->num_pages; i++)
-		copy_highpage(pages[i], buf->pages[i]);
-	swap(buf->pages, pages);
-	test_buffer_free_pages(buf, pages);
-	args->moves = ++buf->moves;
-unlock:
+	ret = buf->pins ? -EBUSY : test_buffer_move(dmabuf, &args->mappings_left);
+	args->moves = buf->moves;
 	dma_resv_unlock(dmabuf->resv);
 put:
 	dma_buf_put(dmabuf);

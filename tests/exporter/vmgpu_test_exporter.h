@@ -15,8 +15,16 @@ struct vmgpu_test_exporter_create {
 	__u64 size;
 	/* out: the dma-buf */
 	__s32 fd;
-	__u32 pad;
+	/* in: VMGPU_TEST_EXPORTER_MOVE_ON_PIN, else 0 */
+	__u32 flags;
 };
+
+/*
+ * The first pin of the buffer moves it first, as an exporter migrating a
+ * buffer to where it can stay pinned would (the move may fail: the pin
+ * then keeps the old pages).
+ */
+#define VMGPU_TEST_EXPORTER_MOVE_ON_PIN	(1u << 0)
 
 struct vmgpu_test_exporter_move {
 	/* in: a dma-buf of the test exporter */

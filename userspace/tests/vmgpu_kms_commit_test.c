@@ -6,13 +6,15 @@
  * modeset on a lit CRTC comes with the new mode's first frame, CRC
  * capture reports only CRCs the device computed for the frame just shown,
  * and a flip whose interrupts are lost, or that the device never latched,
- * still completes, showing its framebuffer.
+ * still completes, showing its framebuffer. An import whose exporter
+ * moves it as the display pins it stays usable on screen.
  */
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <drm_fourcc.h>
@@ -22,7 +24,11 @@
 #include "kselftest_harness.h"
 #include "libvmgpu.h"
 #include "vmgpu_drm.h"
+#include "vmgpu_submit.h"
 #include "vmgpu_testlib.h"
+#include "../../tests/exporter/vmgpu_test_exporter.h"
+
+#define IMPORT_VA		0x400000000ull
 
 /* The device's CRC budget (contract: display CRCs), in pixels a second. */
 #define CRC_PIXELS_PER_S	64000000u
@@ -304,6 +310,64 @@ TEST_F_TIMEOUT(commit, flip_never_latched_is_latched_at_its_timeout, 90)
 	close(crc_fd);
 	drmModeSetCrtc(self->fd, self->crtc, 0, 0, 0, NULL, 0, NULL);
 	drmModeRmFB(self->fd, b.id);
+}
+
+/*
+ * An import shown by a head, whose exporter moves it when the display
+ * pins it (as one migrating a buffer to where it can stay pinned would),
+ * while the eviction move_notify asks for fails: the pin settles the
+ * import after the exporter's move, so the head shows the pages the
+ * import maps now, and a job can still write them while they are shown.
+ */
+TEST_F(commit, import_moved_by_its_pin_stays_usable_on_screen)
+{
+	const char *kernel = getenv("VMGPU_KERNEL");
+	struct vmgpu_test_exporter_create create = {
+		.flags = VMGPU_TEST_EXPORTER_MOVE_ON_PIN,
+	};
+	uint32_t w = self->mode.hdisplay, h = self->mode.vdisplay, fb_id, seen = 0;
+	uint32_t handles[4] = { 0 }, pitches[4] = { w * 4 }, offsets[4] = { 0 };
+	int exporter, crc_fd, fd = vmgpu_device_fd(self->dev);
+	union vmgpu_cmd fill;
+	vmgpu_context *ctx;
+	char left[16];
+	vmgpu_bo *bo;
+
+	ASSERT_NE(NULL, kernel) TH_LOG("VMGPU_KERNEL not set by the configuration");
+	if (strcmp(kernel, "debug"))
+		SKIP(return, "Debian's kernel pins dynamic mappings (no CONFIG_DMABUF_MOVE_NOTIFY)");
+	exporter = vmgpu_test_open_exporter();
+	ASSERT_LE(0, exporter) TH_LOG("no /dev/vmgpu-test-exporter");
+	create.size = ((uint64_t)w * h * 4 + 4095) & ~4095ull;
+	ASSERT_EQ(0, ioctl(exporter, VMGPU_TEST_EXPORTER_CREATE, &create));
+	ASSERT_EQ(0, vmgpu_bo_import(self->dev, create.fd, 0, &bo));
+	/* A job makes it resident, its attachment mapped. */
+	ASSERT_EQ(0, vmgpu_vm_map(bo, 0, IMPORT_VA, create.size, 0));
+	ASSERT_EQ(0, vmgpu_context_create(self->dev, DRM_VMGPU_ENGINE_GPU_VA0, &ctx));
+	fill = cmd_fill(IMPORT_VA, create.size, 0x112233);
+	ASSERT_EQ(0, run(ctx, fd, &fill, 1));
+
+	ASSERT_EQ(0, vmgpu_test_debugfs_write("inject_import_evict_fault", "1"));
+	handles[0] = vmgpu_bo_handle(bo);
+	ASSERT_EQ(0, drmModeAddFB2(self->fd, w, h, DRM_FORMAT_XRGB8888, handles, pitches,
+				   offsets, &fb_id, 0));
+	ASSERT_EQ(0, set_crtc(self, fb_id, 0, &self->mode));
+	ASSERT_EQ(0, vmgpu_test_debugfs_read("inject_import_evict_fault", left, sizeof(left)));
+	ASSERT_EQ(0, atoi(left)) TH_LOG("the pin's move did not ask for an eviction");
+
+	fill = cmd_fill(IMPORT_VA, create.size, 0x445566);
+	EXPECT_EQ(0, run(ctx, fd, &fill, 1)) TH_LOG("a job on the shown import failed");
+	crc_fd = vmgpu_test_crc_open(0);
+	ASSERT_LE(0, crc_fd) TH_LOG("no crtc-0/crc in debugfs");
+	EXPECT_EQ(0, vmgpu_test_crc_wait(crc_fd, uniform_crc(0x445566, w, h), &seen))
+		TH_LOG("head shows CRC 0x%08x, not the job's write", seen);
+	close(crc_fd);
+	drmModeSetCrtc(self->fd, self->crtc, 0, 0, 0, NULL, 0, NULL);
+	drmModeRmFB(self->fd, fb_id);
+	vmgpu_context_unref(ctx);
+	vmgpu_bo_unref(bo);
+	close(create.fd);
+	close(exporter);
 }
 
 TEST_HARNESS_MAIN

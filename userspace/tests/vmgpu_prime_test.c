@@ -464,16 +464,6 @@ TEST_F(prime, gem_import_refuses_what_it_cannot_give)
 	vmgpu_bo_unref(own);
 }
 
-/* The debug kernel's test exporter, loading it if needed: an fd or -errno. */
-static int open_test_exporter(void)
-{
-	int fd = open("/dev/vmgpu-test-exporter", O_RDWR | O_CLOEXEC);
-
-	if (fd < 0 && !vmgpu_test_run("insmod /usr/lib/vmgpu/modules/vmgpu_test_exporter.ko"))
-		fd = open("/dev/vmgpu-test-exporter", O_RDWR | O_CLOEXEC);
-	return fd < 0 ? -errno : fd;
-}
-
 /*
  * A buffer of the debug kernel's test exporter (its module is built for
  * that kernel only), imported and mapped at IMPORT_VA: the exporter's fd,
@@ -489,7 +479,7 @@ static int import_from_test_exporter(struct __test_metadata *_metadata,
 	ASSERT_NE(NULL, kernel) TH_LOG("VMGPU_KERNEL not set by the configuration");
 	if (strcmp(kernel, "debug"))
 		return -EOPNOTSUPP;
-	exporter = open_test_exporter();
+	exporter = vmgpu_test_open_exporter();
 	ASSERT_LE(0, exporter) TH_LOG("no /dev/vmgpu-test-exporter");
 	create->size = SIZE;
 	ASSERT_EQ(0, ioctl(exporter, VMGPU_TEST_EXPORTER_CREATE, create));

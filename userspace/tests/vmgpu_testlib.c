@@ -518,6 +518,15 @@ int vmgpu_test_open_vgem(void)
 	return fd;
 }
 
+int vmgpu_test_open_exporter(void)
+{
+	int fd = open("/dev/vmgpu-test-exporter", O_RDWR | O_CLOEXEC);
+
+	if (fd < 0 && !vmgpu_test_run("insmod /usr/lib/vmgpu/modules/vmgpu_test_exporter.ko"))
+		fd = open("/dev/vmgpu-test-exporter", O_RDWR | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
 int vmgpu_test_vgem_buffer(int vgem, uint32_t w, uint32_t h, struct vmgpu_test_fb *fb,
 			   int *dmabuf)
 {

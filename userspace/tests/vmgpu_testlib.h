@@ -81,6 +81,11 @@ uint32_t vmgpu_test_prop_id(int card, uint32_t object, uint32_t type, const char
 /* vgem's card node, loading the module if needed: an fd or -errno. */
 int vmgpu_test_open_vgem(void);
 /*
+ * The debug kernel's dynamic dma-buf exporter (tests/exporter), loading its
+ * module if needed: an fd of /dev/vmgpu-test-exporter or -errno.
+ */
+int vmgpu_test_open_exporter(void);
+/*
  * A w x h 32-bit dumb buffer of vgem's, mapped, and exported as a dma-buf
  * (read-write) in *dmabuf: 0 or -errno. fb->id is 0: no framebuffer.
  */

@@ -266,7 +266,12 @@ void vmgpu_prime_unmap(struct vmgpu_bo *vbo)
  * vmgpu_prime_pin() - keep a dynamic exporter from moving an import
  * @vbo: the import, reserved, about to be pinned for scanout
  *
- * Return: 0 or an error of the exporter's.
+ * Pinning may itself move the buffer (an exporter migrating it to where
+ * it can stay) and call move_notify: the import is settled after the pin,
+ * when no further move can come.
+ *
+ * Return: 0, an error of the exporter's, or of the eviction of an import
+ * the pin moved (vmgpu_prime_settle()).
  */
 int vmgpu_prime_pin(struct vmgpu_bo *vbo)
 {
@@ -276,10 +281,15 @@ int vmgpu_prime_pin(struct vmgpu_bo *vbo)
 	/* Detached at unplug: the display is gone too. */
 	if (!attach)
 		return -ENODEV;
+	if (attach->importer_ops) {
+		ret = dma_buf_pin(attach);
+		if (ret)
+			return ret;
+	}
 	ret = vmgpu_prime_settle(vbo);
 	if (ret)
-		return ret;
-	return attach->importer_ops ? dma_buf_pin(attach) : 0;
+		vmgpu_prime_unpin(vbo);
+	return ret;
 }
 
 /**
