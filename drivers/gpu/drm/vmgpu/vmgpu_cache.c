@@ -133,27 +133,29 @@ void vmgpu_cache_release_pages(struct ttm_buffer_object *tbo)
  * last paging operation, continuing the one before: a kernel fence of its
  * reservation, which CPU access waits for, and which TTM waits for before
  * it frees or swaps the pages. If the flush fails, the contents are lost
- * (vmgpu_bo_needs_scrub()). Without memory for a fence slot, flushes and
- * waits.
+ * (vmgpu_bo_needs_scrub()).
+ *
+ * Return: 0, or -ENOMEM without memory for the fence slot: the flush was
+ * not queued, and the caller's move fails.
  */
-void vmgpu_cache_leave_device(struct vmgpu_bo *vbo)
+int vmgpu_cache_leave_device(struct vmgpu_bo *vbo)
 {
 	struct vmgpu_device *vdev = vmgpu_bo_device(vbo);
 	struct ttm_buffer_object *tbo = &vbo->tbo;
 	union vmgpu_cmd cmd = vmgpu_cache_flush_cmd();
 	struct vmgpu_paging_op op;
 	struct dma_fence *fence;
-	int idx;
+	int idx, ret;
 
 	dma_resv_assert_held(tbo->base.resv);
 	if (!vdev->noncoherent || !tbo->ttm || !ttm_tt_is_populated(tbo->ttm))
-		return;
+		return 0;
 	if (!drm_dev_enter(&vdev->drm, &idx))
-		return;
-	if (dma_resv_reserve_fences(tbo->base.resv, 1)) {
+		return 0;
+	ret = dma_resv_reserve_fences(tbo->base.resv, 1);
+	if (ret) {
 		drm_dev_exit(idx);
-		vmgpu_cache_release_pages(tbo);
-		return;
+		return ret;
 	}
 	vmgpu_paging_op_begin(&op, vdev, tbo->base.resv, vbo->paging_fence);
 	vmgpu_paging_op_add(&op, &cmd);
@@ -161,6 +163,7 @@ void vmgpu_cache_leave_device(struct vmgpu_bo *vbo)
 	drm_dev_exit(idx);
 	vmgpu_bo_queue_paging(vbo, fence, true);
 	dma_fence_put(fence);
+	return 0;
 }
 
 #define VMGPU_CACHE_SYNC_OPS	(DRM_VMGPU_CACHE_SYNC_TO_DEVICE | DRM_VMGPU_CACHE_SYNC_TO_CPU)

@@ -238,6 +238,7 @@ static int vmgpu_ttm_move_backing(struct ttm_buffer_object *tbo, bool evict,
 	struct vmgpu_bo *vbo = vmgpu_bo_is_vmgpu(tbo) ? to_vmgpu_bo(tbo) : NULL;
 	u32 old_type = tbo->resource ? tbo->resource->mem_type : TTM_PL_SYSTEM;
 	u32 new_type = new_mem->mem_type;
+	unsigned int fences;
 	int idx, ret;
 
 	if (new_type == TTM_PL_SYSTEM) {
@@ -247,6 +248,15 @@ static int vmgpu_ttm_move_backing(struct ttm_buffer_object *tbo, bool evict,
 		ret = ttm_bo_wait_ctx(tbo, ctx);
 		if (ret)
 			return ret;
+		/*
+		 * Fence slots for the notification and the flush below, first:
+		 * once the notification is queued, the flush must not fail.
+		 */
+		fences = vmgpu_notify_eviction_needed(tbo) +
+			 (vbo && !vmgpu_bo_is_import(vbo) && vdev->noncoherent);
+		ret = fences ? dma_resv_reserve_fences(tbo->base.resv, fences) : 0;
+		if (ret)
+			return evict ? -EBUSY : ret;
 		/*
 		 * A job queued before the allocation was bound may still write
 		 * it through its mapping, and its fence is not on the
@@ -260,10 +270,13 @@ static int vmgpu_ttm_move_backing(struct ttm_buffer_object *tbo, bool evict,
 		if (ret)
 			return ret;
 		/* An import's pages leave the device's mapping now: flush first. */
-		if (vbo && !vmgpu_bo_is_import(vbo))
-			vmgpu_cache_leave_device(vbo);
-		else
+		if (vbo && !vmgpu_bo_is_import(vbo)) {
+			ret = vmgpu_cache_leave_device(vbo);
+			if (ret)
+				return evict ? -EBUSY : ret;
+		} else {
 			vmgpu_cache_release_pages(tbo);
+		}
 		ttm_bo_move_null(tbo, new_mem);
 		if (vbo && vmgpu_bo_is_import(vbo))
 			vmgpu_prime_unmap(vbo);
