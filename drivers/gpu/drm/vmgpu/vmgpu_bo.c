@@ -714,6 +714,10 @@ int vmgpu_bo_make_resident(struct vmgpu_bo *vbo)
 	ret = ttm_bo_reserve(&vbo->tbo, true, false, NULL);
 	if (ret)
 		return ret;
+	/* Not bound again to the pages an exporter moved: mapped anew. */
+	ret = vmgpu_prime_settle(vbo);
+	if (ret)
+		goto unreserve;
 	if (vmgpu_bo_held_in_system(vbo) || vbo->unswizzled) {
 		ret = vmgpu_bo_validate(vbo, &ctx);
 	} else {
@@ -722,6 +726,7 @@ int vmgpu_bo_make_resident(struct vmgpu_bo *vbo)
 		if (ret == -ENOSPC || ret == -ENOMEM)
 			ret = ttm_bo_validate(&vbo->tbo, &vbo->placement, &ctx);
 	}
+unreserve:
 	ttm_bo_unreserve(&vbo->tbo);
 	return ret;
 }

@@ -409,7 +409,9 @@ static int vmgpu_prime_add_flags(struct vmgpu_bo *vbo, u32 flags)
 		ret = -E2BIG;
 	} else {
 		vmgpu_bo_add_flags(vbo, flags);
-		if (vmgpu_bo_is_resident(&vbo->tbo))
+		/* Not bound to the pages an exporter moved: mapped anew. */
+		ret = vmgpu_prime_settle(vbo);
+		if (!ret && vmgpu_bo_is_resident(&vbo->tbo))
 			ret = ttm_bo_validate(&vbo->tbo, &vbo->placement, &ctx);
 		/* No room now: an engine that needs it maps it then. */
 		if (ret == -ENOSPC || ret == -ENOMEM)
