@@ -574,6 +574,7 @@ TEST_F(prime, bind_after_a_failed_eviction_for_the_exporter_maps_nothing)
 	ASSERT_EQ(0, wait_syncobj(fd, syncobj));
 	drmSyncobjDestroy(fd, syncobj);
 
+	ASSERT_EQ(0, vmgpu_bo_cache_sync(bo, DRM_VMGPU_CACHE_SYNC_TO_CPU, 0, SIZE));
 	cpu = mmap(NULL, SIZE, PROT_READ, MAP_SHARED, create.fd, 0);
 	ASSERT_NE(MAP_FAILED, cpu);
 	EXPECT_EQ(0, count_not(cpu, SIZE, NEW)) TH_LOG("the bind mapped the moved import");
