@@ -166,16 +166,19 @@ TEST_F(submit, page_tables_follow_moves)
  * buffer, then one per page: a copy still going on meets words it has not
  * yet written. A sweep whose unmaps all came before or after the FILL (a
  * loaded host's jitter can exceed the FILL) is run again, up to
- * UNMAP_FILL_SWEEPS times.
+ * UNMAP_FILL_SWEEPS times; the first unmap that lands midway ends it. The
+ * rounds are fine-grained: on a fast host the copy is a small part of the
+ * job's time, and sweeps of 16 rounds saw every FILL either not begun or
+ * done, three times over.
  */
 #define UNMAP_FILL_SIZE		(32 * MiB)
 #define UNMAP_FILL_PAGES	(UNMAP_FILL_SIZE / 4096)
 #define UNMAP_FILL_COARSE	(UNMAP_FILL_SIZE / (64 * 1024))
 #define UNMAP_FILL_PATTERN	0x5ca1ab1e
-#define UNMAP_FILL_ROUNDS	16
-#define UNMAP_FILL_SWEEPS	3
+#define UNMAP_FILL_ROUNDS	48
+#define UNMAP_FILL_SWEEPS	4
 
-TEST_F(submit, unmap_stops_a_fill_in_progress)
+TEST_F_TIMEOUT(submit, unmap_stops_a_fill_in_progress, 180)
 {
 	static uint32_t page_snap[UNMAP_FILL_PAGES], coarse_snap[UNMAP_FILL_COARSE];
 	const struct drm_vmgpu_segment *seg;
@@ -197,7 +200,7 @@ TEST_F(submit, unmap_stops_a_fill_in_progress)
 
 		/* Round 0 once, then sweeps of rounds 1 to UNMAP_FILL_ROUNDS. */
 		round = n ? (n - 1) % UNMAP_FILL_ROUNDS + 1 : 0;
-		if (round == 1 && midway)
+		if (midway)
 			break;
 		va = VA_BASE + round * VA_STRIDE;
 		cmd = cmd_fill(va, UNMAP_FILL_SIZE, UNMAP_FILL_PATTERN);
