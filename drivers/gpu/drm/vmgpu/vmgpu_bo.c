@@ -714,18 +714,18 @@ int vmgpu_bo_make_resident(struct vmgpu_bo *vbo)
 	ret = ttm_bo_reserve(&vbo->tbo, true, false, NULL);
 	if (ret)
 		return ret;
+	if (vmgpu_bo_held_in_system(vbo) || vbo->unswizzled) {
+		/* It settles a moved import itself. */
+		ret = vmgpu_bo_validate(vbo, &ctx);
+		goto unreserve;
+	}
 	/* Not bound again to the pages an exporter moved: mapped anew. */
 	ret = vmgpu_prime_settle(vbo);
 	if (ret)
 		goto unreserve;
-	if (vmgpu_bo_held_in_system(vbo) || vbo->unswizzled) {
-		ret = vmgpu_bo_validate(vbo, &ctx);
-	} else {
-		ret = vbo->num_preferred ?
-		      ttm_bo_validate(&vbo->tbo, &preferred, &ctx) : -ENOSPC;
-		if (ret == -ENOSPC || ret == -ENOMEM)
-			ret = ttm_bo_validate(&vbo->tbo, &vbo->placement, &ctx);
-	}
+	ret = vbo->num_preferred ? ttm_bo_validate(&vbo->tbo, &preferred, &ctx) : -ENOSPC;
+	if (ret == -ENOSPC || ret == -ENOMEM)
+		ret = ttm_bo_validate(&vbo->tbo, &vbo->placement, &ctx);
 unreserve:
 	ttm_bo_unreserve(&vbo->tbo);
 	return ret;

@@ -124,6 +124,20 @@ void vmgpu_cache_release_pages(struct ttm_buffer_object *tbo)
 }
 
 /**
+ * vmgpu_cache_leave_device_fences() - fence slots that
+ * vmgpu_cache_leave_device() needs
+ * @vbo: the allocation, reserved
+ *
+ * Return: 1 if it queues a flush for @vbo, else 0.
+ */
+unsigned int vmgpu_cache_leave_device_fences(struct vmgpu_bo *vbo)
+{
+	struct ttm_buffer_object *tbo = &vbo->tbo;
+
+	return vmgpu_bo_device(vbo)->noncoherent && tbo->ttm && ttm_tt_is_populated(tbo->ttm);
+}
+
+/**
  * vmgpu_cache_leave_device() - queue the flush before an allocation's
  * system pages leave device access, keeping them
  * @vbo: the allocation, reserved, moving out of the device's reach to
@@ -148,7 +162,7 @@ int vmgpu_cache_leave_device(struct vmgpu_bo *vbo)
 	int idx, ret;
 
 	dma_resv_assert_held(tbo->base.resv);
-	if (!vdev->noncoherent || !tbo->ttm || !ttm_tt_is_populated(tbo->ttm))
+	if (!vmgpu_cache_leave_device_fences(vbo))
 		return 0;
 	if (!drm_dev_enter(&vdev->drm, &idx))
 		return 0;

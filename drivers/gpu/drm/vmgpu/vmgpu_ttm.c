@@ -252,8 +252,9 @@ static int vmgpu_ttm_move_backing(struct ttm_buffer_object *tbo, bool evict,
 		 * Fence slots for the notification and the flush below, first:
 		 * once the notification is queued, the flush must not fail.
 		 */
-		fences = vmgpu_notify_eviction_needed(tbo) +
-			 (vbo && !vmgpu_bo_is_import(vbo) && vdev->noncoherent);
+		fences = vmgpu_notify_eviction_needed(tbo);
+		if (vbo && !vmgpu_bo_is_import(vbo))
+			fences += vmgpu_cache_leave_device_fences(vbo);
 		ret = fences ? dma_resv_reserve_fences(tbo->base.resv, fences) : 0;
 		if (ret)
 			return evict ? -EBUSY : ret;

@@ -236,12 +236,16 @@ static int vmgpu_vm_wait_pt_writes(struct vmgpu_vm *vm)
 	return ret;
 }
 
-/*
- * Whether entries may point at the allocation's backing: it is resident,
- * and if an import, its exporter has not moved it under a failed eviction
- * (the next EXEC evicts it first, vmgpu_prime_settle()).
+/**
+ * vmgpu_vm_bo_reachable() - whether entries may point at an allocation's
+ * backing
+ * @vbo: the allocation, reserved
+ *
+ * Return: true if it is resident and, if an import, its exporter has not
+ * moved it under a failed eviction (the next EXEC evicts it first,
+ * vmgpu_prime_settle()): the bus addresses would be the old pages'.
  */
-static bool vmgpu_vm_bo_reachable(struct vmgpu_bo *vbo)
+bool vmgpu_vm_bo_reachable(struct vmgpu_bo *vbo)
 {
 	return vmgpu_bo_is_resident(&vbo->tbo) && !vbo->import_moved;
 }

@@ -35,6 +35,7 @@ int vmgpu_vm_destroy_bo(struct vmgpu_vm *vm, struct drm_gem_object *obj,
 void vmgpu_vm_wait_deferred(struct vmgpu_device *vdev);
 int vmgpu_vm_add_fence_context(struct vmgpu_vm *vm, u64 context);
 void vmgpu_vm_debugfs_show(struct vmgpu_vm *vm, struct seq_file *m);
+bool vmgpu_vm_bo_reachable(struct vmgpu_bo *vbo);
 void vmgpu_vm_bo_invalidate(struct vmgpu_bo *vbo);
 void vmgpu_vm_compresses(struct vmgpu_vm *vm);
 bool vmgpu_vm_compression_state(struct vmgpu_device *vdev);

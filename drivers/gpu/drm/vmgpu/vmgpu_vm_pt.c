@@ -226,9 +226,7 @@ void vmgpu_vm_clear_ptes(struct vmgpu_vm *vm, u64 va, u64 range)
  * @va: the mapping; its allocation reserved
  *
  * Points them at the allocation's backing as it is now, or invalidates
- * them if the device cannot reach it: TTM system memory, or an import
- * whose exporter moved it while its eviction failed (the bus addresses
- * are the old pages').
+ * them if the device cannot reach it (vmgpu_vm_bo_reachable()).
  */
 void vmgpu_vm_write_ptes(struct vmgpu_vm *vm, struct drm_gpuva *va)
 {
@@ -242,7 +240,7 @@ void vmgpu_vm_write_ptes(struct vmgpu_vm *vm, struct drm_gpuva *va)
 	dma_resv_assert_held(tbo->base.resv);
 	if (!(va->flags & VMGPU_VA_READ_ONLY))
 		flags |= VMGPU_PTE_WRITE;
-	if (!tbo->resource || vbo->import_moved ||
+	if (!vmgpu_vm_bo_reachable(vbo) ||
 	    vmgpu_res_first(vm->vdev, tbo->resource, tbo->ttm, tbo->base.size, &cur)) {
 		vmgpu_vm_clear_ptes(vm, addr, left);
 		trace_vmgpu_vm_ptes(vm->hw_id, addr, left, -1);
