@@ -388,7 +388,9 @@ static int vmgpu_prime_check_flags(struct vmgpu_device *vdev, struct dma_buf *dm
  * The allocation the handle names gains @flags if it is an import, and is
  * placed where they say if resident; one of this device's must have them.
  * Checked again here, on what the handle names now: the fd or the handle
- * may have been replaced since vmgpu_prime_check_flags().
+ * may have been replaced since vmgpu_prime_check_flags(). An import that
+ * has them already is placed again: the call that gave them may have been
+ * interrupted before it placed it, and restarted.
  */
 static int vmgpu_prime_add_flags(struct vmgpu_bo *vbo, u32 flags)
 {
@@ -400,15 +402,14 @@ static int vmgpu_prime_add_flags(struct vmgpu_bo *vbo, u32 flags)
 	ret = dma_resv_lock_interruptible(resv, NULL);
 	if (ret)
 		return ret;
-	if ((vbo->flags & flags) == flags)
-		goto unlock;
 	if (!vmgpu_bo_is_import(vbo)) {
-		ret = -EINVAL;
+		ret = (vbo->flags & flags) == flags ? 0 : -EINVAL;
 	} else if ((flags & DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY) &&
 		   vbo->tbo.base.size > (u64)vdev->gart_pages << PAGE_SHIFT) {
 		ret = -E2BIG;
 	} else {
-		vmgpu_bo_add_flags(vbo, flags);
+		if ((vbo->flags & flags) != flags)
+			vmgpu_bo_add_flags(vbo, flags);
 		/* Not bound to the pages an exporter moved: mapped anew. */
 		ret = vmgpu_prime_settle(vbo);
 		if (!ret && vmgpu_bo_is_resident(&vbo->tbo))
@@ -417,7 +418,6 @@ static int vmgpu_prime_add_flags(struct vmgpu_bo *vbo, u32 flags)
 		if (ret == -ENOSPC || ret == -ENOMEM)
 			ret = 0;
 	}
-unlock:
 	dma_resv_unlock(resv);
 	return ret;
 }
