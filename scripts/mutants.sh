@@ -146,6 +146,8 @@ MUTANTS=(
 	"prime-unplug-keeps-attachment%%vmgpu_prime.c%%s/\t\tvmgpu_prime_detach\(vbo, attach\);\n\t\tttm_bo_put/\t\tttm_bo_put/%%rootport%%vmgpu_unplug_test:guest-log-clean"
 	"pin-not-settled-after%%vmgpu_prime.c%%s/\tret = vmgpu_prime_settle\(vbo\);\n\tif \(ret\)\n\t\tvmgpu_prime_unpin\(vbo\);\n\treturn ret;/\treturn 0;/%%rootport%%vmgpu_kms_commit_test/commit.import_moved_by_its_pin_stays_usable_on_screen"
 	"bind-maps-moved-import%%vmgpu_vm_pt.c%%s/ \|\| vbo->import_moved \|\|/ ||/%%rootport%%vmgpu_prime_test/prime.bind_after_a_failed_eviction_for_the_exporter_maps_nothing"
+	"page-tables-kept%%vmgpu_vm.c%%s/\tvmgpu_vm_depopulate\(vm, va->va.addr, va->va.range\);\n//%%rebar%%vmgpu_destroy_test/destroy.unmap_frees_page_tables"
+	"page-tables-freed-under-paging%%vmgpu_vm_pt.c%%s/\tif \(vm->pt_fence && !dma_fence_is_signaled\(vm->pt_fence\)\)\n\t\treturn;\n//%%rebar%%vmgpu_destroy_test/destroy.page_tables_outlive_queued_invalidations"
 )
 
 # The file a mutant changes, under $1.

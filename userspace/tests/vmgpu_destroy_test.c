@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -291,6 +292,104 @@ TEST_F(destroy, assume_not_in_use_and_unmap_do_not_wait_for_paging)
 	EXPECT_EQ(0, count_not(c_cpu, DESTROY_SIZE, 0x0a1ce));
 	vmgpu_bo_unref(c);
 	vmgpu_bo_unref(b);
+}
+
+/*
+ * Page tables of the file's space (debugfs vms): all of them, and those
+ * no mapping needs any more but still kept for queued paging writes.
+ */
+static int page_tables(unsigned int *all, unsigned int *unused)
+{
+	static char buf[65536];
+	unsigned int n = 0;
+	char *line;
+	int id;
+
+	if (vmgpu_test_debugfs_read("vms", buf, sizeof(buf)))
+		return -1;
+	for (line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
+		n += sscanf(line, "vm %d: %u page tables, %u unused", &id, all, unused) == 3;
+	/* Only this test's file has a space. */
+	return n == 1 ? 0 : -1;
+}
+
+/*
+ * A mapping's page tables go with it: over its life a space may use many
+ * more addresses than it may have tables at once (a VM_BIND beyond gets
+ * -ENOSPC), here twice 512 last-level tables, one after the other.
+ */
+#define TABLE_ROUNDS		1024
+#define TABLE_SPAN		(2 * MiB)
+#define VA_TABLES		0x400000000ull
+
+TEST_F(destroy, unmap_frees_page_tables)
+{
+	unsigned int all = 0, unused = 0, i;
+	vmgpu_bo *bo;
+	void *cpu;
+
+	ASSERT_EQ(0, vmgpu_test_create_mappable(self->dev, self->segment, self->aperture,
+						4096, &bo, &cpu));
+	ASSERT_EQ(0, vmgpu_bo_wait(bo, UINT64_MAX, 0));
+	for (i = 0; i < TABLE_ROUNDS; i++) {
+		uint64_t va = VA_TABLES + i * TABLE_SPAN;
+
+		ASSERT_EQ(0, vmgpu_vm_map(bo, 0, va, 4096, 0))
+			TH_LOG("round %u: the space ran out of page tables", i);
+		if (!i) {
+			/* The root, and one table per level below it. */
+			ASSERT_EQ(0, page_tables(&all, &unused));
+			EXPECT_EQ(4, all);
+		}
+		ASSERT_EQ(0, vmgpu_vm_unmap(self->dev, va, 4096));
+	}
+	ASSERT_EQ(0, page_tables(&all, &unused));
+	EXPECT_EQ(1, all) TH_LOG("%u tables left with nothing mapped", all - 1);
+	EXPECT_EQ(0, unused);
+	vmgpu_bo_unref(bo);
+}
+
+/*
+ * A queued eviction's Fills still write the entries of a mapping removed
+ * after it was queued: its tables leave the tree at the unmap but keep
+ * their pages until it has run, or the Fills would write pages given to
+ * someone else. The next map frees them, and builds its own.
+ */
+TEST_F(destroy, page_tables_outlive_queued_invalidations)
+{
+	union vmgpu_cmd fill = cmd_fill(VA_B, DESTROY_SIZE, 0x7ab1e5);
+	unsigned int all = 0, unused = 0;
+	uint8_t *a_cpu, *c_cpu;
+	vmgpu_bo *a, *c;
+
+	ASSERT_EQ(0, make_mapped(self->dev, self->segment, self->aperture, VA_A,
+				 DESTROY_SIZE, &a, (void **)&a_cpu));
+	ASSERT_EQ(self->segment, segment_of(a));
+	ASSERT_EQ(0, vmgpu_test_create_mappable(self->dev, self->segment, self->aperture,
+						DESTROY_SIZE, &c, (void **)&c_cpu));
+	ASSERT_EQ(0, vmgpu_bo_wait(c, UINT64_MAX, 0));
+	ASSERT_EQ(0, page_tables(&all, &unused));
+	ASSERT_EQ(4, all);
+	ASSERT_EQ(0, vmgpu_test_debugfs_write("inject_paging_delay", PAGING_BUSY_MS));
+	ASSERT_EQ(0, vmgpu_bo_evict(a));
+	ASSERT_EQ(-EBUSY, vmgpu_bo_wait(a, 0, DRM_VMGPU_GEM_WAIT_NO_WAIT))
+		TH_LOG("the eviction is not queued behind the paging delay");
+
+	ASSERT_EQ(0, vmgpu_vm_unmap(self->dev, VA_A, DESTROY_SIZE));
+	ASSERT_EQ(0, page_tables(&all, &unused));
+	EXPECT_EQ(4, all);
+	/* The last-level table and the two above it, out of the tree. */
+	EXPECT_EQ(3, unused) TH_LOG("tables freed before the Fills that write them ran");
+
+	ASSERT_EQ(0, vmgpu_vm_map(c, 0, VA_B, DESTROY_SIZE, 0));
+	ASSERT_EQ(0, vmgpu_bo_wait(a, 0, DRM_VMGPU_GEM_WAIT_NO_WAIT));
+	ASSERT_EQ(0, page_tables(&all, &unused));
+	EXPECT_EQ(4, all);
+	EXPECT_EQ(0, unused);
+	ASSERT_EQ(0, run(self->ctx, self->fd, &fill, 1));
+	EXPECT_EQ(0, count_not(c_cpu, DESTROY_SIZE, 0x7ab1e5));
+	vmgpu_bo_unref(c);
+	vmgpu_bo_unref(a);
 }
 
 TEST_F(destroy, bad_arguments)

@@ -219,6 +219,21 @@ wait:
 	dma_resv_wait_timeout(resv, DMA_RESV_USAGE_KERNEL, false, MAX_SCHEDULE_TIMEOUT);
 }
 
+/*
+ * Free the tables no mapping needs (DOC: GPU VA page tables) once no paging
+ * write can reach them. The read of MAGIC comes first: a failed map took
+ * its tables out of the tree without one, and a walk begun before must
+ * not read them after.
+ */
+static void vmgpu_vm_reap_tables(struct vmgpu_vm *vm)
+{
+	lockdep_assert_held(&vm->pt_lock);
+	if (!vm->num_unused || (vm->pt_fence && !dma_fence_is_signaled(vm->pt_fence)))
+		return;
+	vmgpu_vm_flush(vm);
+	vmgpu_vm_free_unused_tables(vm);
+}
+
 /* Before entries are written for a new mapping: see above. */
 static int vmgpu_vm_wait_pt_writes(struct vmgpu_vm *vm)
 {
@@ -333,18 +348,19 @@ static int vmgpu_vm_map(struct vmgpu_vm *vm, struct drm_file *file,
 			goto out_unlock_resv;
 	}
 	mutex_lock(&vm->pt_lock);
+	vmgpu_vm_reap_tables(vm);
 	ret = vmgpu_vm_populate(vm, args->addr, args->range);
 	if (ret)
 		goto out_unlock;
 	vm_bo = drm_gpuvm_bo_obtain(&vm->base, obj);
 	if (IS_ERR(vm_bo)) {
 		ret = PTR_ERR(vm_bo);
-		goto out_unlock;
+		goto out_depopulate;
 	}
 	ret = drm_gpuva_insert(&vm->base, va);
 	if (ret) {
 		drm_gpuvm_bo_put(vm_bo);
-		goto out_unlock;
+		goto out_depopulate;
 	}
 	drm_gpuva_link(va, vm_bo);
 	drm_gpuvm_bo_extobj_add(vm_bo);
@@ -354,6 +370,9 @@ static int vmgpu_vm_map(struct vmgpu_vm *vm, struct drm_file *file,
 	if (!vmgpu_vm_bo_reachable(vbo))
 		vbo->vm_stale = true;
 	va = NULL;
+	goto out_unlock;
+out_depopulate:
+	vmgpu_vm_depopulate(vm, args->addr, args->range);
 out_unlock:
 	mutex_unlock(&vm->pt_lock);
 out_unlock_resv:
@@ -378,8 +397,16 @@ static void vmgpu_vm_remove_locked(struct vmgpu_vm *vm, struct drm_gpuva *va)
 	vmgpu_vm_defer_pt_writes(vm, va->gem.obj->resv);
 	mutex_lock(&vm->pt_lock);
 	vmgpu_vm_clear_ptes(vm, va->va.addr, va->va.range);
+	vmgpu_vm_depopulate(vm, va->va.addr, va->va.range);
 	mutex_unlock(&vm->pt_lock);
 	vmgpu_vm_flush(vm);
+	/*
+	 * Under vm->lock, every table on the list left the tree before that
+	 * read of MAGIC.
+	 */
+	mutex_lock(&vm->pt_lock);
+	vmgpu_vm_free_unused_tables(vm);
+	mutex_unlock(&vm->pt_lock);
 	trace_vmgpu_vm_ptes(vm->hw_id, va->va.addr, va->va.range, -1);
 	drm_gpuva_remove(va);
 	drm_gpuva_unlink(va);
@@ -548,9 +575,9 @@ static void vmgpu_vm_free_work(struct work_struct *work)
 	mutex_lock(&vdev->vms_lock);
 	list_del(&vm->link);
 	if (!vm->dma_unmapped)
-		vmgpu_pt_unmap(vm, vm->root, VMGPU_PT_LEVELS - 1);
+		vmgpu_vm_unmap_tables(vm);
 	mutex_unlock(&vdev->vms_lock);
-	vmgpu_pt_free(vm->root, VMGPU_PT_LEVELS - 1);
+	vmgpu_vm_free_tables(vm);
 	mutex_destroy(&vm->pt_lock);
 	mutex_destroy(&vm->lock);
 	kfree(vm->fence_contexts);
@@ -610,6 +637,7 @@ struct vmgpu_vm *vmgpu_vm_create(struct vmgpu_device *vdev)
 	drm_dev_get(&vdev->drm);
 	mutex_init(&vm->lock);
 	mutex_init(&vm->pt_lock);
+	INIT_LIST_HEAD(&vm->pt_unused);
 	r_obj = drm_gpuvm_resv_object_alloc(&vdev->drm);
 	if (!r_obj)
 		goto err_vm;
@@ -657,8 +685,7 @@ void vmgpu_vm_unplug(struct vmgpu_device *vdev)
 	vdev->vms_unplugged = true;
 	list_for_each_entry(vm, &vdev->vms, link) {
 		mutex_lock(&vm->pt_lock);
-		vmgpu_pt_unmap(vm, vm->root, VMGPU_PT_LEVELS - 1);
-		vm->dma_unmapped = true;
+		vmgpu_vm_unmap_tables(vm);
 		mutex_unlock(&vm->pt_lock);
 	}
 	mutex_unlock(&vdev->vms_lock);
@@ -687,8 +714,9 @@ void vmgpu_vm_close(struct vmgpu_vm *vm)
  * @vm: the VM
  * @m: the debugfs file
  *
- * A line for the VM: its device VM, its page tables and whether a job of
- * it has changed compression state (vmgpu_vm_compresses()); then one line
+ * A line for the VM: its device VM, its page tables (those no mapping needs
+ * any more, still held for queued paging writes, as unused) and whether a
+ * job of it has changed compression state (vmgpu_vm_compresses()); then one line
  * per mapping: range, allocation, offset, access.
  */
 void vmgpu_vm_debugfs_show(struct vmgpu_vm *vm, struct seq_file *m)
@@ -696,8 +724,11 @@ void vmgpu_vm_debugfs_show(struct vmgpu_vm *vm, struct seq_file *m)
 	struct drm_gpuva *va;
 
 	mutex_lock(&vm->lock);
-	seq_printf(m, "vm %d: %u page tables%s\n", vm->hw_id, vm->num_tables,
+	mutex_lock(&vm->pt_lock);
+	seq_printf(m, "vm %d: %u page tables, %u unused%s\n", vm->hw_id,
+		   vm->num_tables, vm->num_unused,
 		   atomic_read(&vm->compressed) ? ", compresses" : "");
+	mutex_unlock(&vm->pt_lock);
 	drm_gpuvm_for_each_va(va, &vm->base)
 		seq_printf(m, "  0x%llx-0x%llx bo %p offset 0x%llx %s\n", va->va.addr,
 			   va->va.addr + va->va.range, va->gem.obj, va->gem.offset,

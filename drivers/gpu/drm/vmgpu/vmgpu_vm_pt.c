@@ -19,15 +19,30 @@
  *
  * Seed "GPU virtual addressing": the 4-level tables of a GPU VA space, which
  * the device walks on every access (DOC: GPU virtual address spaces).
- * Page tables are never freed before their VM; a VM has at most
- * %VMGPU_VM_MAX_TABLES of them (-ENOSPC from VM_BIND beyond), charged to
- * the process that made them. They are pages of the VM's own with a
- * streaming DMA mapping, synced after each CPU write: the mapping goes
- * when the device does (vmgpu_vm_unplug()), the pages with the VM, which
- * a file, a job or a deferred unmap may keep long after.
+ * A VM has at most %VMGPU_VM_MAX_TABLES of them (-ENOSPC from VM_BIND
+ * beyond), charged to the process that made them. They are pages of the
+ * VM's own with a streaming DMA mapping, synced after each CPU write: the
+ * mapping goes when the device does (vmgpu_vm_unplug()), the pages with
+ * the VM, which a file, a job or a deferred unmap may keep long after.
+ *
+ * A table no mapping needs any more is taken out of the tree when the
+ * mapping goes, so that the limit bounds what is mapped, not how many
+ * addresses were ever used. Who else can still reach it then:
+ *
+ * - the engine, for jobs in flight: the entry above it is cleared before
+ *   the unmap's read of MAGIC (vmgpu_vm_flush()), and the device caches no
+ *   translations, so nothing walks through it after that;
+ * - paging operations still queued that invalidate the removed mapping
+ *   (Fills of its entries by bus address, &vmgpu_vm.pt_fence): the table
+ *   keeps its page and its DMA mapping until they have run. It is freed
+ *   by the next map into the VM, which waits for them anyway, or with the
+ *   VM.
  */
 
-/* Tables one VM may have: 2 MiB of page-table memory maps 512 GiB. */
+/*
+ * Tables one VM may have at once: 2 MiB of page-table memory, which maps
+ * 1 GiB in 4 KiB pages, more where mappings share last-level tables.
+ */
 #define VMGPU_VM_MAX_TABLES	512
 
 static unsigned int vmgpu_pt_index(u64 va, int level)
@@ -76,15 +91,19 @@ err_pt:
 	return ERR_PTR(-ENOMEM);
 }
 
-/**
- * vmgpu_pt_unmap() - drop the DMA mappings of a table and those below it
- * @vm: the VM
- * @pt: the table, or NULL
- * @level: its level
- *
- * Once: at unplug, or when the VM goes.
- */
-void vmgpu_pt_unmap(struct vmgpu_vm *vm, struct vmgpu_pt *pt, int level)
+/* Free one table out of the tree; its DMA mapping too if still there. */
+static void vmgpu_pt_release(struct vmgpu_vm *vm, struct vmgpu_pt *pt)
+{
+	if (!vm->dma_unmapped)
+		dma_unmap_single(vm->vdev->drm.dev, pt->bus, VMGPU_PAGE_SIZE,
+				 DMA_BIDIRECTIONAL);
+	free_page((unsigned long)pt->entries);
+	kfree(pt);
+	vm->num_tables--;
+}
+
+/* Drop the DMA mappings of a table and those below it. */
+static void vmgpu_pt_unmap(struct vmgpu_vm *vm, struct vmgpu_pt *pt, int level)
 {
 	unsigned int i;
 
@@ -95,12 +114,8 @@ void vmgpu_pt_unmap(struct vmgpu_vm *vm, struct vmgpu_pt *pt, int level)
 	dma_unmap_single(vm->vdev->drm.dev, pt->bus, VMGPU_PAGE_SIZE, DMA_BIDIRECTIONAL);
 }
 
-/**
- * vmgpu_pt_free() - free a table and those below it, their mappings gone
- * @pt: the table, or NULL
- * @level: its level
- */
-void vmgpu_pt_free(struct vmgpu_pt *pt, int level)
+/* Free a table and those below it, their mappings gone. */
+static void vmgpu_pt_free(struct vmgpu_pt *pt, int level)
 {
 	unsigned int i;
 
@@ -110,6 +125,37 @@ void vmgpu_pt_free(struct vmgpu_pt *pt, int level)
 		vmgpu_pt_free(pt->children[i], level - 1);
 	free_page((unsigned long)pt->entries);
 	kfree(pt);
+}
+
+/**
+ * vmgpu_vm_unmap_tables() - drop the DMA mappings of every table of a VM
+ * @vm: the VM, its &vmgpu_vm.pt_lock held or no user left
+ *
+ * Once: at unplug, or when the VM goes. The tables stay, CPU memory only.
+ */
+void vmgpu_vm_unmap_tables(struct vmgpu_vm *vm)
+{
+	struct device *dev = vm->vdev->drm.dev;
+	struct vmgpu_pt *pt;
+
+	vmgpu_pt_unmap(vm, vm->root, VMGPU_PT_LEVELS - 1);
+	list_for_each_entry(pt, &vm->pt_unused, link)
+		dma_unmap_single(dev, pt->bus, VMGPU_PAGE_SIZE, DMA_BIDIRECTIONAL);
+	vm->dma_unmapped = true;
+}
+
+/**
+ * vmgpu_vm_free_tables() - free every table of a VM going away
+ * @vm: the VM, its tables' DMA mappings gone and no paging operation left
+ *	that writes them
+ */
+void vmgpu_vm_free_tables(struct vmgpu_vm *vm)
+{
+	struct vmgpu_pt *pt, *next;
+
+	vmgpu_pt_free(vm->root, VMGPU_PT_LEVELS - 1);
+	list_for_each_entry_safe(pt, next, &vm->pt_unused, link)
+		vmgpu_pt_free(pt, 0);
 }
 
 /* The CPU wrote entries [first, first + count) of pt: the device's turn. */
@@ -124,43 +170,6 @@ static void vmgpu_pt_sync(struct vmgpu_vm *vm, struct vmgpu_pt *pt,
 						 DMA_BIDIRECTIONAL);
 }
 
-/**
- * vmgpu_vm_populate() - make the tables down to the last level for a range
- * @vm: the VM, its &vmgpu_vm.pt_lock held
- * @va: start of the range
- * @range: its size
- *
- * Return: 0, or vmgpu_pt_alloc()'s error; tables made before it stay.
- */
-int vmgpu_vm_populate(struct vmgpu_vm *vm, u64 va, u64 range)
-{
-	u64 end = va + range;
-
-	lockdep_assert_held(&vm->pt_lock);
-	for (; va < end; va = vmgpu_pt_next_leaf(va)) {
-		struct vmgpu_pt *pt = vm->root;
-		int level;
-
-		for (level = VMGPU_PT_LEVELS - 1; level > 0; level--) {
-			unsigned int i = vmgpu_pt_index(va, level);
-
-			if (!pt->children[i]) {
-				struct vmgpu_pt *child = vmgpu_pt_alloc(vm, level - 1);
-
-				if (IS_ERR(child))
-					return PTR_ERR(child);
-				pt->children[i] = child;
-				pt->entries[i] = cpu_to_le64(VMGPU_PTE_VALID |
-					(u64)VMGPU_SPACE_SYSTEM << VMGPU_PTE_SPACE_SHIFT |
-					child->bus);
-				vmgpu_pt_sync(vm, pt, i, 1);
-			}
-			pt = pt->children[i];
-		}
-	}
-	return 0;
-}
-
 /* The last-level table of va, which vmgpu_vm_populate() made. */
 static struct vmgpu_pt *vmgpu_vm_leaf(struct vmgpu_vm *vm, u64 va)
 {
@@ -170,6 +179,139 @@ static struct vmgpu_pt *vmgpu_vm_leaf(struct vmgpu_vm *vm, u64 va)
 	for (level = VMGPU_PT_LEVELS - 1; level > 0; level--)
 		pt = pt->children[vmgpu_pt_index(va, level)];
 	return pt;
+}
+
+/* Hang @child below entry @i of @pt. */
+static void vmgpu_pt_link(struct vmgpu_vm *vm, struct vmgpu_pt *pt,
+			  unsigned int i, struct vmgpu_pt *child)
+{
+	pt->children[i] = child;
+	pt->entries[i] = cpu_to_le64(VMGPU_PTE_VALID |
+		(u64)VMGPU_SPACE_SYSTEM << VMGPU_PTE_SPACE_SHIFT | child->bus);
+	vmgpu_pt_sync(vm, pt, i, 1);
+	pt->used++;
+}
+
+/* The tables down to the last level for @va: all of them or none. */
+static int vmgpu_vm_populate_leaf(struct vmgpu_vm *vm, u64 va)
+{
+	struct vmgpu_pt *made[VMGPU_PT_LEVELS - 1], *pt = vm->root;
+	int level = VMGPU_PT_LEVELS - 1, n, i;
+
+	while (level > 0 && pt->children[vmgpu_pt_index(va, level)]) {
+		pt = pt->children[vmgpu_pt_index(va, level)];
+		level--;
+	}
+	/* Every table first: a failure leaves no empty one in the tree. */
+	for (n = 0; n < level; n++) {
+		made[n] = vmgpu_pt_alloc(vm, level - 1 - n);
+		if (IS_ERR(made[n])) {
+			int ret = PTR_ERR(made[n]);
+
+			while (n--)
+				vmgpu_pt_release(vm, made[n]);
+			return ret;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		vmgpu_pt_link(vm, pt, vmgpu_pt_index(va, level - i), made[i]);
+		pt = made[i];
+	}
+	return 0;
+}
+
+/**
+ * vmgpu_vm_populate() - make the tables down to the last level for a new
+ * mapping of a range
+ * @vm: the VM, its &vmgpu_vm.pt_lock held
+ * @va: start of the range
+ * @range: its size
+ *
+ * The range counts as used in its last-level tables until
+ * vmgpu_vm_depopulate().
+ *
+ * Return: 0, or vmgpu_pt_alloc()'s error; the tables are then as before.
+ */
+int vmgpu_vm_populate(struct vmgpu_vm *vm, u64 va, u64 range)
+{
+	u64 start = va, end = va + range;
+
+	lockdep_assert_held(&vm->pt_lock);
+	while (va < end) {
+		u64 next = min(end, vmgpu_pt_next_leaf(va));
+		int ret = vmgpu_vm_populate_leaf(vm, va);
+
+		if (ret) {
+			vmgpu_vm_depopulate(vm, start, va - start);
+			return ret;
+		}
+		vmgpu_vm_leaf(vm, va)->used += (next - va) >> VMGPU_PAGE_SHIFT;
+		va = next;
+	}
+	return 0;
+}
+
+/**
+ * vmgpu_vm_depopulate() - a mapping of a range is gone: take the tables
+ * no mapping needs out of the tree
+ * @vm: the VM, its &vmgpu_vm.lock and &vmgpu_vm.pt_lock held
+ * @va: start of the range, whose entries are invalid
+ * @range: its size
+ *
+ * The tables wait on &vmgpu_vm.pt_unused; the caller makes the device see
+ * the change (vmgpu_vm_flush()) before vmgpu_vm_free_unused_tables() may
+ * free them, under the same &vmgpu_vm.lock (DOC: GPU VA page tables).
+ */
+void vmgpu_vm_depopulate(struct vmgpu_vm *vm, u64 va, u64 range)
+{
+	u64 end = va + range;
+
+	lockdep_assert_held(&vm->pt_lock);
+	while (va < end) {
+		u64 next = min(end, vmgpu_pt_next_leaf(va));
+		struct vmgpu_pt *path[VMGPU_PT_LEVELS];
+		int level;
+
+		path[VMGPU_PT_LEVELS - 1] = vm->root;
+		for (level = VMGPU_PT_LEVELS - 1; level > 0; level--)
+			path[level - 1] = path[level]->children[vmgpu_pt_index(va, level)];
+		path[0]->used -= (next - va) >> VMGPU_PAGE_SHIFT;
+		/* The root stays with the VM. */
+		for (level = 0; level < VMGPU_PT_LEVELS - 1 && !path[level]->used; level++) {
+			struct vmgpu_pt *parent = path[level + 1];
+			unsigned int i = vmgpu_pt_index(va, level + 1);
+
+			WRITE_ONCE(parent->entries[i], 0);
+			vmgpu_pt_sync(vm, parent, i, 1);
+			parent->children[i] = NULL;
+			parent->used--;
+			list_add_tail(&path[level]->link, &vm->pt_unused);
+			vm->num_unused++;
+		}
+		va = next;
+	}
+}
+
+/**
+ * vmgpu_vm_free_unused_tables() - free the tables no mapping needs, once
+ * no paging operation can write them
+ * @vm: the VM, its &vmgpu_vm.lock and &vmgpu_vm.pt_lock held
+ *
+ * Frees nothing while &vmgpu_vm.pt_fence has not signalled.
+ */
+void vmgpu_vm_free_unused_tables(struct vmgpu_vm *vm)
+{
+	struct vmgpu_pt *pt, *next;
+
+	lockdep_assert_held(&vm->lock);
+	lockdep_assert_held(&vm->pt_lock);
+	if (vm->pt_fence && !dma_fence_is_signaled(vm->pt_fence))
+		return;
+	list_for_each_entry_safe(pt, next, &vm->pt_unused, link) {
+		list_del(&pt->link);
+		vmgpu_pt_release(vm, pt);
+	}
+	vm->num_unused = 0;
 }
 
 static __le64 *vmgpu_vm_pte(struct vmgpu_vm *vm, u64 va)

@@ -23,9 +23,11 @@ static inline u64 vmgpu_pt_next_leaf(u64 va)
 }
 
 struct vmgpu_pt *vmgpu_pt_alloc(struct vmgpu_vm *vm, int level);
-void vmgpu_pt_unmap(struct vmgpu_vm *vm, struct vmgpu_pt *pt, int level);
-void vmgpu_pt_free(struct vmgpu_pt *pt, int level);
+void vmgpu_vm_unmap_tables(struct vmgpu_vm *vm);
+void vmgpu_vm_free_tables(struct vmgpu_vm *vm);
 int vmgpu_vm_populate(struct vmgpu_vm *vm, u64 va, u64 range);
+void vmgpu_vm_depopulate(struct vmgpu_vm *vm, u64 va, u64 range);
+void vmgpu_vm_free_unused_tables(struct vmgpu_vm *vm);
 dma_addr_t vmgpu_vm_pte_bus(struct vmgpu_vm *vm, u64 va);
 void vmgpu_vm_clear_ptes(struct vmgpu_vm *vm, u64 va, u64 range);
 void vmgpu_vm_write_ptes(struct vmgpu_vm *vm, struct drm_gpuva *va);

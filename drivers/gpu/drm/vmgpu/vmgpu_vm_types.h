@@ -29,6 +29,13 @@ struct vmgpu_pt {
 	 * DMA mapping goes at unplug (&vmgpu_vm.dma_unmapped).
 	 */
 	dma_addr_t bus;
+	/**
+	 * @used: a last-level table, the entries that mappings cover; above,
+	 * the tables below it. At 0 it goes (vmgpu_vm_depopulate()).
+	 */
+	u32 used;
+	/** @link: in &vmgpu_vm.pt_unused once no mapping needs it. */
+	struct list_head link;
 	/** @children: upper levels only, the next tables by index. */
 	struct vmgpu_pt *children[];
 };
@@ -86,11 +93,22 @@ struct vmgpu_vm {
 	 * removed mappings; new mappings wait for it. Under @pt_lock.
 	 */
 	struct dma_fence *pt_fence;
+	/**
+	 * @pt_unused: tables no mapping needs, out of the tree but still
+	 * DMA-mapped: paging operations of @pt_fence may still write them.
+	 * Freed once it signals (vmgpu_vm_free_unused_tables()). Under @pt_lock.
+	 */
+	struct list_head pt_unused;
+	/** @num_unused: tables on @pt_unused. Under @pt_lock. */
+	u32 num_unused;
 	/** @link: in &vmgpu_device.vms. */
 	struct list_head link;
 	/** @free_work: frees the VM on the module's queue. */
 	struct work_struct free_work;
-	/** @num_tables: page tables allocated, @root included. */
+	/**
+	 * @num_tables: page tables allocated, @root and @pt_unused included.
+	 * Under @pt_lock.
+	 */
 	u32 num_tables;
 	/**
 	 * @fence_contexts: the dma-fence contexts of the jobs of every
