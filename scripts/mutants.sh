@@ -68,7 +68,7 @@ MUTANTS=(
 	"unmap-waits-for-paging%%vmgpu_vm.c%%s/\tvmgpu_vm_defer_pt_writes\(vm, va->gem.obj->resv\);/\tdma_resv_wait_timeout(va->gem.obj->resv, DMA_RESV_USAGE_KERNEL, false, MAX_SCHEDULE_TIMEOUT);/%%rebar%%vmgpu_destroy_test/destroy.assume_not_in_use_and_unmap_do_not_wait_for_paging"
 	"map-ignores-queued-invalidation%%vmgpu_vm.c%%s/\tret = vmgpu_vm_wait_pt_writes\(vm\);\n\tif \(ret\)\n\t\tgoto out_unlock_vm;\n//%%rebar%%vmgpu_destroy_test/destroy.assume_not_in_use_and_unmap_do_not_wait_for_paging"
 	"assume-keeps-fences%%vmgpu_destroy.c%%s/\t\t\tvmgpu_vm_forget_jobs\(vm, obj\);/\t\t\t;/%%rebar%%vmgpu_destroy_test/destroy.assume_not_in_use_frees_at_once"
-	"unmap-keeps-ptes%%vmgpu_vm.c%%s/\tvmgpu_vm_clear_ptes\(vm, va->va.addr, va->va.range\);\n\tmutex_unlock/\tmutex_unlock/%%rebar%%vmgpu_destroy_test/destroy.assume_not_in_use_frees_at_once"
+	"unmap-keeps-ptes%%vmgpu_vm.c%%s/\tvmgpu_vm_clear_ptes\(vm, va->va.addr, va->va.range\);\n\tvmgpu_vm_depopulate\(vm, va->va.addr, va->va.range\);\n//%%rebar%%vmgpu_destroy_test/destroy.assume_not_in_use_frees_at_once"
 	"list-any-alloc%%vmgpu_alloc_list.c%%s/\t\tif \(!\(gem_to_vmgpu_bo\(obj\)->flags & DRM_VMGPU_ALLOC_ACCESSED_PHYSICALLY\)\)\n\t\t\treturn -EINVAL;\n//%%rebar%%vmgpu_physical_test/physical.bad_submissions_refused_whole"
 	"patch-no-range%%vmgpu_alloc_list.c%%s/ \|\|\n\t\t    end > list->objs\[p->alloc\]->size\)/)/%%rebar%%vmgpu_physical_test/physical.bad_submissions_refused_whole"
 	"phys-no-validate%%vmgpu_alloc_list.c%%s/\t\t\tret = vmgpu_bo_validate\(vbo, &ctx\);/\t\t\tret = 0;/%%rebar%%vmgpu_physical_test/physical.evicted_allocation_made_resident_and_patched"
@@ -145,7 +145,7 @@ MUTANTS=(
 	"flip-late-not-latched%%vmgpu_display.c%%s/\t\tvmgpu_head_commit_write\(head, VMGPU_HEAD_COMMIT_NOW\);\n//%%rebar%%vmgpu_kms_commit_test/commit.flip_never_latched_is_latched_at_its_timeout"
 	"prime-unplug-keeps-attachment%%vmgpu_prime.c%%s/\t\tvmgpu_prime_detach\(vbo, attach\);\n\t\tttm_bo_put/\t\tttm_bo_put/%%rootport%%vmgpu_unplug_test:guest-log-clean"
 	"pin-not-settled-after%%vmgpu_prime.c%%s/\tret = vmgpu_prime_settle\(vbo\);\n\tif \(ret\)\n\t\tvmgpu_prime_unpin\(vbo\);\n\treturn ret;/\treturn 0;/%%rootport%%vmgpu_kms_commit_test/commit.import_moved_by_its_pin_stays_usable_on_screen"
-	"bind-maps-moved-import%%vmgpu_vm_pt.c%%s/ \|\| vbo->import_moved \|\|/ ||/%%rootport%%vmgpu_prime_test/prime.bind_after_a_failed_eviction_for_the_exporter_maps_nothing"
+	"bind-maps-moved-import%%vmgpu_vm.c%%s/ && !vbo->import_moved;/;/%%rootport%%vmgpu_prime_test/prime.bind_after_a_failed_eviction_for_the_exporter_maps_nothing"
 	"page-tables-kept%%vmgpu_vm.c%%s/\tvmgpu_vm_depopulate\(vm, va->va.addr, va->va.range\);\n//%%rebar%%vmgpu_destroy_test/destroy.unmap_frees_page_tables"
 	"page-tables-freed-under-paging%%vmgpu_vm_pt.c%%s/\tif \(vm->pt_fence && !dma_fence_is_signaled\(vm->pt_fence\)\)\n\t\treturn;\n//%%rebar%%vmgpu_destroy_test/destroy.page_tables_outlive_queued_invalidations"
 )
