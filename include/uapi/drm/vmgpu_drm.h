@@ -551,9 +551,9 @@ struct drm_vmgpu_gem_make_resident {
  * MAP waits for the allocation's clears and moves first (-EIO if its
  * contents were lost). The kernel keeps the page tables right when the
  * allocation moves; while a move is in progress its range faults.
- * A VM has a bounded amount of page tables at once, 512 of 4 KiB, each
- * mapping a 2 MiB-aligned 2 MiB of addresses (-ENOSPC beyond); a table
- * is freed when no mapping needs it any more.
+ * A VM has a bounded amount of page tables at once (-ENOSPC beyond:
+ * memory-management.rst says how much); a table is freed when no mapping
+ * needs it any more.
  */
 struct drm_vmgpu_vm_bind {
 	/** @op: DRM_VMGPU_VM_BIND_OP_*. */

@@ -124,13 +124,13 @@ void vmgpu_cache_release_pages(struct ttm_buffer_object *tbo)
 }
 
 /**
- * vmgpu_cache_leave_device_fences() - fence slots that
- * vmgpu_cache_leave_device() needs
+ * vmgpu_cache_leave_device_needed() - whether vmgpu_cache_leave_device()
+ * queues a flush, which takes a fence slot
  * @vbo: the allocation, reserved
  *
- * Return: 1 if it queues a flush for @vbo, else 0.
+ * Return: true if it does for @vbo.
  */
-unsigned int vmgpu_cache_leave_device_fences(struct vmgpu_bo *vbo)
+bool vmgpu_cache_leave_device_needed(struct vmgpu_bo *vbo)
 {
 	struct ttm_buffer_object *tbo = &vbo->tbo;
 
@@ -162,7 +162,7 @@ int vmgpu_cache_leave_device(struct vmgpu_bo *vbo)
 	int idx, ret;
 
 	dma_resv_assert_held(tbo->base.resv);
-	if (!vmgpu_cache_leave_device_fences(vbo))
+	if (!vmgpu_cache_leave_device_needed(vbo))
 		return 0;
 	if (!drm_dev_enter(&vdev->drm, &idx))
 		return 0;

@@ -16,7 +16,7 @@ struct vmgpu_device;
 union vmgpu_cmd vmgpu_cache_flush_cmd(void);
 int vmgpu_cache_flush_wait(struct vmgpu_device *vdev, bool intr);
 void vmgpu_cache_release_pages(struct ttm_buffer_object *tbo);
-unsigned int vmgpu_cache_leave_device_fences(struct vmgpu_bo *vbo);
+bool vmgpu_cache_leave_device_needed(struct vmgpu_bo *vbo);
 int vmgpu_cache_leave_device(struct vmgpu_bo *vbo);
 int vmgpu_gem_cache_sync_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
 

@@ -254,7 +254,7 @@ static int vmgpu_ttm_move_backing(struct ttm_buffer_object *tbo, bool evict,
 		 */
 		fences = vmgpu_notify_eviction_needed(tbo);
 		if (vbo && !vmgpu_bo_is_import(vbo))
-			fences += vmgpu_cache_leave_device_fences(vbo);
+			fences += vmgpu_cache_leave_device_needed(vbo);
 		ret = fences ? dma_resv_reserve_fences(tbo->base.resv, fences) : 0;
 		if (ret)
 			return evict ? -EBUSY : ret;

@@ -130,9 +130,10 @@ void vmgpu_vm_bo_invalidate(struct vmgpu_bo *vbo)
  * @count: out, the commands: one Fill of zeros per last-level table run
  *
  * With @add, the mappings count as invalid from now on: the next EXEC
- * rewrites them once the operation is done. Mappings are not removed
- * before the allocation's kernel fences signal, so the tables written
- * stay allocated until the operation has run.
+ * rewrites them once the operation is done. A mapping removed before the
+ * operation has run leaves its tables allocated until it has
+ * (vmgpu_vm_defer_pt_writes(), DOC: GPU VA page tables): the operation's
+ * fence is on the allocation's reservation, which the removal holds.
  *
  * Return: 0 or the first error of @add.
  */
@@ -227,6 +228,7 @@ wait:
  */
 static void vmgpu_vm_reap_tables(struct vmgpu_vm *vm)
 {
+	lockdep_assert_held(&vm->lock);
 	lockdep_assert_held(&vm->pt_lock);
 	if (!vm->num_unused || (vm->pt_fence && !dma_fence_is_signaled(vm->pt_fence)))
 		return;

@@ -19,11 +19,12 @@
  *
  * Seed "GPU virtual addressing": the 4-level tables of a GPU VA space, which
  * the device walks on every access (DOC: GPU virtual address spaces).
- * A VM has at most %VMGPU_VM_MAX_TABLES of them (-ENOSPC from VM_BIND
- * beyond), charged to the process that made them. They are pages of the
- * VM's own with a streaming DMA mapping, synced after each CPU write: the
- * mapping goes when the device does (vmgpu_vm_unplug()), the pages with
- * the VM, which a file, a job or a deferred unmap may keep long after.
+ * A VM has at most %VMGPU_VM_MAX_TABLES of them at once (-ENOSPC from
+ * VM_BIND beyond), charged to the process that made them. They are pages
+ * of the VM's own with a streaming DMA mapping, synced after each CPU
+ * write: the mapping goes when the device does (vmgpu_vm_unplug()), the
+ * pages when no mapping needs them any more, or with the VM, which a file,
+ * a job or a deferred unmap may keep long after.
  *
  * A table no mapping needs any more is taken out of the tree when the
  * mapping goes, so that the limit bounds what is mapped, not how many
@@ -35,13 +36,14 @@
  * - paging operations still queued that invalidate the removed mapping
  *   (Fills of its entries by bus address, &vmgpu_vm.pt_fence): the table
  *   keeps its page and its DMA mapping until they have run. It is freed
- *   by the next map into the VM, which waits for them anyway, or with the
- *   VM.
+ *   by the unmap itself if none is queued, else by the next map into the
+ *   VM, which waits for them anyway, or with the VM.
  */
 
 /*
- * Tables one VM may have at once: 2 MiB of page-table memory, which maps
- * 1 GiB in 4 KiB pages, more where mappings share last-level tables.
+ * Tables one VM may have at once: 2 MiB of page-table memory. With the
+ * root and the tables above them, up to 509 last-level tables of 2 MiB
+ * each: nearly 1 GiB mapped in 4 KiB pages.
  */
 #define VMGPU_VM_MAX_TABLES	512
 
@@ -56,8 +58,8 @@ static unsigned int vmgpu_pt_index(u64 va, int level)
  * @level: 0 for a last-level table, up to %VMGPU_PT_LEVELS - 1
  *
  * Tables are pages of the VM's own, DMA-mapped for the device: the mapping
- * goes at unplug (vmgpu_vm_unplug()), the page only with the VM, which
- * may outlive the device.
+ * goes at unplug (vmgpu_vm_unplug()), the page once no mapping needs it
+ * (vmgpu_vm_depopulate()) or with the VM, which may outlive the device.
  *
  * Return: the table, or an ERR_PTR: -ENOSPC beyond %VMGPU_VM_MAX_TABLES,
  * -ENODEV once the device is gone, -ENOMEM.
@@ -154,6 +156,7 @@ void vmgpu_vm_free_tables(struct vmgpu_vm *vm)
 	struct vmgpu_pt *pt, *next;
 
 	vmgpu_pt_free(vm->root, VMGPU_PT_LEVELS - 1);
+	/* Out of the tree only once the tables below them were. */
 	list_for_each_entry_safe(pt, next, &vm->pt_unused, link)
 		vmgpu_pt_free(pt, 0);
 }
@@ -230,12 +233,14 @@ static int vmgpu_vm_populate_leaf(struct vmgpu_vm *vm, u64 va)
  * The range counts as used in its last-level tables until
  * vmgpu_vm_depopulate().
  *
- * Return: 0, or vmgpu_pt_alloc()'s error; the tables are then as before.
+ * Return: 0, or vmgpu_pt_alloc()'s error; the tables it made are then out
+ * of the tree again, waiting to be freed like those of an unmap.
  */
 int vmgpu_vm_populate(struct vmgpu_vm *vm, u64 va, u64 range)
 {
 	u64 start = va, end = va + range;
 
+	lockdep_assert_held(&vm->lock);
 	lockdep_assert_held(&vm->pt_lock);
 	while (va < end) {
 		u64 next = min(end, vmgpu_pt_next_leaf(va));
@@ -266,6 +271,7 @@ void vmgpu_vm_depopulate(struct vmgpu_vm *vm, u64 va, u64 range)
 {
 	u64 end = va + range;
 
+	lockdep_assert_held(&vm->lock);
 	lockdep_assert_held(&vm->pt_lock);
 	while (va < end) {
 		u64 next = min(end, vmgpu_pt_next_leaf(va));

@@ -85,7 +85,8 @@ struct vmgpu_vm {
 	struct vmgpu_pt *root;
 	/**
 	 * @dma_unmapped: the device is gone and so are the tables' DMA
-	 * mappings; the tables stay until the VM goes. Under @pt_lock.
+	 * mappings; the tables stay until no mapping needs them or the VM
+	 * goes. Under @pt_lock.
 	 */
 	bool dma_unmapped;
 	/**
