@@ -295,22 +295,39 @@ TEST_F(destroy, assume_not_in_use_and_unmap_do_not_wait_for_paging)
 }
 
 /*
- * Page tables of the file's space (debugfs vms): all of them, and those
- * no mapping needs any more but still kept for queued paging writes.
+ * A mapping only this test's file has, in a 512 GiB range of its own: the
+ * space whose debugfs vms entry lists it is the file's.
+ */
+#define VA_SENTINEL		0x700000000000ull
+#define SENTINEL_TABLES		3
+
+/*
+ * Page tables of the space that maps VA_SENTINEL (debugfs vms): all of
+ * them, and those no mapping needs any more but kept for queued paging
+ * writes.
  */
 static int page_tables(unsigned int *all, unsigned int *unused)
 {
 	static char buf[65536];
-	unsigned int n = 0;
-	char *line;
+	unsigned int vm_all = 0, vm_unused = 0, found = 0;
+	char sentinel[32], *line;
 	int id;
 
 	if (vmgpu_test_debugfs_read("vms", buf, sizeof(buf)))
 		return -1;
-	for (line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
-		n += sscanf(line, "vm %d: %u page tables, %u unused", &id, all, unused) == 3;
-	/* Only this test's file has a space. */
-	return n == 1 ? 0 : -1;
+	snprintf(sentinel, sizeof(sentinel), "0x%llx-", VA_SENTINEL);
+	for (line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+		if (!strncmp(line, "vm ", 3) &&
+		    sscanf(line, "vm %d: %u page tables, %u unused", &id, &vm_all,
+			   &vm_unused) != 3)
+			return -1;
+		if (strstr(line, sentinel)) {
+			*all = vm_all;
+			*unused = vm_unused;
+			found++;
+		}
+	}
+	return found == 1 ? 0 : -1;
 }
 
 /*
@@ -331,22 +348,98 @@ TEST_F(destroy, unmap_frees_page_tables)
 	ASSERT_EQ(0, vmgpu_test_create_mappable(self->dev, self->segment, self->aperture,
 						4096, &bo, &cpu));
 	ASSERT_EQ(0, vmgpu_bo_wait(bo, UINT64_MAX, 0));
+	ASSERT_EQ(0, vmgpu_vm_map(bo, 0, VA_SENTINEL, 4096, 0));
 	for (i = 0; i < TABLE_ROUNDS; i++) {
 		uint64_t va = VA_TABLES + i * TABLE_SPAN;
 
 		ASSERT_EQ(0, vmgpu_vm_map(bo, 0, va, 4096, 0))
 			TH_LOG("round %u: the space ran out of page tables", i);
 		if (!i) {
-			/* The root, and one table per level below it. */
+			/* The root; one table per level below it for each mapping. */
 			ASSERT_EQ(0, page_tables(&all, &unused));
-			EXPECT_EQ(4, all);
+			EXPECT_EQ(1 + 2 * SENTINEL_TABLES, all);
 		}
 		ASSERT_EQ(0, vmgpu_vm_unmap(self->dev, va, 4096));
 	}
 	ASSERT_EQ(0, page_tables(&all, &unused));
-	EXPECT_EQ(1, all) TH_LOG("%u tables left with nothing mapped", all - 1);
+	EXPECT_EQ(1 + SENTINEL_TABLES, all)
+		TH_LOG("%u tables left of mappings that are gone",
+		       all - 1 - SENTINEL_TABLES);
 	EXPECT_EQ(0, unused);
 	vmgpu_bo_unref(bo);
+}
+
+/* 1 if a job writing through va ran, 0 if it faulted, or -errno. */
+static int job_reaches(FIXTURE_DATA(destroy) *self, uint64_t va)
+{
+	const union vmgpu_cmd write = cmd_fill(va, 4, 0x4ea7), nop = cmd_nop(0);
+	vmgpu_context *probe;
+	int ret;
+
+	ret = vmgpu_context_create(self->dev, DRM_VMGPU_ENGINE_GPU_VA0, &probe);
+	if (ret)
+		return ret;
+	ret = run(probe, self->fd, &write, 1);
+	if (!ret) {
+		/* A fault made the context guilty: it takes nothing more. */
+		ret = vmgpu_context_submit(probe, &nop, 1, NULL, 0, NULL, 0, NULL);
+		ret = ret == -ECANCELED ? 0 : ret ?: 1;
+	}
+	vmgpu_context_unref(probe);
+	return ret;
+}
+
+/*
+ * A table stays while another mapping needs it, without the entries of
+ * the one removed; a mapping across last-level tables and a 1 GiB
+ * boundary (a table of the level above) takes all of them with it.
+ */
+#define VA_SHARED		(VA_TABLES + 1024 * MiB)
+
+TEST_F(destroy, unmap_keeps_tables_other_mappings_need)
+{
+	unsigned int all = 0, unused = 0;
+	uint8_t *a_cpu, *b_cpu;
+	vmgpu_bo *a, *b;
+
+	ASSERT_EQ(0, make_mapped(self->dev, self->segment, self->aperture, VA_SHARED,
+				 DESTROY_SIZE, &a, (void **)&a_cpu));
+	ASSERT_EQ(0, make_mapped(self->dev, self->segment, self->aperture,
+				 VA_SHARED + DESTROY_SIZE, DESTROY_SIZE, &b, (void **)&b_cpu));
+	ASSERT_EQ(0, vmgpu_vm_map(b, 0, VA_SENTINEL, 4096, 0));
+	ASSERT_EQ(0, vmgpu_bo_wait(a, UINT64_MAX, 0));
+	ASSERT_EQ(0, vmgpu_bo_wait(b, UINT64_MAX, 0));
+	/* Both in one last-level table. */
+	ASSERT_EQ(0, page_tables(&all, &unused));
+	ASSERT_EQ(1 + 2 * SENTINEL_TABLES, all);
+
+	ASSERT_EQ(0, vmgpu_vm_unmap(self->dev, VA_SHARED, DESTROY_SIZE));
+	ASSERT_EQ(0, page_tables(&all, &unused));
+	EXPECT_EQ(1 + 2 * SENTINEL_TABLES, all);
+	EXPECT_EQ(0, unused);
+	EXPECT_EQ(0, job_reaches(self, VA_SHARED + DESTROY_SIZE - 4))
+		TH_LOG("a job reached the unmapped range in the table kept");
+	EXPECT_EQ(1, job_reaches(self, VA_SHARED + DESTROY_SIZE));
+	EXPECT_EQ(0x4ea7, *(volatile uint32_t *)b_cpu);
+
+	/* 1 MiB either side of a 1 GiB boundary, and 1 MiB more. */
+	ASSERT_EQ(0, vmgpu_vm_unmap(self->dev, VA_SHARED + DESTROY_SIZE, DESTROY_SIZE));
+	ASSERT_EQ(0, vmgpu_vm_map(a, 0, VA_SHARED - DESTROY_SIZE, DESTROY_SIZE, 0));
+	ASSERT_EQ(0, vmgpu_vm_map(b, 0, VA_SHARED, DESTROY_SIZE, 0));
+	ASSERT_EQ(0, vmgpu_vm_map(a, 0, VA_SHARED + 2 * MiB, DESTROY_SIZE, 0));
+	ASSERT_EQ(0, page_tables(&all, &unused));
+	/* Above the root: one shared table, two of the level below, three leaves. */
+	EXPECT_EQ(1 + SENTINEL_TABLES + 6, all);
+	ASSERT_EQ(0, vmgpu_vm_unmap(self->dev, VA_SHARED, DESTROY_SIZE));
+	ASSERT_EQ(0, page_tables(&all, &unused));
+	EXPECT_EQ(1 + SENTINEL_TABLES + 5, all);
+	ASSERT_EQ(0, vmgpu_vm_unmap(self->dev, VA_SHARED - DESTROY_SIZE, DESTROY_SIZE));
+	ASSERT_EQ(0, vmgpu_vm_unmap(self->dev, VA_SHARED + 2 * MiB, DESTROY_SIZE));
+	ASSERT_EQ(0, page_tables(&all, &unused));
+	EXPECT_EQ(1 + SENTINEL_TABLES, all);
+	EXPECT_EQ(0, unused);
+	vmgpu_bo_unref(b);
+	vmgpu_bo_unref(a);
 }
 
 /*
@@ -355,6 +448,8 @@ TEST_F(destroy, unmap_frees_page_tables)
  * their pages until it has run, or the Fills would write pages given to
  * someone else. The next map frees them, and builds its own.
  */
+#define TABLES_BUSY_MS		"3000"
+
 TEST_F(destroy, page_tables_outlive_queued_invalidations)
 {
 	union vmgpu_cmd fill = cmd_fill(VA_B, DESTROY_SIZE, 0x7ab1e5);
@@ -368,23 +463,24 @@ TEST_F(destroy, page_tables_outlive_queued_invalidations)
 	ASSERT_EQ(0, vmgpu_test_create_mappable(self->dev, self->segment, self->aperture,
 						DESTROY_SIZE, &c, (void **)&c_cpu));
 	ASSERT_EQ(0, vmgpu_bo_wait(c, UINT64_MAX, 0));
+	ASSERT_EQ(0, vmgpu_vm_map(c, 0, VA_SENTINEL, 4096, 0));
 	ASSERT_EQ(0, page_tables(&all, &unused));
-	ASSERT_EQ(4, all);
-	ASSERT_EQ(0, vmgpu_test_debugfs_write("inject_paging_delay", PAGING_BUSY_MS));
+	ASSERT_EQ(1 + 2 * SENTINEL_TABLES, all);
+	ASSERT_EQ(0, vmgpu_test_debugfs_write("inject_paging_delay", TABLES_BUSY_MS));
 	ASSERT_EQ(0, vmgpu_bo_evict(a));
-	ASSERT_EQ(-EBUSY, vmgpu_bo_wait(a, 0, DRM_VMGPU_GEM_WAIT_NO_WAIT))
-		TH_LOG("the eviction is not queued behind the paging delay");
 
 	ASSERT_EQ(0, vmgpu_vm_unmap(self->dev, VA_A, DESTROY_SIZE));
 	ASSERT_EQ(0, page_tables(&all, &unused));
-	EXPECT_EQ(4, all);
+	ASSERT_EQ(-EBUSY, vmgpu_bo_wait(a, 0, DRM_VMGPU_GEM_WAIT_NO_WAIT))
+		TH_LOG("the eviction was not held by the paging delay throughout");
+	EXPECT_EQ(1 + 2 * SENTINEL_TABLES, all);
 	/* The last-level table and the two above it, out of the tree. */
 	EXPECT_EQ(3, unused) TH_LOG("tables freed before the Fills that write them ran");
 
 	ASSERT_EQ(0, vmgpu_vm_map(c, 0, VA_B, DESTROY_SIZE, 0));
 	ASSERT_EQ(0, vmgpu_bo_wait(a, 0, DRM_VMGPU_GEM_WAIT_NO_WAIT));
 	ASSERT_EQ(0, page_tables(&all, &unused));
-	EXPECT_EQ(4, all);
+	EXPECT_EQ(1 + 2 * SENTINEL_TABLES, all);
 	EXPECT_EQ(0, unused);
 	ASSERT_EQ(0, run(self->ctx, self->fd, &fill, 1));
 	EXPECT_EQ(0, count_not(c_cpu, DESTROY_SIZE, 0x7ab1e5));
