@@ -149,6 +149,7 @@ MUTANTS=(
 	"page-tables-kept%%vmgpu_vm.c%%s/\tvmgpu_vm_depopulate\(vm, va->va.addr, va->va.range\);\n//%%rebar%%vmgpu_destroy_test/destroy.unmap_frees_page_tables"
 	"page-tables-freed-under-paging%%vmgpu_vm_pt.c%%s/\tif \(vm->pt_fence && !dma_fence_is_signaled\(vm->pt_fence\)\)\n\t\treturn;\n//%%rebar%%vmgpu_destroy_test/destroy.page_tables_outlive_queued_invalidations"
 	"unmap-keeps-shared-ptes%%vmgpu_vm.c%%s/\tvmgpu_vm_clear_ptes\(vm, va->va.addr, va->va.range\);\n\tvmgpu_vm_depopulate/\tvmgpu_vm_depopulate/%%rebar%%vmgpu_destroy_test/destroy.unmap_keeps_tables_other_mappings_need"
+	"page-tables-fixed-cap%%vmgpu_vm_pt.c%%s/\tif \(vm->num_tables >= vmgpu_vm_max_tables\(vm->vdev\)\)/\tif (vm->num_tables >= VMGPU_VM_MIN_TABLES)/%%rebar%%vmgpu_destroy_test/destroy.page_tables_cover_the_device_memory"
 )
 
 # The file a mutant changes, under $1.

@@ -337,7 +337,7 @@ TEST_F(coh, bad_arguments)
  * that held the move and unmaps the victim a little later each time; a
  * job through the victim's address must then fault.
  */
-/* Within one level-1 table and the VM's 512 tables; fewer than cache lines. */
+/* Within one level-1 table and 512 tables, the least a VM may have; fewer than cache lines. */
 #define RACE_LEAVES	480
 #define RACE_ROUNDS	24
 #define LEAF_SPAN	(2ull << 20)

@@ -303,13 +303,14 @@ TEST_F(destroy, assume_not_in_use_and_unmap_do_not_wait_for_paging)
 
 /*
  * Page tables of the space that maps VA_SENTINEL (debugfs vms): all of
- * them, and those no mapping needs any more but kept for queued paging
- * writes.
+ * them, those no mapping needs any more but kept for queued paging
+ * writes, and the most it may have.
  */
-static int page_tables(unsigned int *all, unsigned int *unused)
+static int page_tables_max(unsigned int *all, unsigned int *unused, unsigned int *max)
 {
-	static char buf[65536];
-	unsigned int vm_all = 0, vm_unused = 0, found = 0;
+	/* A line per mapping: thousands of them in the test of the limit. */
+	static char buf[1 << 20];
+	unsigned int vm_all = 0, vm_unused = 0, vm_max = 0, found = 0;
 	char sentinel[32], *line;
 	int id;
 
@@ -318,30 +319,37 @@ static int page_tables(unsigned int *all, unsigned int *unused)
 	snprintf(sentinel, sizeof(sentinel), "0x%llx-", VA_SENTINEL);
 	for (line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
 		if (!strncmp(line, "vm ", 3) &&
-		    sscanf(line, "vm %d: %u page tables, %u unused", &id, &vm_all,
-			   &vm_unused) != 3)
+		    sscanf(line, "vm %d: %u page tables, %u unused, at most %u", &id,
+			   &vm_all, &vm_unused, &vm_max) != 4)
 			return -1;
 		if (strstr(line, sentinel)) {
 			*all = vm_all;
 			*unused = vm_unused;
+			*max = vm_max;
 			found++;
 		}
 	}
 	return found == 1 ? 0 : -1;
 }
 
+static int page_tables(unsigned int *all, unsigned int *unused)
+{
+	unsigned int max;
+
+	return page_tables_max(all, unused, &max);
+}
+
 /*
  * A mapping's page tables go with it: over its life a space may use many
  * more addresses than it may have tables at once (a VM_BIND beyond gets
- * -ENOSPC), here twice 512 last-level tables, one after the other.
+ * -ENOSPC), here twice as many last-level tables, one after the other.
  */
-#define TABLE_ROUNDS		1024
 #define TABLE_SPAN		(2 * MiB)
 #define VA_TABLES		0x400000000ull
 
-TEST_F(destroy, unmap_frees_page_tables)
+TEST_F_TIMEOUT(destroy, unmap_frees_page_tables, 120)
 {
-	unsigned int all = 0, unused = 0, i;
+	unsigned int all = 0, unused = 0, max = 0, i;
 	vmgpu_bo *bo;
 	void *cpu;
 
@@ -349,7 +357,8 @@ TEST_F(destroy, unmap_frees_page_tables)
 						4096, &bo, &cpu));
 	ASSERT_EQ(0, vmgpu_bo_wait(bo, UINT64_MAX, 0));
 	ASSERT_EQ(0, vmgpu_vm_map(bo, 0, VA_SENTINEL, 4096, 0));
-	for (i = 0; i < TABLE_ROUNDS; i++) {
+	ASSERT_EQ(0, page_tables_max(&all, &unused, &max));
+	for (i = 0; i < 2 * max; i++) {
 		uint64_t va = VA_TABLES + i * TABLE_SPAN;
 
 		ASSERT_EQ(0, vmgpu_vm_map(bo, 0, va, 4096, 0))
@@ -366,6 +375,46 @@ TEST_F(destroy, unmap_frees_page_tables)
 		TH_LOG("%u tables left of mappings that are gone",
 		       all - 1 - SENTINEL_TABLES);
 	EXPECT_EQ(0, unused);
+	vmgpu_bo_unref(bo);
+}
+
+/*
+ * A space maps at once, in 4 KiB pages, all the device holds (its VRAM and
+ * the limit on resident system memory), one last-level table each 2 MiB;
+ * then VM_BIND stops with -ENOSPC at the limit debugfs vms gives.
+ */
+TEST_F_TIMEOUT(destroy, page_tables_cover_the_device_memory, 120)
+{
+	struct drm_vmgpu_query_device info;
+	unsigned int all = 0, unused = 0, max = 0, n, leaves, tries;
+	vmgpu_bo *bo;
+	void *cpu;
+	int ret;
+
+	ASSERT_EQ(0, vmgpu_query_device(self->dev, &info));
+	leaves = (info.vram_size + info.resident_system_size) / TABLE_SPAN;
+	tries = 4 * leaves + 1024;
+	ASSERT_EQ(0, vmgpu_test_create_mappable(self->dev, self->segment, self->aperture,
+						4096, &bo, &cpu));
+	ASSERT_EQ(0, vmgpu_bo_wait(bo, UINT64_MAX, 0));
+	ASSERT_EQ(0, vmgpu_vm_map(bo, 0, VA_SENTINEL, 4096, 0));
+	for (n = 0, ret = 0; n < tries; n++) {
+		ret = vmgpu_vm_map(bo, 0, VA_TABLES + n * TABLE_SPAN, 4096, 0);
+		if (ret)
+			break;
+	}
+	EXPECT_EQ(-ENOSPC, ret) TH_LOG("%u mappings, no limit met", n);
+	EXPECT_LE(leaves, n) TH_LOG("the space could not map all the device holds");
+	ASSERT_EQ(0, page_tables_max(&all, &unused, &max));
+	/* At the limit: the next mapping needed one more table, or two. */
+	EXPECT_LE(max - 1, all);
+	EXPECT_GE(max, all);
+	printf("# %u tables at most, %u mappings of their own table each (the device: %u)\n",
+	       max, n, leaves);
+	while (n--)
+		ASSERT_EQ(0, vmgpu_vm_unmap(self->dev, VA_TABLES + n * TABLE_SPAN, 4096));
+	ASSERT_EQ(0, page_tables(&all, &unused));
+	EXPECT_EQ(1 + SENTINEL_TABLES, all);
 	vmgpu_bo_unref(bo);
 }
 

@@ -716,10 +716,11 @@ void vmgpu_vm_close(struct vmgpu_vm *vm)
  * @vm: the VM
  * @m: the debugfs file
  *
- * A line for the VM: its device VM, its page tables (those no mapping needs
- * any more, still held for queued paging writes, as unused) and whether a
- * job of it has changed compression state (vmgpu_vm_compresses()); then one line
- * per mapping: range, allocation, offset, access.
+ * A line for the VM: its device VM, its page tables (those no mapping
+ * needs any more, still held for queued paging writes, as unused; the most
+ * it may have, vmgpu_vm_max_tables()) and whether a job of it has changed
+ * compression state (vmgpu_vm_compresses()); then one line per mapping:
+ * range, allocation, offset, access.
  */
 void vmgpu_vm_debugfs_show(struct vmgpu_vm *vm, struct seq_file *m)
 {
@@ -727,8 +728,8 @@ void vmgpu_vm_debugfs_show(struct vmgpu_vm *vm, struct seq_file *m)
 
 	mutex_lock(&vm->lock);
 	mutex_lock(&vm->pt_lock);
-	seq_printf(m, "vm %d: %u page tables, %u unused%s\n", vm->hw_id,
-		   vm->num_tables, vm->num_unused,
+	seq_printf(m, "vm %d: %u page tables, %u unused, at most %u%s\n", vm->hw_id,
+		   vm->num_tables, vm->num_unused, vmgpu_vm_max_tables(vm->vdev),
 		   atomic_read(&vm->compressed) ? ", compresses" : "");
 	mutex_unlock(&vm->pt_lock);
 	drm_gpuvm_for_each_va(va, &vm->base)

@@ -9,6 +9,7 @@
 
 #include "vmgpu_bo.h"
 #include "vmgpu_device.h"
+#include "vmgpu_gart.h"
 #include "vmgpu_res_cursor.h"
 #include "vmgpu_trace.h"
 #include "vmgpu_vm.h"
@@ -19,8 +20,9 @@
  *
  * Seed "GPU virtual addressing": the 4-level tables of a GPU VA space, which
  * the device walks on every access (DOC: GPU virtual address spaces).
- * A VM has at most %VMGPU_VM_MAX_TABLES of them at once (-ENOSPC from
- * VM_BIND beyond), charged to the process that made them. They are pages
+ * A VM has a bounded number of them at once (vmgpu_vm_max_tables(),
+ * -ENOSPC from VM_BIND beyond), charged to the process that made them.
+ * They are pages
  * of the VM's own with a streaming DMA mapping, synced after each CPU
  * write: the mapping goes when the device does (vmgpu_vm_unplug()), the
  * pages when no mapping needs them any more, or with the VM, which a file,
@@ -40,12 +42,29 @@
  *   VM, which waits for them anyway, or with the VM.
  */
 
-/*
- * Tables one VM may have at once: 2 MiB of page-table memory. With the
- * root and the tables above them, up to 509 last-level tables of 2 MiB
- * each: nearly 1 GiB mapped in 4 KiB pages.
+/* The fewest tables a VM may have: 2 MiB of page-table memory. */
+#define VMGPU_VM_MIN_TABLES	512
+
+/**
+ * vmgpu_vm_max_tables() - page tables one VM may have at once
+ * @vdev: the device
+ *
+ * Enough last-level tables to map twice what the device holds at once in
+ * 4 KiB pages, its VRAM and the limit on resident system memory, with the
+ * tables above them. Twice, since allocations out of the device's reach
+ * can be mapped too, and one allocation many times.
+ *
+ * Return: the number of tables, at least %VMGPU_VM_MIN_TABLES.
  */
-#define VMGPU_VM_MAX_TABLES	512
+u32 vmgpu_vm_max_tables(struct vmgpu_device *vdev)
+{
+	u64 bytes = 2 * (vdev->vram.size + vmgpu_gart_system_limit(vdev));
+	u64 leaves = DIV_ROUND_UP_ULL(bytes, BIT_ULL(VMGPU_PT_COVER_SHIFT(1)));
+	/* One table above per 512 below, then the root and one more level. */
+	u64 tables = leaves + DIV_ROUND_UP_ULL(leaves, VMGPU_PT_ENTRIES) + 2;
+
+	return clamp_t(u64, tables, VMGPU_VM_MIN_TABLES, U32_MAX);
+}
 
 static unsigned int vmgpu_pt_index(u64 va, int level)
 {
@@ -61,7 +80,7 @@ static unsigned int vmgpu_pt_index(u64 va, int level)
  * goes at unplug (vmgpu_vm_unplug()), the page once no mapping needs it
  * (vmgpu_vm_depopulate()) or with the VM, which may outlive the device.
  *
- * Return: the table, or an ERR_PTR: -ENOSPC beyond %VMGPU_VM_MAX_TABLES,
+ * Return: the table, or an ERR_PTR: -ENOSPC beyond vmgpu_vm_max_tables(),
  * -ENODEV once the device is gone, -ENOMEM.
  */
 struct vmgpu_pt *vmgpu_pt_alloc(struct vmgpu_vm *vm, int level)
@@ -69,7 +88,7 @@ struct vmgpu_pt *vmgpu_pt_alloc(struct vmgpu_vm *vm, int level)
 	struct device *dev = vm->vdev->drm.dev;
 	struct vmgpu_pt *pt;
 
-	if (vm->num_tables >= VMGPU_VM_MAX_TABLES)
+	if (vm->num_tables >= vmgpu_vm_max_tables(vm->vdev))
 		return ERR_PTR(-ENOSPC);
 	if (vm->dma_unmapped)
 		return ERR_PTR(-ENODEV);

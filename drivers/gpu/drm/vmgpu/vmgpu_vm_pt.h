@@ -11,6 +11,7 @@
 #include "hw/vmgpu_hw.h"
 
 struct drm_gpuva;
+struct vmgpu_device;
 struct vmgpu_pt;
 struct vmgpu_vm;
 
@@ -23,6 +24,7 @@ static inline u64 vmgpu_pt_next_leaf(u64 va)
 }
 
 struct vmgpu_pt *vmgpu_pt_alloc(struct vmgpu_vm *vm, int level);
+u32 vmgpu_vm_max_tables(struct vmgpu_device *vdev);
 void vmgpu_vm_unmap_tables(struct vmgpu_vm *vm);
 void vmgpu_vm_free_tables(struct vmgpu_vm *vm);
 int vmgpu_vm_populate(struct vmgpu_vm *vm, u64 va, u64 range);
