@@ -44,26 +44,32 @@
 
 /* The fewest tables a VM may have: 2 MiB of page-table memory. */
 #define VMGPU_VM_MIN_TABLES	512
+/* The most, whatever the device: 64 MiB, which map 32 GiB. */
+#define VMGPU_VM_MAX_TABLES	16384
 
 /**
  * vmgpu_vm_max_tables() - page tables one VM may have at once
  * @vdev: the device
  *
- * Enough last-level tables to map twice what the device holds at once in
- * 4 KiB pages, its VRAM and the limit on resident system memory, with the
- * tables above them. Twice, since allocations out of the device's reach
- * can be mapped too, and one allocation many times.
+ * Enough last-level tables to map, densely in 4 KiB pages, twice what the
+ * device holds at once, its VRAM and the limit on resident system memory,
+ * with the tables above them (for less than 512 GiB). Twice, since
+ * allocations out of the device's reach can be mapped too, and one
+ * allocation many times. Each table is a page charged to the process,
+ * about 0.4 % of that memory per file, so within
+ * [%VMGPU_VM_MIN_TABLES, %VMGPU_VM_MAX_TABLES].
  *
- * Return: the number of tables, at least %VMGPU_VM_MIN_TABLES.
+ * Return: the number of tables.
  */
 u32 vmgpu_vm_max_tables(struct vmgpu_device *vdev)
 {
-	u64 bytes = 2 * (vdev->vram.size + vmgpu_gart_system_limit(vdev));
-	u64 leaves = DIV_ROUND_UP_ULL(bytes, BIT_ULL(VMGPU_PT_COVER_SHIFT(1)));
+	u64 span = BIT_ULL(VMGPU_PT_COVER_SHIFT(1));
+	u64 leaves = 2 * (DIV_ROUND_UP_ULL(vdev->vram.size, span) +
+			  DIV_ROUND_UP_ULL(vmgpu_gart_system_limit(vdev), span));
 	/* One table above per 512 below, then the root and one more level. */
 	u64 tables = leaves + DIV_ROUND_UP_ULL(leaves, VMGPU_PT_ENTRIES) + 2;
 
-	return clamp_t(u64, tables, VMGPU_VM_MIN_TABLES, U32_MAX);
+	return clamp_t(u64, tables, VMGPU_VM_MIN_TABLES, VMGPU_VM_MAX_TABLES);
 }
 
 static unsigned int vmgpu_pt_index(u64 va, int level)
